@@ -1,0 +1,220 @@
+// Package ijson decodes I-JSON (RFC 7493) strictly, the profile RFC 8785
+// canonicalization requires, into plain Go values.
+//
+// encoding/json accepts duplicate object names (the last wins), replaces
+// invalid UTF-8 with U+FFFD and reads integers beyond 2^53 that a canonical
+// form would round. Each of those lets two different documents share one
+// signature, so this decoder rejects them all, and rejects nesting deeper than
+// a limit before it recurses into it.
+//
+// Decoded values are map[string]any, []any, string, bool, nil and
+// json.Number, the number's text exactly as sent.
+//
+//	v, err := ijson.Decode([]byte(`{"total": 135.5}`), nil)
+package ijson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// DefaultMaxDepth is the nesting limit used when Options.MaxDepth is zero.
+const DefaultMaxDepth = 128
+
+// maxSafeInteger is 2^53, past which float64 no longer holds every integer.
+const maxSafeInteger = 1 << 53
+
+// Options tunes Decode. The zero value means the documented defaults.
+type Options struct {
+	// MaxDepth is the deepest nesting of arrays and objects accepted;
+	// DefaultMaxDepth when zero.
+	MaxDepth int
+}
+
+// Problem kinds reported by Error.
+var (
+	ErrSyntax    = errors.New("is not valid JSON")
+	ErrDuplicate = errors.New("has a duplicate object key")
+	ErrUTF8      = errors.New("contains invalid UTF-8 or a lone surrogate")
+	ErrNumber    = errors.New("has a number outside the I-JSON range")
+	ErrDepth     = errors.New("is nested too deeply")
+	ErrTrailing  = errors.New("has data after the JSON value")
+)
+
+// Error is a decoding failure. It names where it happened by byte offset
+// only: a JSON Pointer would quote the caller's keys.
+type Error struct {
+	Kind   error // one of the Err… values
+	Offset int64 // byte offset in the input
+	Limit  int   // the depth limit, for ErrDepth
+}
+
+func (e *Error) Error() string {
+	where := fmt.Sprintf("at byte %d", e.Offset)
+	if e.Kind == ErrDepth {
+		return fmt.Sprintf("document %s %s: the limit is %d levels", e.Kind, where, e.Limit)
+	}
+	return fmt.Sprintf("document %s %s", e.Kind, where)
+}
+
+// Unwrap returns the problem kind.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Fix says in one sentence how a caller repairs the document.
+func (e *Error) Fix() string {
+	switch e.Kind {
+	case ErrDuplicate:
+		return "Send each object key once (I-JSON, RFC 7493)."
+	case ErrUTF8:
+		return "Send valid UTF-8; write characters outside the BMP as a surrogate pair, never a lone surrogate."
+	case ErrNumber:
+		return "Send finite numbers within IEEE-754 double range; send integers beyond ±2^53 (9007199254740992) as strings."
+	case ErrDepth:
+		return fmt.Sprintf("Nest arrays and objects at most %d levels deep.", e.Limit)
+	case ErrTrailing:
+		return "Send exactly one JSON value, with nothing after it."
+	default:
+		return "Send a single well-formed JSON value (RFC 8259)."
+	}
+}
+
+// Decode parses data as one I-JSON value.
+func Decode(data []byte, opts *Options) (any, error) {
+	maxDepth := DefaultMaxDepth
+	if opts != nil && opts.MaxDepth > 0 {
+		maxDepth = opts.MaxDepth
+	}
+	d := decoder{dec: jsontext.NewDecoder(bytes.NewReader(data)), maxDepth: maxDepth}
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.dec.ReadToken(); err != io.EOF {
+		return nil, &Error{Kind: ErrTrailing, Offset: d.dec.InputOffset()}
+	}
+	return v, nil
+}
+
+type decoder struct {
+	dec      *jsontext.Decoder
+	maxDepth int
+}
+
+func (d *decoder) value(depth int) (any, error) {
+	tok, err := d.dec.ReadToken()
+	if err != nil {
+		return nil, d.wrap(err)
+	}
+	switch tok.Kind() {
+	case 'n':
+		return nil, nil
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case '"':
+		return tok.String(), nil
+	case '0':
+		text := tok.String()
+		if err := checkNumber(text); err != nil {
+			return nil, &Error{Kind: ErrNumber, Offset: d.dec.InputOffset()}
+		}
+		return json.Number(text), nil
+	case '{':
+		if depth >= d.maxDepth {
+			return nil, &Error{Kind: ErrDepth, Offset: d.dec.InputOffset(), Limit: d.maxDepth}
+		}
+		obj := make(map[string]any)
+		for d.dec.PeekKind() != '}' {
+			tok, err := d.dec.ReadToken()
+			if err != nil {
+				return nil, d.wrap(err)
+			}
+			name := tok.String() // tok is void after the next read
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			obj[name] = v
+		}
+		if _, err := d.dec.ReadToken(); err != nil {
+			return nil, d.wrap(err)
+		}
+		return obj, nil
+	case '[':
+		if depth >= d.maxDepth {
+			return nil, &Error{Kind: ErrDepth, Offset: d.dec.InputOffset(), Limit: d.maxDepth}
+		}
+		arr := []any{}
+		for d.dec.PeekKind() != ']' {
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		if _, err := d.dec.ReadToken(); err != nil {
+			return nil, d.wrap(err)
+		}
+		return arr, nil
+	}
+	return nil, &Error{Kind: ErrSyntax, Offset: d.dec.InputOffset()}
+}
+
+// wrap classifies a jsontext error without keeping its text, which can quote
+// the input.
+func (d *decoder) wrap(err error) error {
+	kind := ErrSyntax
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		switch {
+		case errors.Is(se.Err, jsontext.ErrDuplicateName):
+			kind = ErrDuplicate
+		case strings.Contains(se.Err.Error(), "UTF-8"), strings.Contains(se.Err.Error(), "surrogate"):
+			kind = ErrUTF8
+		}
+		return &Error{Kind: kind, Offset: se.ByteOffset}
+	}
+	return &Error{Kind: kind, Offset: d.dec.InputOffset()}
+}
+
+// checkNumber enforces the I-JSON number profile: finite in IEEE-754 double,
+// no non-zero literal that underflows to zero, and integer literals within
+// ±2^53 so the canonical form cannot round them onto a neighbour.
+func checkNumber(text string) error {
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return ErrNumber
+	}
+	if f == 0 && !isZeroLiteral(text) {
+		return ErrNumber
+	}
+	if !strings.ContainsAny(text, ".eE") {
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil || n > maxSafeInteger || n < -maxSafeInteger {
+			return ErrNumber
+		}
+	}
+	return nil
+}
+
+// isZeroLiteral reports whether the mantissa of a JSON number is all zeros.
+func isZeroLiteral(text string) bool {
+	for _, c := range text {
+		switch {
+		case c == 'e' || c == 'E':
+			return true
+		case c >= '1' && c <= '9':
+			return false
+		}
+	}
+	return true
+}
