@@ -1,0 +1,160 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// dayLayout is the UTC date at the start of an allowance key.
+const dayLayout = "20060102"
+
+// TakeAllowance uses one of the client's free calls for the UTC day of now,
+// if fewer than limit were used; exact under any concurrency. Remaining is
+// what is left after this call.
+func (b *Bolt) TakeAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error) {
+	a, err := b.PeekAllowance(ctx, client, now, limit)
+	if err != nil || !a.Granted {
+		return a, err
+	}
+	key := allowanceKey(client, now)
+	err = b.write(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bucketAllowance)
+		used, err := decodeCount(bk.Get(key))
+		if err != nil {
+			return err
+		}
+		a = allowanceOf(used, limit, now)
+		if !a.Granted {
+			return nil
+		}
+		a.Remaining--
+		return bk.Put(key, encodeUint64(used+1))
+	})
+	if err != nil {
+		return Allowance{}, fmt.Errorf("taking allowance: %w", err)
+	}
+	if err := b.maybePurge(); err != nil {
+		return Allowance{}, fmt.Errorf("taking allowance: %w", err)
+	}
+	return a, nil
+}
+
+// PeekAllowance reports the client's allowance for the UTC day of now
+// without using it: Granted says whether a call now would be free, and
+// Remaining how many free calls are left.
+func (b *Bolt) PeekAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error) {
+	if err := ctx.Err(); err != nil {
+		return Allowance{}, err
+	}
+	if err := checkKey("client", client); err != nil {
+		return Allowance{}, fmt.Errorf("reading allowance: %w", err)
+	}
+	var a Allowance
+	err := b.db.View(func(tx *bolt.Tx) error {
+		used, err := decodeCount(tx.Bucket(bucketAllowance).Get(allowanceKey(client, now)))
+		a = allowanceOf(used, limit, now)
+		return err
+	})
+	if err != nil {
+		return Allowance{}, fmt.Errorf("reading allowance: %w", err)
+	}
+	return a, nil
+}
+
+// allowanceOf is the allowance of a client that used used free calls on the
+// UTC day of now.
+func allowanceOf(used uint64, limit int, now time.Time) Allowance {
+	limit = max(limit, 0)
+	y, m, d := now.UTC().Date()
+	a := Allowance{Limit: limit, Resets: time.Date(y, m, d+1, 0, 0, 0, 0, time.UTC)}
+	if used < uint64(limit) {
+		a.Granted = true
+		a.Remaining = limit - int(used)
+	}
+	return a
+}
+
+// allowanceKey is the UTC date of now (dayLayout) followed by the client:
+// keys sort by day, so purging past days reads only what it deletes.
+func allowanceKey(client string, now time.Time) []byte {
+	return append([]byte(now.UTC().Format(dayLayout)), client...)
+}
+
+func decodeCount(v []byte) (uint64, error) {
+	switch len(v) {
+	case 0:
+		return 0, nil
+	case 8:
+		return binary.BigEndian.Uint64(v), nil
+	}
+	return 0, fmt.Errorf("%w: allowance counter of %d bytes", ErrCorrupt, len(v))
+}
+
+// UsePayment records paymentID as used, kept until expires plus
+// PaymentRetention. first is false when the id was already recorded: the
+// payment is a replay.
+func (b *Bolt) UsePayment(ctx context.Context, paymentID string, expires time.Time) (first bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if err := checkKey("payment id", paymentID); err != nil {
+		return false, fmt.Errorf("recording payment: %w", err)
+	}
+	if expires.Before(minVerifiedAt) || !expires.Before(maxVerifiedAt) {
+		return false, fmt.Errorf("recording payment: %w: expiry %s out of range", ErrInvalidArgument, expires.Format(time.RFC3339))
+	}
+	id := []byte(paymentID)
+	deadline := encodeTime(expires.Add(PaymentRetention))
+	err = b.write(func(tx *bolt.Tx) error {
+		payments := tx.Bucket(bucketPayments)
+		first = payments.Get(id) == nil
+		if !first {
+			return nil
+		}
+		if err := payments.Put(id, deadline); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketPaymentExp).Put(append(bytes.Clone(deadline), id...), nil)
+	})
+	if err != nil {
+		return false, fmt.Errorf("recording payment: %w", err)
+	}
+	if err := b.maybePurge(); err != nil {
+		return false, fmt.Errorf("recording payment: %w", err)
+	}
+	return first, nil
+}
+
+// encodeTime is t as sortable big-endian Unix nanos (sign bit flipped).
+func encodeTime(t time.Time) []byte {
+	return binary.BigEndian.AppendUint64(nil, uint64(t.UnixNano())^(1<<63))
+}
+
+// purge deletes allowance counters of UTC days before now's and payment ids
+// whose retention ended before now.
+func purge(tx *bolt.Tx, now time.Time) error {
+	today := []byte(now.UTC().Format(dayLayout))
+	c := tx.Bucket(bucketAllowance).Cursor()
+	for k, _ := c.First(); k != nil && bytes.Compare(k[:min(len(k), len(dayLayout))], today) < 0; k, _ = c.First() {
+		if err := c.Delete(); err != nil {
+			return fmt.Errorf("purging allowance: %w", err)
+		}
+	}
+	cutoff := encodeTime(now)
+	payments := tx.Bucket(bucketPayments)
+	c = tx.Bucket(bucketPaymentExp).Cursor()
+	for k, _ := c.First(); k != nil && bytes.Compare(k[:min(len(k), 8)], cutoff) < 0; k, _ = c.First() {
+		if err := payments.Delete(bytes.Clone(k[min(len(k), 8):])); err != nil {
+			return fmt.Errorf("purging payments: %w", err)
+		}
+		if err := c.Delete(); err != nil {
+			return fmt.Errorf("purging payments: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// schemaVersion is the layout this binary reads and writes (see the package
+// documentation). Bump it together with a step in migrate.
+const schemaVersion = 1
+
+// Bucket names. Every bucket is created at open.
+var (
+	bucketMeta       = []byte("meta")
+	bucketVerdicts   = []byte("verdicts")
+	bucketAgents     = []byte("agents")
+	bucketAgentTime  = []byte("agent_time")
+	bucketAllowance  = []byte("allowance")
+	bucketPayments   = []byte("payments")
+	bucketPaymentExp = []byte("payment_exp")
+
+	keySchemaVersion = []byte("schema_version")
+)
+
+// allBuckets lists the buckets of the current schema.
+func allBuckets() [][]byte {
+	return [][]byte{bucketMeta, bucketVerdicts, bucketAgents, bucketAgentTime,
+		bucketAllowance, bucketPayments, bucketPaymentExp}
+}
+
+// Defaults for [Options].
+const (
+	DefaultTimeout       = time.Second
+	DefaultMaxBatchDelay = 10 * time.Millisecond
+	DefaultMaxBatchSize  = 1000
+	// purgeInterval is how often expired allowance days and payment ids are
+	// deleted, besides at open.
+	purgeInterval = 10 * time.Minute
+	// PaymentRetention is how long a used payment id is kept past its expiry,
+	// to absorb clock skew between this host and the payer.
+	PaymentRetention = time.Hour
+)
+
+// Options configure [OpenBolt]. A nil *Options, and every zero field, means
+// the documented default.
+type Options struct {
+	// Timeout is how long to wait for the file lock held by another process
+	// before failing with ErrLocked. Default DefaultTimeout.
+	Timeout time.Duration
+	// Now is the clock used for purging expired allowance days and payment
+	// ids. Default time.Now.
+	Now func() time.Time
+	// NoSync skips fsync on commit: verdicts are no longer durable. For
+	// benchmarks and tests only.
+	NoSync bool
+	// MaxBatchDelay and MaxBatchSize tune how concurrent writes share a
+	// commit (bbolt's DB.Batch). Defaults DefaultMaxBatchDelay and
+	// DefaultMaxBatchSize.
+	MaxBatchDelay time.Duration
+	MaxBatchSize  int
+
+	// unbatched makes every write its own transaction (benchmark baseline).
+	unbatched bool
+}
+
+// Bolt is the embedded [Store]: one bbolt file.
+type Bolt struct {
+	db        *bolt.DB
+	path      string
+	now       func() time.Time
+	unbatched bool
+	nextPurge atomic.Int64 // unix nanos of the next opportunistic purge
+}
+
+var _ Store = (*Bolt)(nil)
+
+// OpenBolt opens or creates the store file at path, creates its buckets,
+// migrates an older schema and purges expired entries. A file held by
+// another process is ErrLocked after opts.Timeout; a file that is not a
+// verifier store is ErrCorrupt; both errors name the file.
+func OpenBolt(path string, opts *Options) (*Bolt, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.MaxBatchDelay <= 0 {
+		o.MaxBatchDelay = DefaultMaxBatchDelay
+	}
+	if o.MaxBatchSize <= 0 {
+		o.MaxBatchSize = DefaultMaxBatchSize
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.Timeout, NoSync: o.NoSync})
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, fmt.Errorf("opening store %s: %w (waited %s)", path, ErrLocked, o.Timeout)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
+		errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrInvalidMapping):
+		return nil, fmt.Errorf("opening store %s: %w: %v", path, ErrCorrupt, err)
+	case err != nil:
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	db.MaxBatchDelay = o.MaxBatchDelay
+	db.MaxBatchSize = o.MaxBatchSize
+	b := &Bolt{db: db, path: path, now: o.Now, unbatched: o.unbatched}
+	if err := b.init(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("opening store %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// init creates the buckets, checks and migrates the schema version, and
+// purges expired entries, all in one transaction. bbolt panics on some
+// damaged pages; that becomes ErrCorrupt.
+func (b *Bolt) init() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return b.db.Update(func(tx *bolt.Tx) error {
+		version, err := readSchemaVersion(tx)
+		if err != nil {
+			return err
+		}
+		if version > schemaVersion {
+			return fmt.Errorf("%w: file has version %d, this binary knows up to %d",
+				ErrSchemaVersion, version, schemaVersion)
+		}
+		for v := version; v < schemaVersion; v++ {
+			if err := migrate(tx, v); err != nil {
+				return fmt.Errorf("migrating schema from version %d: %w", v, err)
+			}
+		}
+		for _, name := range allBuckets() {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("creating bucket %s: %w", name, err)
+			}
+		}
+		if err := tx.Bucket(bucketMeta).Put(keySchemaVersion, encodeUint64(schemaVersion)); err != nil {
+			return fmt.Errorf("writing schema version: %w", err)
+		}
+		return purge(tx, b.now())
+	})
+}
+
+// readSchemaVersion returns the file's schema version: 0 for a new, empty
+// file. A file with buckets but no version was written by another program.
+func readSchemaVersion(tx *bolt.Tx) (uint64, error) {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		var foreign []byte
+		_ = tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+			foreign = bytes.Clone(name)
+			return errStop
+		})
+		if foreign != nil {
+			return 0, fmt.Errorf("%w: unknown bucket %q and no schema version", ErrCorrupt, foreign)
+		}
+		return 0, nil
+	}
+	v := meta.Get(keySchemaVersion)
+	if len(v) != 8 {
+		return 0, fmt.Errorf("%w: schema version missing or malformed", ErrCorrupt)
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// migrate moves the file from schema version from to from+1. Version 0 is
+// a new file: the buckets created by init are the whole migration. A later
+// layout change adds its step here.
+func migrate(_ *bolt.Tx, from uint64) error {
+	switch from {
+	case 0:
+		return nil
+	default:
+		return fmt.Errorf("no migration from schema version %d", from)
+	}
+}
+
+// Path returns the store file's path.
+func (b *Bolt) Path() string { return b.path }
+
+// Close closes the file. Writes in flight finish first.
+func (b *Bolt) Close() error {
+	if err := b.db.Close(); err != nil {
+		return fmt.Errorf("closing store %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// Check reports whether the store can serve requests: the file is open and
+// its schema version readable.
+func (b *Bolt) Check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := b.db.View(func(tx *bolt.Tx) error {
+		_, err := readSchemaVersion(tx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("checking store %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// write runs fn in a write transaction shared with concurrent writers
+// (DB.Batch). fn may run more than once, each time in a fresh transaction,
+// so it must only assign — never accumulate into — variables outside it.
+func (b *Bolt) write(fn func(*bolt.Tx) error) error {
+	if b.unbatched {
+		return b.db.Update(fn)
+	}
+	return b.db.Batch(fn)
+}
+
+// maybePurge deletes expired allowance days and payment ids at most once per
+// purgeInterval, in the calling goroutine.
+func (b *Bolt) maybePurge() error {
+	now := b.now()
+	next := b.nextPurge.Load()
+	if now.UnixNano() < next || !b.nextPurge.CompareAndSwap(next, now.Add(purgeInterval).UnixNano()) {
+		return nil
+	}
+	if err := b.db.Update(func(tx *bolt.Tx) error { return purge(tx, now) }); err != nil {
+		return fmt.Errorf("purging expired entries: %w", err)
+	}
+	return nil
+}
+
+func encodeUint64(v uint64) []byte {
+	return binary.BigEndian.AppendUint64(nil, v)
+}
+
+// checkKey rejects ids that are empty or too long to be a key part.
+func checkKey(what, id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty %s", ErrInvalidArgument, what)
+	case len(id) > maxIDLen:
+		return fmt.Errorf("%w: %s longer than %d bytes", ErrInvalidArgument, what, maxIDLen)
+	}
+	return nil
+}
+
+// maxIDLen bounds every id used in a key (bbolt keys are at most 32 KiB).
+const maxIDLen = 1024

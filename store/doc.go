@@ -1,0 +1,60 @@
+// Package store keeps what the verifier promises to remember: every verdict
+// (receipt lookup by verification id), each agent's reputation and trust
+// score, the free-allowance counters per client and UTC day, and the payment
+// ids already used.
+//
+// [Store] is the interface the service depends on; [Bolt] implements it in
+// one bbolt file. A verdict is durable when [Bolt.PutVerdict] returns:
+// concurrent writers share one commit (bbolt's DB.Batch) instead of paying an
+// fsync each.
+//
+//	s, err := store.OpenBolt(filepath.Join(dataDir, "verifier.db"), nil)
+//	if err != nil {
+//		return err // store.ErrLocked: another process has it open
+//	}
+//	defer s.Close()
+//	err = s.PutVerdict(ctx, v)
+//	rep, err := s.Reputation(ctx, v.AgentID, store.Page{Limit: 20})
+//	sc, err := s.Score(ctx, v.AgentID, time.Now())
+//
+// # File layout (schema version 1)
+//
+// Every bucket is created at open. Integers are big-endian; a "time" is Unix
+// nanoseconds as a uint64 with the sign bit flipped, so keys sort by time.
+//
+//	meta         "schema_version" → uint64 (1)
+//	verdicts     verification id → 0x01, uvarint n, n bytes of the verdict's
+//	             JSON without the receipt, then the receipt bytes verbatim
+//	agents       agent id → 56 bytes: total, passed, failed (uint64),
+//	             first_seen, last_seen (int64 Unix nanos), W+, W- (float64
+//	             bits; the decayed sums of the score, taken at last_seen)
+//	agent_time   uint16 len(agent id), agent id, time(verified_at),
+//	             verification id → JSON VerdictSummary
+//	allowance    UTC date "20060102", client → uint64 free calls used
+//	payments     payment id → time(expiry + PaymentRetention)
+//	payment_exp  time(expiry + PaymentRetention), payment id → empty
+//
+// Verdicts of test agents ([IsTestAgent]) and of no agent are in verdicts
+// only. Reputation and score read an agent's counters (one key) and walk
+// agent_time backwards for the recent verdicts, so they cost O(page), not
+// O(history). Allowance days before today and payment ids past their
+// retention are deleted at open and then at most every ten minutes, by the
+// allowance and payment calls.
+//
+// Opening reads the schema version: a newer one is [ErrSchemaVersion], an
+// older one is migrated step by step in the opening transaction, and a bbolt
+// file with other buckets and no version is [ErrCorrupt].
+//
+// # Trust score
+//
+// Each verdict i of an agent weighs w_i = 2^(-(T - t_i)/H) with the half-life
+// H = 30 days ([HalfLife]), t_i its verified_at and T = max(now, last_seen).
+// W+ and W- sum the weights of passes and fails, n = W+ + W- is the effective
+// number of verdicts and p = W+/n the recency-weighted pass rate. The score is
+// 100 × the lower bound L of the 95% Wilson score interval of p over n, and
+// the interval is 100 × [L, U] ([Formula]). The lower bound is what makes a
+// long record count: three passes today score 43.85, three thousand score
+// 99.87. Because W+ and W- are kept decayed to last_seen and updated on each
+// write (decay to the new time, add the new weight), a score costs O(1)
+// whatever the history.
+package store

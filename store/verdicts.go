@@ -1,0 +1,251 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// recordFormat is the first byte of every value in the verdicts bucket.
+const recordFormat = 1
+
+// Verified-at times must lie in this range so that they fit in int64 Unix
+// nanoseconds and differences between them do not overflow.
+var (
+	minVerifiedAt = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxVerifiedAt = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// PutVerdict stores v, its agent's counters and its time-index entry in one
+// transaction, shared with concurrent writers (bbolt's DB.Batch), and
+// returns once that transaction is committed and synced. Verdicts of test
+// agents (IsTestAgent) and of no agent are stored without counters or index.
+func (b *Bolt) PutVerdict(ctx context.Context, v Verdict) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := validateVerdict(v); err != nil {
+		return fmt.Errorf("storing verdict: %w", err)
+	}
+	v.VerifiedAt = v.VerifiedAt.UTC()
+	record, err := encodeVerdict(v)
+	if err != nil {
+		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
+	}
+	var summary []byte
+	indexed := v.AgentID != "" && !IsTestAgent(v.AgentID)
+	if indexed {
+		if summary, err = json.Marshal(summaryOf(v)); err != nil {
+			return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
+		}
+	}
+	id := []byte(v.VerificationID)
+	err = b.write(func(tx *bolt.Tx) error {
+		verdicts := tx.Bucket(bucketVerdicts)
+		if old := verdicts.Get(id); old != nil {
+			if bytes.Equal(old, record) {
+				return nil
+			}
+			return ErrDuplicate
+		}
+		if err := verdicts.Put(id, record); err != nil {
+			return err
+		}
+		if !indexed {
+			return nil
+		}
+		agents := tx.Bucket(bucketAgents)
+		agg, err := decodeAggregate(agents.Get([]byte(v.AgentID)))
+		if err != nil {
+			return err
+		}
+		agg.add(v.VerifiedAt.UnixNano(), v.Result == ResultPass)
+		if err := agents.Put([]byte(v.AgentID), agg.encode()); err != nil {
+			return err
+		}
+		key := append(agentPrefix(v.AgentID), timeKey(v.VerifiedAt.UnixNano(), v.VerificationID)...)
+		return tx.Bucket(bucketAgentTime).Put(key, summary)
+	})
+	if err != nil {
+		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
+	}
+	return nil
+}
+
+// Receipt returns the verdict stored under verificationID, or ErrNotFound.
+func (b *Bolt) Receipt(ctx context.Context, verificationID string) (Verdict, error) {
+	if err := ctx.Err(); err != nil {
+		return Verdict{}, err
+	}
+	if err := checkKey("verification id", verificationID); err != nil {
+		return Verdict{}, fmt.Errorf("reading verdict: %w", err)
+	}
+	var v Verdict
+	err := b.db.View(func(tx *bolt.Tx) error {
+		record := tx.Bucket(bucketVerdicts).Get([]byte(verificationID))
+		if record == nil {
+			return ErrNotFound
+		}
+		var err error
+		v, err = decodeVerdict(record)
+		return err
+	})
+	if err != nil {
+		return Verdict{}, fmt.Errorf("reading verdict %s: %w", verificationID, err)
+	}
+	return v, nil
+}
+
+func validateVerdict(v Verdict) error {
+	if err := checkKey("verification id", v.VerificationID); err != nil {
+		return err
+	}
+	switch {
+	case len(v.AgentID) > maxIDLen:
+		return fmt.Errorf("%w: agent id longer than %d bytes", ErrInvalidVerdict, maxIDLen)
+	case v.Result != ResultPass && v.Result != ResultFail:
+		return fmt.Errorf("%w: result %q is not %q or %q", ErrInvalidVerdict, v.Result, ResultPass, ResultFail)
+	case v.VerifiedAt.Before(minVerifiedAt) || !v.VerifiedAt.Before(maxVerifiedAt):
+		return fmt.Errorf("%w: verified_at %s outside [%s, %s)", ErrInvalidVerdict,
+			v.VerifiedAt.Format(time.RFC3339), minVerifiedAt.Format(time.RFC3339), maxVerifiedAt.Format(time.RFC3339))
+	case len(v.Receipt) == 0 || !json.Valid(v.Receipt):
+		return fmt.Errorf("%w: receipt is not JSON", ErrInvalidVerdict)
+	}
+	return nil
+}
+
+// encodeVerdict lays out a verdicts-bucket value: the format byte, the
+// uvarint length of the JSON of every field but the receipt, that JSON, then
+// the receipt bytes verbatim (JSON encoding would re-escape them).
+func encodeVerdict(v Verdict) ([]byte, error) {
+	receipt := v.Receipt
+	v.Receipt = nil
+	fields, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(fields)+len(receipt))
+	out = append(out, recordFormat)
+	out = binary.AppendUvarint(out, uint64(len(fields)))
+	out = append(out, fields...)
+	return append(out, receipt...), nil
+}
+
+// decodeVerdict parses a verdicts-bucket value into a Verdict that shares no
+// memory with it.
+func decodeVerdict(record []byte) (Verdict, error) {
+	if len(record) == 0 || record[0] != recordFormat {
+		return Verdict{}, fmt.Errorf("%w: unknown verdict record format", ErrCorrupt)
+	}
+	n, size := binary.Uvarint(record[1:])
+	if size <= 0 || n > uint64(len(record)-1-size) {
+		return Verdict{}, fmt.Errorf("%w: truncated verdict record", ErrCorrupt)
+	}
+	start := 1 + size
+	var v Verdict
+	if err := json.Unmarshal(record[start:start+int(n)], &v); err != nil {
+		return Verdict{}, fmt.Errorf("%w: verdict record: %v", ErrCorrupt, err)
+	}
+	v.Receipt = bytes.Clone(record[start+int(n):])
+	return v, nil
+}
+
+func summaryOf(v Verdict) VerdictSummary {
+	return VerdictSummary{
+		VerificationID: v.VerificationID,
+		TaskID:         v.TaskID,
+		Result:         v.Result,
+		OutputHash:     v.OutputHash,
+		Overall:        v.Overall,
+		VerifiedAt:     v.VerifiedAt,
+	}
+}
+
+// agentPrefix is the agent_time key prefix of one agent: its id's length as
+// a big-endian uint16, then the id, so no agent's prefix is another's.
+func agentPrefix(agentID string) []byte {
+	p := make([]byte, 0, 2+len(agentID)+8+36)
+	p = binary.BigEndian.AppendUint16(p, uint16(len(agentID)))
+	return append(p, agentID...)
+}
+
+// timeKey is the part of an agent_time key after the agent prefix:
+// verified_at as Unix nanoseconds with the sign bit flipped (so keys sort by
+// time), big-endian, then the verification id (so equal times stay apart).
+func timeKey(nanos int64, verificationID string) []byte {
+	k := binary.BigEndian.AppendUint64(nil, uint64(nanos)^(1<<63))
+	return append(k, verificationID...)
+}
+
+// aggregate is an agents-bucket value: counters and the recency-weighted
+// pass and fail sums, decayed to the agent's last verified_at.
+type aggregate struct {
+	total, passed, failed uint64
+	first, last           int64   // Unix nanos
+	wPass, wFail          float64 // Σ 2^(-(last - t_i)/H)
+}
+
+const aggregateLen = 56
+
+func decodeAggregate(v []byte) (aggregate, error) {
+	if v == nil {
+		return aggregate{}, nil
+	}
+	if len(v) != aggregateLen {
+		return aggregate{}, fmt.Errorf("%w: agent record of %d bytes", ErrCorrupt, len(v))
+	}
+	be := binary.BigEndian
+	return aggregate{
+		total:  be.Uint64(v[0:]),
+		passed: be.Uint64(v[8:]),
+		failed: be.Uint64(v[16:]),
+		first:  int64(be.Uint64(v[24:])),
+		last:   int64(be.Uint64(v[32:])),
+		wPass:  math.Float64frombits(be.Uint64(v[40:])),
+		wFail:  math.Float64frombits(be.Uint64(v[48:])),
+	}, nil
+}
+
+func (a aggregate) encode() []byte {
+	be := binary.BigEndian
+	out := make([]byte, 0, aggregateLen)
+	for _, u := range []uint64{a.total, a.passed, a.failed, uint64(a.first), uint64(a.last),
+		math.Float64bits(a.wPass), math.Float64bits(a.wFail)} {
+		out = be.AppendUint64(out, u)
+	}
+	return out
+}
+
+// add counts one verdict at t (Unix nanos). The weighted sums stay decayed
+// to the latest time seen, so verdicts may arrive in any order.
+func (a *aggregate) add(t int64, pass bool) {
+	if a.total == 0 {
+		a.first, a.last = t, t
+	}
+	if t > a.last {
+		f := decay(t - a.last)
+		a.wPass *= f
+		a.wFail *= f
+		a.last = t
+	}
+	a.first = min(a.first, t)
+	w := decay(a.last - t)
+	a.total++
+	if pass {
+		a.passed++
+		a.wPass += w
+	} else {
+		a.failed++
+		a.wFail += w
+	}
+}
+
+// errStop ends a bbolt ForEach early.
+var errStop = errors.New("stop")
