@@ -1,0 +1,101 @@
+package signing
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Context strings name what a signature is about. They are the exact strings
+// of the hosted service, so receipts of either verify with the same code.
+const (
+	// ContextVerify is the context of verification answers (MCP and REST).
+	ContextVerify = "json-schema-verifier/verify-schema-attestation/v1"
+	// ContextTrustScore is the context of trust-score answers.
+	ContextTrustScore = "json-schema-verifier/trust-score-attestation/v1"
+)
+
+// Algorithm is the only signature algorithm: Ed25519 (RFC 8032), pure, no
+// pre-hash.
+const Algorithm = "Ed25519"
+
+// contexts lists every context VerifyReceipt tries, in the order it tries them.
+var contexts = [...]string{ContextVerify, ContextTrustScore}
+
+// Canonicalize returns the RFC 8785 (JCS) form of one JSON text. It fails on
+// anything that is not I-JSON: duplicate keys, invalid UTF-8, lone
+// surrogates, numbers out of float64 range, trailing data. Never canonicalize
+// a re-marshalled value instead of the raw bytes; that would hide those
+// problems.
+func Canonicalize(raw []byte) ([]byte, error) {
+	if raw == nil {
+		raw = []byte{}
+	}
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, fmt.Errorf("canonicalizing JSON: %w", err)
+	}
+	return out, nil
+}
+
+// HashCanonical returns the lowercase hex SHA-256 of canonical bytes (as made
+// by Canonicalize).
+func HashCanonical(canonical []byte) string {
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:])
+}
+
+// SignedDocument returns the JCS bytes of exactly
+//
+//	{"context": context, "algorithm": "Ed25519", "key_version": keyVersion,
+//	 "attested_at": attestedAt, "response": response}
+//
+// where response is one JSON value (normally the answer object without its
+// "attestation" key). Signing and verifying both build the bytes here.
+func SignedDocument(context, keyVersion, attestedAt string, response []byte) ([]byte, error) {
+	for _, f := range [...]struct{ name, value string }{
+		{"context", context}, {"key_version", keyVersion}, {"attested_at", attestedAt},
+	} {
+		if f.value == "" {
+			return nil, fmt.Errorf("building signed document: %s is empty", f.name)
+		}
+		// encoding/json would replace invalid UTF-8 with U+FFFD, so two
+		// different inputs could sign the same bytes.
+		if !utf8.ValidString(f.value) {
+			return nil, fmt.Errorf("building signed document: %s is not valid UTF-8", f.name)
+		}
+	}
+	// Response is spliced in as text, so it must be exactly one JSON value:
+	// `1,"context":"x"` would otherwise inject a member. The JCS pass below
+	// then applies the strict I-JSON checks to the whole document.
+	if !json.Valid(response) {
+		return nil, errors.New("building signed document: response is not a single JSON value")
+	}
+	buf := make([]byte, 0, len(response)+len(context)+len(keyVersion)+len(attestedAt)+96)
+	buf = append(buf, `{"context":`...)
+	buf = appendJSONString(buf, context)
+	buf = append(buf, `,"algorithm":"`+Algorithm+`","key_version":`...)
+	buf = appendJSONString(buf, keyVersion)
+	buf = append(buf, `,"attested_at":`...)
+	buf = appendJSONString(buf, attestedAt)
+	buf = append(buf, `,"response":`...)
+	buf = append(buf, response...)
+	buf = append(buf, '}')
+	out, err := jcs.Transform(buf)
+	if err != nil {
+		return nil, fmt.Errorf("building signed document: %w", err)
+	}
+	return out, nil
+}
+
+// appendJSONString appends s, valid UTF-8, as a JSON string. The escaping
+// need not be canonical: the document goes through JCS afterwards.
+func appendJSONString(buf []byte, s string) []byte {
+	b, _ := json.Marshal(s) // a valid UTF-8 string always marshals
+	return append(buf, b...)
+}

@@ -1,0 +1,23 @@
+package signing
+
+import "errors"
+
+// Sentinel errors. Errors returned by this package wrap them; test with
+// errors.Is.
+var (
+	// ErrBadSignature means a receipt's signature does not verify under its
+	// key for any known context, or is not a base64 Ed25519 signature.
+	ErrBadSignature = errors.New("bad signature")
+	// ErrUnknownKey means no public key is known for a receipt's key_version.
+	ErrUnknownKey = errors.New("unknown key version")
+	// ErrMalformedReceipt means a receipt is not a well-formed receipt: not a
+	// JSON object in I-JSON, no valid "attestation", a wrong algorithm, or a
+	// timestamp that differs from verified_at.
+	ErrMalformedReceipt = errors.New("malformed receipt")
+	// ErrInsecurePermissions means a key file or the key folder can be read
+	// (or written) by group or others. The error says which chmod fixes it.
+	ErrInsecurePermissions = errors.New("insecure key permissions")
+	// ErrInvalidSeed means a supplied seed (VERIFIER_SIGNING_KEY or a key
+	// file) is not standard base64 of 32 bytes. The error never contains it.
+	ErrInvalidSeed = errors.New("invalid signing key seed")
+)

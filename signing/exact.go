@@ -1,0 +1,137 @@
+package signing
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// checkExact walks raw, valid I-JSON, and refuses the two ways a signature
+// over its JCS form could cover something other than what a reader sees:
+//
+//   - a number whose literal is not exactly the float64 JCS signs
+//     (9007199254740993 signs as …992, 1e-400 as 0, 0.1000000000000000000001
+//     as 0.1); 1.0 and 1e0 are exact and pass;
+//   - an object with two keys equal under Unicode case folding ("to" and
+//     "TO"), which encoding/json's case-insensitive matching would let a
+//     reordering of the receipt choose between.
+func checkExact(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	type frame struct {
+		object    bool
+		expectKey bool
+		keys      map[string]bool
+	}
+	var stack []frame
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].expectKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading receipt: %w", err)
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, frame{object: true, expectKey: true, keys: map[string]bool{}})
+			case '[':
+				stack = append(stack, frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+		case string:
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expectKey {
+				k := foldKey(t)
+				if stack[n-1].keys[k] {
+					return fmt.Errorf("an object has two keys equal under case folding, one of them %s", brief(t))
+				}
+				stack[n-1].keys[k] = true
+				stack[n-1].expectKey = false
+				continue
+			}
+			valueDone()
+		case json.Number:
+			if !exactNumber(string(t)) {
+				return fmt.Errorf("number %s is not exactly representable as a float64, so the signature covers a different value", brief(string(t)))
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+}
+
+// foldKey maps s to a form equal for exactly the strings strings.EqualFold
+// calls equal: each rune becomes the smallest rune of its case-folding orbit.
+func foldKey(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b.WriteRune(m)
+	}
+	return b.String()
+}
+
+// exactNumber reports whether the JSON number literal lit denotes exactly the
+// float64 it parses to (its shortest round-trip text is the same decimal).
+func exactNumber(lit string) bool {
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		return false
+	}
+	a, ok1 := normDecimal(lit)
+	b, ok2 := normDecimal(strconv.FormatFloat(f, 'e', -1, 64))
+	return ok1 && ok2 && a == b
+}
+
+// decimal is a number as sign, significant digits (no leading or trailing
+// zeros) and the power of ten of the last digit. Zero is the zero decimal, so
+// -0 equals 0.
+type decimal struct {
+	neg    bool
+	digits string
+	exp    int
+}
+
+func normDecimal(s string) (decimal, bool) {
+	var d decimal
+	if strings.HasPrefix(s, "-") {
+		d.neg, s = true, s[1:]
+	}
+	mant, expText, hasExp := strings.Cut(strings.ToLower(s), "e")
+	if hasExp {
+		e, err := strconv.Atoi(expText)
+		if err != nil || e > 1e6 || e < -1e6 {
+			return decimal{}, false
+		}
+		d.exp = e
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	d.exp -= len(frac)
+	trimmed := strings.TrimRight(digits, "0")
+	d.exp += len(digits) - len(trimmed)
+	if trimmed == "" {
+		return decimal{}, true
+	}
+	d.digits = trimmed
+	return d, true
+}

@@ -1,0 +1,160 @@
+package signing
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+)
+
+// SeedSize is the length of an Ed25519 seed, the form in which private keys
+// are stored and supplied (VERIFIER_SIGNING_KEY).
+const SeedSize = ed25519.SeedSize
+
+// PublicKeyEncoding is the encoding of PublicKey.PublicKey: standard base64
+// of the 32 raw public-key bytes.
+const PublicKeyEncoding = "base64"
+
+// Attestation is the "attestation" object of a receipt.
+type Attestation struct {
+	Algorithm  string `json:"algorithm"`
+	KeyVersion string `json:"key_version"`
+	Timestamp  string `json:"timestamp"`
+	Signature  string `json:"signature"`
+}
+
+// PublicKey is a published verification key, the object listed by
+// `verifier keys show` and in the agent card.
+type PublicKey struct {
+	KeyVersion        string `json:"keyVersion"`
+	Algorithm         string `json:"algorithm"`
+	PublicKey         string `json:"publicKey"`
+	PublicKeyEncoding string `json:"publicKeyEncoding"`
+}
+
+func newPublicKey(version string, pub ed25519.PublicKey) PublicKey {
+	return PublicKey{
+		KeyVersion:        version,
+		Algorithm:         Algorithm,
+		PublicKey:         base64.StdEncoding.EncodeToString(pub),
+		PublicKeyEncoding: PublicKeyEncoding,
+	}
+}
+
+// Signer is an Ed25519 private key with its key version. It is safe for
+// concurrent use. Printing it (any fmt verb), logging it with slog or
+// marshalling it to JSON shows only the key version and the public key.
+type Signer struct {
+	version string
+	priv    ed25519.PrivateKey
+}
+
+// NewSigner returns a Signer for a 32-byte seed. Tests and tools use it for
+// fixed keys; the service gets its Signer from KeyStore.Current. The seed is
+// copied.
+func NewSigner(keyVersion string, seed []byte) (*Signer, error) {
+	if keyVersion == "" {
+		return nil, errors.New("new signer: key version is empty")
+	}
+	if len(seed) != SeedSize {
+		return nil, fmt.Errorf("new signer: seed is %d bytes, want %d", len(seed), SeedSize)
+	}
+	return &Signer{version: keyVersion, priv: ed25519.NewKeyFromSeed(seed)}, nil
+}
+
+// KeyVersion returns the version that names this key in attestations.
+func (s *Signer) KeyVersion() string { return s.version }
+
+// PublicKey returns the key's published form.
+func (s *Signer) PublicKey() PublicKey { return newPublicKey(s.version, s.public()) }
+
+// Keys returns the signer's public key as a one-entry Keys, for checking its
+// own receipts.
+func (s *Signer) Keys() Keys { return Keys{s.version: s.public()} }
+
+func (s *Signer) public() ed25519.PublicKey { return s.priv.Public().(ed25519.PublicKey) }
+
+// Attest signs response, one JSON value (the answer without "attestation"),
+// under context (ContextVerify or ContextTrustScore) at attestedAt, which must
+// be the answer's verified_at when it has one: receipt checking compares them.
+func (s *Signer) Attest(context string, response []byte, attestedAt string) (Attestation, error) {
+	if context != ContextVerify && context != ContextTrustScore {
+		// Receipts are only checked under the known contexts, so a signature
+		// under any other could never be verified.
+		return Attestation{}, fmt.Errorf("attesting: unknown context %q", context)
+	}
+	doc, err := SignedDocument(context, s.version, attestedAt, response)
+	if err != nil {
+		return Attestation{}, fmt.Errorf("attesting: %w", err)
+	}
+	return Attestation{
+		Algorithm:  Algorithm,
+		KeyVersion: s.version,
+		Timestamp:  attestedAt,
+		Signature:  base64.StdEncoding.EncodeToString(ed25519.Sign(s.priv, doc)),
+	}, nil
+}
+
+// String describes the signer by its public half.
+func (s Signer) String() string {
+	if s.priv == nil {
+		return "signing.Signer{}"
+	}
+	return fmt.Sprintf("signing.Signer{key_version: %q, public_key: %q}",
+		s.version, base64.StdEncoding.EncodeToString(s.public()))
+}
+
+// GoString is String, so %#v cannot dump the private key.
+func (s Signer) GoString() string { return s.String() }
+
+// Format prints String for every verb (%x and %q included).
+func (s Signer) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
+
+// LogValue logs the key version and public key only.
+func (s Signer) LogValue() slog.Value {
+	if s.priv == nil {
+		return slog.GroupValue()
+	}
+	pk := s.PublicKey()
+	return slog.GroupValue(slog.String("key_version", pk.KeyVersion), slog.String("public_key", pk.PublicKey))
+}
+
+// MarshalJSON marshals the published PublicKey object.
+func (s Signer) MarshalJSON() ([]byte, error) {
+	if s.priv == nil {
+		return []byte("null"), nil
+	}
+	return json.Marshal(s.PublicKey())
+}
+
+// MarshalText returns String, so text encoders see the public half only.
+func (s Signer) MarshalText() ([]byte, error) {
+	return []byte(s.String()), nil
+}
+
+// AppendAttestation returns the receipt: answer, a JSON object that has no
+// "attestation" key, with "attestation": a added as its last member. The
+// answer's bytes are kept as they are, so its key order survives.
+func AppendAttestation(answer []byte, a Attestation) ([]byte, error) {
+	body := bytes.TrimRight(answer, " \t\r\n")
+	if !json.Valid(body) || len(body) < 2 || body[0] != '{' {
+		return nil, errors.New("appending attestation: answer is not a JSON object")
+	}
+	att, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("appending attestation: %w", err)
+	}
+	inner := bytes.TrimSpace(body[1 : len(body)-1])
+	out := make([]byte, 0, len(body)+len(att)+18)
+	out = append(out, body[:len(body)-1]...)
+	out = bytes.TrimRight(out, " \t\r\n")
+	if len(inner) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"attestation":`...)
+	out = append(out, att...)
+	return append(out, '}'), nil
+}
