@@ -31,52 +31,72 @@ func (b *Bolt) PutVerdict(ctx context.Context, v Verdict) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := validateVerdict(v); err != nil {
-		return fmt.Errorf("storing verdict: %w", err)
-	}
-	v.VerifiedAt = v.VerifiedAt.UTC()
-	record, err := encodeVerdict(v)
+	w, err := prepareVerdict(v)
 	if err != nil {
 		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
 	}
-	var summary []byte
-	indexed := v.AgentID != "" && !IsTestAgent(v.AgentID)
-	if indexed {
-		if summary, err = json.Marshal(summaryOf(v)); err != nil {
-			return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
-		}
-	}
-	id := []byte(v.VerificationID)
-	err = b.write(func(tx *bolt.Tx) error {
-		verdicts := tx.Bucket(bucketVerdicts)
-		if old := verdicts.Get(id); old != nil {
-			if bytes.Equal(old, record) {
-				return nil
-			}
-			return ErrDuplicate
-		}
-		if err := verdicts.Put(id, record); err != nil {
-			return err
-		}
-		if !indexed {
-			return nil
-		}
-		agents := tx.Bucket(bucketAgents)
-		agg, err := decodeAggregate(agents.Get([]byte(v.AgentID)))
-		if err != nil {
-			return err
-		}
-		agg.add(v.VerifiedAt.UnixNano(), v.Result == ResultPass)
-		if err := agents.Put([]byte(v.AgentID), agg.encode()); err != nil {
-			return err
-		}
-		key := append(agentPrefix(v.AgentID), timeKey(v.VerifiedAt.UnixNano(), v.VerificationID)...)
-		return tx.Bucket(bucketAgentTime).Put(key, summary)
-	})
-	if err != nil {
+	if err := b.write(w.apply); err != nil {
 		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
 	}
 	return nil
+}
+
+// verdictWrite is a validated, encoded verdict ready to be written.
+type verdictWrite struct {
+	id      []byte
+	record  []byte // verdicts-bucket value
+	agent   string // "" when the verdict is not counted
+	nanos   int64  // verified_at
+	pass    bool
+	summary []byte // agent_time value
+}
+
+func prepareVerdict(v Verdict) (verdictWrite, error) {
+	if err := validateVerdict(v); err != nil {
+		return verdictWrite{}, err
+	}
+	v.VerifiedAt = v.VerifiedAt.UTC()
+	w := verdictWrite{id: []byte(v.VerificationID), nanos: v.VerifiedAt.UnixNano(), pass: v.Result == ResultPass}
+	var err error
+	if w.record, err = encodeVerdict(v); err != nil {
+		return verdictWrite{}, err
+	}
+	if v.AgentID != "" && !IsTestAgent(v.AgentID) {
+		w.agent = v.AgentID
+		if w.summary, err = json.Marshal(summaryOf(v)); err != nil {
+			return verdictWrite{}, err
+		}
+	}
+	return w, nil
+}
+
+// apply writes the verdict, its agent's counters and its index entry. It
+// only reads and writes tx, so bbolt's Batch may run it again safely.
+func (w verdictWrite) apply(tx *bolt.Tx) error {
+	verdicts := tx.Bucket(bucketVerdicts)
+	if old := verdicts.Get(w.id); old != nil {
+		if bytes.Equal(old, w.record) {
+			return nil
+		}
+		return ErrDuplicate
+	}
+	if err := verdicts.Put(w.id, w.record); err != nil {
+		return err
+	}
+	if w.agent == "" {
+		return nil
+	}
+	agents := tx.Bucket(bucketAgents)
+	agg, err := decodeAggregate(agents.Get([]byte(w.agent)))
+	if err != nil {
+		return err
+	}
+	agg.add(w.nanos, w.pass)
+	if err := agents.Put([]byte(w.agent), agg.encode()); err != nil {
+		return err
+	}
+	key := append(agentPrefix(w.agent), timeKey(w.nanos, string(w.id))...)
+	return tx.Bucket(bucketAgentTime).Put(key, w.summary)
 }
 
 // Receipt returns the verdict stored under verificationID, or ErrNotFound.
@@ -104,10 +124,9 @@ func (b *Bolt) Receipt(ctx context.Context, verificationID string) (Verdict, err
 }
 
 func validateVerdict(v Verdict) error {
-	if err := checkKey("verification id", v.VerificationID); err != nil {
-		return err
-	}
 	switch {
+	case v.VerificationID == "" || len(v.VerificationID) > maxIDLen:
+		return fmt.Errorf("%w: verification id empty or longer than %d bytes", ErrInvalidVerdict, maxIDLen)
 	case len(v.AgentID) > maxIDLen:
 		return fmt.Errorf("%w: agent id longer than %d bytes", ErrInvalidVerdict, maxIDLen)
 	case v.Result != ResultPass && v.Result != ResultFail:

@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPutVerdictReceiptRoundTrip(t *testing.T) {
+	s := openTemp(t, nil)
+	ctx := context.Background()
+	local := time.FixedZone("UTC+2", 2*3600)
+	v := testVerdict("a1b2c3d4-0000-4000-8000-000000000001", "seller-1", true, t0.In(local))
+	// Whitespace and HTML characters must come back byte for byte: a JSON
+	// re-encoding would change both.
+	v.Receipt = json.RawMessage(`{"a": "<b>&</b>",  "n": 1.50}`)
+	put(t, s, v)
+
+	got, err := s.Receipt(ctx, v.VerificationID)
+	if err != nil {
+		t.Fatalf("Receipt() error = %v", err)
+	}
+	want := v
+	want.VerifiedAt = t0 // returned in UTC
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Receipt() mismatch (-want +got):\n%s", diff)
+	}
+	if got.VerifiedAt.Location() != time.UTC {
+		t.Errorf("Receipt().VerifiedAt location = %v, want UTC", got.VerifiedAt.Location())
+	}
+	if string(got.Receipt) != string(v.Receipt) {
+		t.Errorf("Receipt().Receipt = %s, want %s", got.Receipt, v.Receipt)
+	}
+}
+
+func TestReceiptNotFound(t *testing.T) {
+	s := openTemp(t, nil)
+	_, err := s.Receipt(context.Background(), "missing")
+	if !errors.Is(err, ErrNotFound) {
+		t.Errorf("Receipt(missing) error = %v, want ErrNotFound", err)
+	}
+}
+
+func TestPutVerdictInvalid(t *testing.T) {
+	good := testVerdict("id-1", "seller", true, t0)
+	tests := []struct {
+		name   string
+		change func(*Verdict)
+	}{
+		{"empty id", func(v *Verdict) { v.VerificationID = "" }},
+		{"id too long", func(v *Verdict) { v.VerificationID = strings.Repeat("x", maxIDLen+1) }},
+		{"agent too long", func(v *Verdict) { v.AgentID = strings.Repeat("x", maxIDLen+1) }},
+		{"unknown result", func(v *Verdict) { v.Result = "PASS" }},
+		{"zero time", func(v *Verdict) { v.VerifiedAt = time.Time{} }},
+		{"time too late", func(v *Verdict) { v.VerifiedAt = maxVerifiedAt }},
+		{"no receipt", func(v *Verdict) { v.Receipt = nil }},
+		{"receipt not JSON", func(v *Verdict) { v.Receipt = json.RawMessage(`{"a":`) }},
+	}
+	s := openTemp(t, nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := good
+			tt.change(&v)
+			if err := s.PutVerdict(context.Background(), v); !errors.Is(err, ErrInvalidVerdict) {
+				t.Errorf("PutVerdict() error = %v, want ErrInvalidVerdict", err)
+			}
+		})
+	}
+	if err := s.Verify(context.Background()); err != nil {
+		t.Errorf("Verify() after rejected writes = %v", err)
+	}
+}
+
+func TestPutVerdictDuplicate(t *testing.T) {
+	s := openTemp(t, nil)
+	ctx := context.Background()
+	v := testVerdict("dup", "seller", true, t0)
+	put(t, s, v)
+	// The same verdict again (a retried write) changes nothing.
+	put(t, s, v)
+	other := v
+	other.Result = ResultFail
+	if err := s.PutVerdict(ctx, other); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("PutVerdict(changed verdict, same id) error = %v, want ErrDuplicate", err)
+	}
+	rep, err := s.Reputation(ctx, "seller", Page{})
+	if err != nil {
+		t.Fatalf("Reputation() error = %v", err)
+	}
+	if rep.Total != 1 || rep.Passed != 1 {
+		t.Errorf("Reputation() Total, Passed = %d, %d, want 1, 1", rep.Total, rep.Passed)
+	}
+	if err := s.Verify(ctx); err != nil {
+		t.Errorf("Verify() = %v", err)
+	}
+}
+
+func TestCanceledContext(t *testing.T) {
+	s := openTemp(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	v := testVerdict("c1", "seller", true, t0)
+	if err := s.PutVerdict(ctx, v); !errors.Is(err, context.Canceled) {
+		t.Errorf("PutVerdict(canceled) error = %v, want context.Canceled", err)
+	}
+	if _, err := s.Receipt(context.Background(), "c1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Receipt() after canceled put error = %v, want ErrNotFound", err)
+	}
+}

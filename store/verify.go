@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Verify checks the whole file: bbolt's page-level consistency check, then
+// that every verdict of a counted agent has its index entry and that each
+// agent's counters match its index. It reads the entire file (O(history)):
+// for tests and offline checks, not for a health probe (see Check).
+func (b *Bolt) Verify(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := b.db.View(func(tx *bolt.Tx) error {
+		var errs []error
+		for err := range tx.Check() {
+			errs = append(errs, err)
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("%w: %w", ErrCorrupt, errors.Join(errs...))
+		}
+		return verifyIndex(tx)
+	})
+	if err != nil {
+		return fmt.Errorf("verifying store %s: %w", b.path, err)
+	}
+	return nil
+}
+
+// verifyIndex cross-checks the verdicts, agents and agent_time buckets.
+func verifyIndex(tx *bolt.Tx) error {
+	index := tx.Bucket(bucketAgentTime)
+	counted := map[string]*aggregate{}
+	err := tx.Bucket(bucketVerdicts).ForEach(func(id, record []byte) error {
+		v, err := decodeVerdict(record)
+		if err != nil {
+			return fmt.Errorf("verdict %s: %w", id, err)
+		}
+		if v.VerificationID != string(id) {
+			return fmt.Errorf("%w: verdict under key %s has id %s", ErrCorrupt, id, v.VerificationID)
+		}
+		if v.AgentID == "" || IsTestAgent(v.AgentID) {
+			return nil
+		}
+		key := append(agentPrefix(v.AgentID), timeKey(v.VerifiedAt.UnixNano(), v.VerificationID)...)
+		if index.Get(key) == nil {
+			return fmt.Errorf("%w: verdict %s missing from the agent index", ErrCorrupt, id)
+		}
+		a := counted[v.AgentID]
+		if a == nil {
+			a = &aggregate{}
+			counted[v.AgentID] = a
+		}
+		a.add(v.VerifiedAt.UnixNano(), v.Result == ResultPass)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	entries := map[string]uint64{}
+	err = index.ForEach(func(k, _ []byte) error {
+		if len(k) < 2 || len(k) < 2+int(binary.BigEndian.Uint16(k)) {
+			return fmt.Errorf("%w: malformed index key %x", ErrCorrupt, k)
+		}
+		entries[string(k[2:2+binary.BigEndian.Uint16(k)])]++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = tx.Bucket(bucketAgents).ForEach(func(agent, v []byte) error {
+		stored, err := decodeAggregate(v)
+		if err != nil {
+			return fmt.Errorf("agent %q: %w", agent, err)
+		}
+		want := counted[string(agent)]
+		if want == nil || stored.total != want.total || stored.passed != want.passed || stored.failed != want.failed ||
+			stored.first != want.first || stored.last != want.last || entries[string(agent)] != stored.total {
+			return fmt.Errorf("%w: counters of agent %q do not match its verdicts", ErrCorrupt, agent)
+		}
+		delete(counted, string(agent))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for agent := range counted {
+		return fmt.Errorf("%w: agent %q has verdicts but no counters", ErrCorrupt, agent)
+	}
+	return nil
+}
