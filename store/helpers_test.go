@@ -15,10 +15,17 @@ import (
 var t0 = time.Date(2026, 10, 1, 1, 1, 9, 606993000, time.UTC)
 
 // openTemp opens a new store in a temporary directory and closes it when
-// the test ends.
+// the test ends. Unless opts sets a clock, the store's clock stands at t0.
 func openTemp(tb testing.TB, opts *Options) *Bolt {
 	tb.Helper()
-	s, err := OpenBolt(filepath.Join(tb.TempDir(), "verifier.db"), opts)
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = func() time.Time { return t0 }
+	}
+	s, err := OpenBolt(filepath.Join(tb.TempDir(), "verifier.db"), &o)
 	if err != nil {
 		tb.Fatalf("OpenBolt() error = %v", err)
 	}
