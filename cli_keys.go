@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/signing"
+)
+
+// runKeys is `verifier keys show|rotate [--data-dir DIR]`.
+func runKeys(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	usage := "usage: verifier keys show|rotate [--data-dir DIR]"
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return exitError{2}
+	}
+	fs := newFlagSet("keys "+args[0], stderr)
+	dataDir := fs.String("data-dir", defaultDataDir(getenv), "folder holding keys/")
+	if err := fs.Parse(args[1:]); err != nil {
+		return exitError{2}
+	}
+	switch args[0] {
+	case "show":
+		keys, err := openKeys(*dataDir, getenv)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, map[string]any{"publicKeys": keys.PublicKeys()})
+	case "rotate":
+		pub, err := signing.RotateKey(filepath.Join(*dataDir, "keys"), &signing.KeyStoreOptions{EnvSeed: getenv("VERIFIER_SIGNING_KEY")})
+		if err != nil {
+			return fmt.Errorf("rotating key: %w", err)
+		}
+		fmt.Fprintf(stderr, "new current key %s; restart running servers to sign with it\n", pub.KeyVersion)
+		return printJSON(stdout, pub)
+	}
+	fmt.Fprintln(stderr, usage)
+	return exitError{2}
+}
+
+func printJSON(w io.Writer, v any) error {
+	b, err := engine.MarshalJSON(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}

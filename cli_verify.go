@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/tools"
+)
+
+// maxCLIRequest bounds one request read by the CLI.
+const maxCLIRequest = 64 << 20
+
+// runVerify is `verifier verify [--data-dir DIR] [--jsonl] [FILE|-]`. It
+// reads only the key store, never the database, so it runs beside a server
+// on the same data dir. Exit 0: all passed; 1: a verdict failed; 2: a
+// request was invalid.
+func runVerify(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := newFlagSet("verify", stderr)
+	dataDir := fs.String("data-dir", defaultDataDir(getenv), "folder holding keys/ (and the store, unused here)")
+	jsonl := fs.Bool("jsonl", false, "read one request per line and print one answer per line")
+	var ef engineFlags
+	ef.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: verifier verify [--data-dir DIR] [--jsonl] [FILE|-]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	in := stdin
+	if name := fs.Arg(0); name != "" && name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("opening request: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	v, err := ef.verifier()
+	if err != nil {
+		return err
+	}
+	keys, err := openKeys(*dataDir, getenv)
+	if err != nil {
+		return err
+	}
+	svc := service(v, keys, "")
+	worst := 0
+	emit := func(body []byte) error {
+		code, line := verifyOne(ctx, svc, body)
+		worst = max(worst, code)
+		_, err := fmt.Fprintf(stdout, "%s\n", line)
+		return err
+	}
+	if *jsonl {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 0, 64<<10), maxCLIRequest)
+		for sc.Scan() {
+			line := bytes.TrimSpace(sc.Bytes())
+			if len(line) == 0 {
+				continue
+			}
+			if err := emit(line); err != nil {
+				return err
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("reading requests: %w", err)
+		}
+	} else {
+		body, err := io.ReadAll(io.LimitReader(in, maxCLIRequest+1))
+		if err != nil {
+			return fmt.Errorf("reading request: %w", err)
+		}
+		if len(body) > maxCLIRequest {
+			return fmt.Errorf("request is larger than %d bytes", maxCLIRequest)
+		}
+		if err := emit(body); err != nil {
+			return err
+		}
+	}
+	if worst > 0 {
+		return exitError{worst}
+	}
+	return nil
+}
+
+// verifyOne verifies one request and returns its exit code and output line.
+func verifyOne(ctx context.Context, svc *tools.Service, body []byte) (int, []byte) {
+	res, err := svc.Verify(ctx, body)
+	if err != nil {
+		e := tools.AsError(err)
+		line, merr := engine.MarshalJSON(e)
+		if merr != nil {
+			line = []byte(`{"code":"internal_error","status":500}`)
+		}
+		return 2, line
+	}
+	if !res.Outcome.Pass {
+		return 1, res.Answer
+	}
+	return 0, res.Answer
+}

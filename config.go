@@ -1,0 +1,101 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/engine/schema"
+	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/tools"
+)
+
+// buildVersion is set with -ldflags "-X main.buildVersion=…"; otherwise the
+// module version or VCS revision from the build info is used.
+var buildVersion = ""
+
+func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if v := info.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return "0.1.0+" + s.Value[:12]
+			}
+		}
+	}
+	return "0.1.0-dev"
+}
+
+// defaultDataDir is $XDG_DATA_HOME/verifier or ~/.local/share/verifier.
+func defaultDataDir(getenv func(string) string) string {
+	if x := getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "verifier")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "verifier")
+	}
+	return "verifier-data"
+}
+
+// engineFlags are the verification limits shared by every mode.
+type engineFlags struct {
+	cacheSize, listCap, maxDepth, maxRules, maxBounds int
+	maxSchemaNodes, maxSteps                          int
+	schemaDir                                         string
+}
+
+func (f *engineFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.cacheSize, "schema-cache", engine.DefaultCacheSize, "compiled schemas kept in memory (LRU, by schema hash)")
+	fs.IntVar(&f.listCap, "list-cap", engine.DefaultListCap, "cap on each list of an answer (errors, flags, hints)")
+	fs.IntVar(&f.maxDepth, "max-depth", engine.DefaultMaxDepth, "deepest nesting accepted in a request")
+	fs.IntVar(&f.maxRules, "max-rules", engine.DefaultMaxRules, "most rules per request")
+	fs.IntVar(&f.maxBounds, "max-bounds", engine.DefaultMaxBounds, "most bounds per request")
+	fs.IntVar(&f.maxSchemaNodes, "max-schema-nodes", 0, "most schema nodes per expected_schema (0: the engine default)")
+	fs.IntVar(&f.maxSteps, "max-steps", 0, "most evaluation steps per verification (0: the engine default)")
+	fs.StringVar(&f.schemaDir, "schema-dir", "", "preload every *.json schema under this folder by its $id (never fetched at run time)")
+}
+
+func (f *engineFlags) verifier() (*engine.Verifier, error) {
+	opts := &engine.Options{
+		CacheSize: f.cacheSize, ListCap: f.listCap, MaxDepth: f.maxDepth,
+		MaxRules: f.maxRules, MaxBounds: f.maxBounds,
+		Schema: schema.Options{MaxNodes: f.maxSchemaNodes, MaxSteps: f.maxSteps},
+	}
+	if f.schemaDir != "" {
+		reg := schema.NewRegistry()
+		if err := reg.AddDir(f.schemaDir, ""); err != nil {
+			return nil, fmt.Errorf("loading --schema-dir: %w", err)
+		}
+		opts.Schema.Registry = reg
+	}
+	return engine.New(opts), nil
+}
+
+// openKeys opens the key store under dataDir/keys.
+func openKeys(dataDir string, getenv func(string) string) (*signing.KeyStore, error) {
+	ks, err := signing.OpenKeyStore(filepath.Join(dataDir, "keys"), &signing.KeyStoreOptions{EnvSeed: getenv("VERIFIER_SIGNING_KEY")})
+	if err != nil {
+		return nil, fmt.Errorf("opening key store: %w", err)
+	}
+	return ks, nil
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// service builds the shared core for a mode.
+func service(v *engine.Verifier, keys *signing.KeyStore, publicURL string) *tools.Service {
+	return &tools.Service{Engine: v, Keys: keys, Version: version(), PublicURL: publicURL}
+}

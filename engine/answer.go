@@ -1,0 +1,228 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// VerifiedAtLayout is the format of verified_at: UTC, RFC 3339 with
+// microseconds and a +00:00 offset.
+const VerifiedAtLayout = "2006-01-02T15:04:05.000000+00:00"
+
+// Verify block constants (SPEC §5).
+const (
+	Canonicalization = "RFC 8785 (JCS)"
+	HashAlgorithm    = "SHA-256"
+)
+
+// AnswerMeta is what the caller supplies around an outcome: identity, time,
+// hashes and where to check the receipt.
+type AnswerMeta struct {
+	VerificationID string
+	VerifiedAt     time.Time
+	Version        string
+	Hashes         Hashes
+	Verify         VerifyBlock
+}
+
+// VerifyBlock tells a reader how to check the receipt.
+type VerifyBlock struct {
+	PublicKeyURL     string `json:"public_key_url"`
+	KeyVersion       string `json:"key_version"`
+	Canonicalization string `json:"canonicalization"`
+	HashAlgorithm    string `json:"hash_algorithm"`
+	Service          string `json:"service"`
+	MCP              string `json:"mcp"`
+}
+
+// NextAction is one step the caller should take next.
+type NextAction struct {
+	Action string   `json:"action"`
+	Using  string   `json:"using,omitempty"`
+	For    string   `json:"for,omitempty"`
+	Fields []string `json:"fields,omitempty"`
+}
+
+// Summary heads the answer.
+type Summary struct {
+	Result         string   `json:"result"`
+	BlockingChecks []string `json:"blocking_checks"`
+}
+
+// ErrorDetail is one blocking failure in errors_detail.
+type ErrorDetail struct {
+	Check    string `json:"check"`
+	Path     string `json:"path"`
+	Expected string `json:"expected"`
+	Found    string `json:"found"`
+	Message  string `json:"message"`
+}
+
+// Flag is one failed integrity check, blocking or not.
+type Flag struct {
+	Check    string `json:"check"`
+	Field    string `json:"field"`
+	Severity string `json:"severity"`
+	Detail   string `json:"detail"`
+}
+
+// Hint is one failed check, concrete enough to repair the output.
+type Hint struct {
+	Source   string `json:"source"`
+	Check    string `json:"check"`
+	Path     string `json:"path"`
+	Expected string `json:"expected"`
+	Found    string `json:"found"`
+}
+
+// Answer is the unsigned answer of SPEC §4, its fields in the documented
+// order. Fields of the full shape only are nil in a compact answer.
+type Answer struct {
+	Summary            Summary       `json:"summary"`
+	NextActions        []NextAction  `json:"next_actions"`
+	Result             string        `json:"result"`
+	VerificationID     string        `json:"verification_id"`
+	TaskID             string        `json:"task_id"`
+	AgentID            *string       `json:"agent_id"`
+	OutputHash         string        `json:"output_hash"`
+	SchemaHash         string        `json:"schema_hash"`
+	RulesHash          string        `json:"rules_hash"`
+	RequestHash        *string       `json:"request_hash,omitempty"`
+	VerifiedAt         string        `json:"verified_at"`
+	VerifierVersion    string        `json:"verifier_version"`
+	EnforceRules       bool          `json:"enforce_rules"`
+	StrictContentCheck bool          `json:"strict_content_check"`
+	Errors             []string      `json:"errors,omitzero"`
+	ErrorsTotal        *int          `json:"errors_total,omitempty"`
+	ErrorsOmitted      *int          `json:"errors_omitted,omitempty"`
+	ErrorsDetail       []ErrorDetail `json:"errors_detail,omitzero"`
+	ErrorsDetailTotal  *int          `json:"errors_detail_total,omitempty"`
+	ErrorsDetailOmit   *int          `json:"errors_detail_omitted,omitempty"`
+	Flags              []Flag        `json:"flags,omitzero"`
+	FlagsTotal         *int          `json:"flags_total,omitempty"`
+	FlagsOmitted       *int          `json:"flags_omitted,omitempty"`
+	Hints              []Hint        `json:"hints,omitzero"`
+	HintsTotal         *int          `json:"hints_total,omitempty"`
+	HintsOmitted       *int          `json:"hints_omitted,omitempty"`
+	SchemaCompliance   *Ratio        `json:"schema_compliance,omitempty"`
+	IntegrityChecks    *Ratio        `json:"integrity_checks,omitempty"`
+	Overall            *Ratio        `json:"overall,omitempty"`
+	Verify             VerifyBlock   `json:"verify"`
+}
+
+// NewAnswer builds the answer for a request's outcome, in the shape the
+// request's detail asks for.
+func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answer {
+	a := &Answer{
+		Summary:            Summary{Result: out.Result(), BlockingChecks: []string{}},
+		Result:             out.Result(),
+		VerificationID:     meta.VerificationID,
+		TaskID:             req.TaskID,
+		AgentID:            req.AgentID,
+		OutputHash:         meta.Hashes.Output,
+		SchemaHash:         meta.Hashes.Schema,
+		RulesHash:          meta.Hashes.Rules,
+		VerifiedAt:         meta.VerifiedAt.UTC().Format(VerifiedAtLayout),
+		VerifierVersion:    meta.Version,
+		EnforceRules:       req.EnforceRules,
+		StrictContentCheck: req.StrictContentCheck,
+		Verify:             meta.Verify,
+	}
+	a.Verify.Canonicalization = Canonicalization
+	a.Verify.HashAlgorithm = HashAlgorithm
+	if out.Pass {
+		a.NextActions = []NextAction{{Action: "attach_receipt", For: "seller"}, {Action: "proceed_to_payment", For: "buyer"}}
+	} else {
+		a.NextActions = []NextAction{{Action: "repair_and_reverify", Using: "hints"}}
+	}
+	var errs []string
+	var details []ErrorDetail
+	var flags []Flag
+	hints := []Hint{}
+	for _, f := range out.Findings {
+		if f.Blocking {
+			if !containsString(a.Summary.BlockingChecks, f.Check) {
+				a.Summary.BlockingChecks = append(a.Summary.BlockingChecks, f.Check)
+			}
+			errs = append(errs, fmt.Sprintf("%s: %s at '%s': %s", f.Gate, f.Check, f.Path, f.Message))
+			details = append(details, ErrorDetail{Check: f.Check, Path: f.Path, Expected: f.Expected, Found: f.Found, Message: f.Message})
+		}
+		if f.Source == SourceIntegrity {
+			severity := "warning"
+			if f.Blocking {
+				severity = "error"
+			}
+			flags = append(flags, Flag{Check: f.Check, Field: f.Path, Severity: severity, Detail: f.Message})
+		}
+		hints = append(hints, Hint{Source: f.Source, Check: f.Check, Path: f.Path, Expected: f.Expected, Found: f.Found})
+	}
+	if req.Detail == DetailCompact {
+		return a
+	}
+	a.RequestHash = &meta.Hashes.Request
+	limit := v.ListCap()
+	a.Errors, a.ErrorsTotal, a.ErrorsOmitted = capList(errs, limit)
+	a.ErrorsDetail, a.ErrorsDetailTotal, a.ErrorsDetailOmit = capList(details, limit)
+	a.Flags, a.FlagsTotal, a.FlagsOmitted = capList(flags, limit)
+	a.Hints, a.HintsTotal, a.HintsOmitted = capList(hints, limit)
+	a.SchemaCompliance, a.IntegrityChecks, a.Overall = &out.Schema, &out.Integrity, &out.Overall
+	return a
+}
+
+// capList keeps the first limit items (never nil, so an empty list is sent
+// as []) and reports the total and how many were left out.
+func capList[T any](items []T, limit int) ([]T, *int, *int) {
+	total := len(items)
+	if total > limit {
+		items = items[:limit]
+	}
+	if items == nil {
+		items = []T{}
+	}
+	omitted := total - len(items)
+	return items, &total, &omitted
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Marshal encodes the unsigned answer, without HTML escaping.
+func (a *Answer) Marshal() ([]byte, error) {
+	return MarshalJSON(a)
+}
+
+// MarshalJSON encodes v as compact JSON without HTML escaping, the form
+// every answer of the service is written in.
+func MarshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// WithMember appends one member to the end of a JSON object: the answer and
+// its attestation, which is signed over the rest and so comes last.
+func WithMember(object []byte, name string, value []byte) []byte {
+	object = bytes.TrimRight(object, " \n")
+	out := make([]byte, 0, len(object)+len(name)+len(value)+4)
+	out = append(out, object[:len(object)-1]...)
+	if len(object) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, '"')
+	out = append(out, name...)
+	out = append(out, '"', ':')
+	out = append(out, value...)
+	return append(out, '}')
+}

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// checkBound evaluates one bound. It returns counted=false when the bound is
+// skipped (if_present and no value).
+func checkBound(b *Bound, out any) (f *Finding, counted bool) {
+	where := b.Path.String()
+	expected := b.describe()
+	fail := func(path, found, msg string) (*Finding, bool) {
+		return &Finding{
+			Source: SourceIntegrity, Check: CheckBounds, Path: path, Expected: expected,
+			Found: found, Message: msg, Gate: GateBounds, Blocking: true,
+		}, true
+	}
+	matches := b.Path.Resolve(out)
+	if len(matches) == 0 {
+		if b.IfPresent {
+			return nil, false
+		}
+		return fail(where, "no value", fmt.Sprintf("no value at %s; add it, or set if_present to skip the bound when it is absent", where))
+	}
+	for _, m := range matches {
+		if !b.holds(m.Value) {
+			return fail(m.Loc.String(), brief(m.Value), fmt.Sprintf("%s is %s, expected %s", m.Loc, brief(m.Value), expected))
+		}
+	}
+	return nil, true
+}
+
+// holds reports whether v is of the bound's kind and within it.
+func (b *Bound) holds(v any) bool {
+	limit := b.Min
+	if limit == nil {
+		limit = b.Max
+	}
+	if limit.IsTime {
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		t, ok := parseTime(s)
+		if !ok {
+			return false
+		}
+		return (b.Min == nil || !t.t.Before(b.Min.Time.t)) && (b.Max == nil || !t.t.After(b.Max.Time.t))
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	f, ok := asNumber(n)
+	return ok && (b.Min == nil || f >= b.Min.Number) && (b.Max == nil || f <= b.Max.Number)
+}
+
+func (b *Bound) describe() string {
+	kind := "number"
+	if (b.Min != nil && b.Min.IsTime) || (b.Max != nil && b.Max.IsTime) {
+		kind = "date"
+	}
+	switch {
+	case b.Min != nil && b.Max != nil:
+		return fmt.Sprintf("%s in [%s, %s]", kind, b.Min.Text, b.Max.Text)
+	case b.Min != nil:
+		return fmt.Sprintf("%s ≥ %s", kind, b.Min.Text)
+	default:
+		return fmt.Sprintf("%s ≤ %s", kind, b.Max.Text)
+	}
+}

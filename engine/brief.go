@@ -1,0 +1,66 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxQuote is the most characters of the output a found value quotes.
+const maxQuote = 80
+
+// brief describes a value of the output in at most maxQuote characters:
+// `number 129.5`, `string "abc"`, `object with 3 keys`.
+func brief(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean " + strconv.FormatBool(x)
+	case json.Number:
+		return "number " + truncate(string(x), maxQuote-7)
+	case string:
+		return "string " + strconv.Quote(truncate(x, maxQuote-9))
+	case []any:
+		return fmt.Sprintf("array of %d items", len(x))
+	case map[string]any:
+		return fmt.Sprintf("object with %d keys", len(x))
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// typeName is the JSON type of a decoded value.
+func typeName(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number:
+		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return "integer"
+		}
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "unknown"
+}
+
+// truncate cuts s to at most n characters, marking the cut with "…".
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:n-1]) + "…"
+}
+
+func formatNumber(f float64) string {
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}

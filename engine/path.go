@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Path is a parsed path into submitted_output (SPEC §2): dotted keys,
+// `[]` to fan out over an array, `[2]` for one index and `["a.b"]` for a key
+// that holds a dot or a bracket. A leading `$.` is accepted and ignored.
+type Path struct {
+	steps []step
+}
+
+type stepKind uint8
+
+const (
+	stepKey stepKind = iota
+	stepIndex
+	stepAll
+)
+
+type step struct {
+	kind  stepKind
+	key   string
+	index int
+}
+
+// maxPathLen bounds the text of one path; real paths are far shorter.
+const maxPathLen = 1024
+
+// PathError says why a path does not parse, without quoting it.
+type PathError struct{ Problem string }
+
+func (e *PathError) Error() string { return "path " + e.Problem }
+
+// ParsePath parses a path as written in a rule or bound.
+func ParsePath(s string) (Path, error) {
+	if len(s) > maxPathLen {
+		return Path{}, &PathError{fmt.Sprintf("is longer than %d bytes", maxPathLen)}
+	}
+	switch {
+	case s == "$":
+		return Path{}, nil
+	case strings.HasPrefix(s, "$."):
+		s = s[2:]
+	case strings.HasPrefix(s, "$["):
+		s = s[1:]
+	}
+	if s == "" {
+		return Path{}, &PathError{"is empty"}
+	}
+	var p Path
+	for i := 0; i < len(s); {
+		if s[i] != '[' {
+			j := i
+			for j < len(s) && s[j] != '.' && s[j] != '[' && s[j] != ']' {
+				j++
+			}
+			if j == i {
+				return Path{}, &PathError{fmt.Sprintf("has an empty key at byte %d", i)}
+			}
+			if j < len(s) && s[j] == ']' {
+				return Path{}, &PathError{fmt.Sprintf("has an unmatched ']' at byte %d", j)}
+			}
+			p.steps = append(p.steps, step{kind: stepKey, key: s[i:j]})
+			i = j
+		}
+		for i < len(s) && s[i] == '[' {
+			st, n, err := parseBracket(s[i:])
+			if err != nil {
+				return Path{}, &PathError{fmt.Sprintf("%s at byte %d", err.Problem, i)}
+			}
+			p.steps = append(p.steps, st)
+			i += n
+		}
+		if i < len(s) {
+			if s[i] != '.' {
+				return Path{}, &PathError{fmt.Sprintf("needs '.' or '[' at byte %d", i)}
+			}
+			i++
+			if i == len(s) {
+				return Path{}, &PathError{"ends with '.'"}
+			}
+		}
+	}
+	return p, nil
+}
+
+// parseBracket parses one `[]`, `[N]` or `["key"]` at the start of s and
+// returns the step and the bytes it used.
+func parseBracket(s string) (step, int, *PathError) {
+	if strings.HasPrefix(s, "[]") {
+		return step{kind: stepAll}, 2, nil
+	}
+	if len(s) > 1 && s[1] == '"' {
+		// A JSON string literal: find its closing quote, honouring escapes.
+		j := 2
+		for j < len(s) && s[j] != '"' {
+			if s[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j+1 >= len(s) || s[j+1] != ']' {
+			return step{}, 0, &PathError{"has an unterminated [\"key\"]"}
+		}
+		var key string
+		if err := json.Unmarshal([]byte(s[1:j+1]), &key); err != nil {
+			return step{}, 0, &PathError{"has an invalid quoted key"}
+		}
+		return step{kind: stepKey, key: key}, j + 2, nil
+	}
+	end := strings.IndexByte(s, ']')
+	if end < 0 {
+		return step{}, 0, &PathError{"has an unterminated '['"}
+	}
+	n, err := strconv.Atoi(s[1:end])
+	if err != nil || n < 0 || s[1] == '+' {
+		return step{}, 0, &PathError{"has a bracket that is not [], [index] or [\"key\"]"}
+	}
+	return step{kind: stepIndex, index: n}, end + 1, nil
+}
+
+// String renders the path in its reported form, starting with `$`.
+func (p Path) String() string {
+	var b strings.Builder
+	b.WriteByte('$')
+	for _, st := range p.steps {
+		switch st.kind {
+		case stepAll:
+			b.WriteString("[]")
+		case stepIndex:
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(st.index))
+			b.WriteByte(']')
+		default:
+			writeKey(&b, st.key)
+		}
+	}
+	return b.String()
+}
+
+// writeKey appends .key, or ["key"] when the key would not read back.
+func writeKey(b *strings.Builder, key string) {
+	if key != "" && !strings.ContainsAny(key, `.[]"\`) && !strings.HasPrefix(key, "$") {
+		b.WriteByte('.')
+		b.WriteString(key)
+		return
+	}
+	q, _ := json.Marshal(key) // a string always marshals
+	b.WriteByte('[')
+	b.Write(q)
+	b.WriteByte(']')
+}
+
+// Match is one value a path resolved to, with its concrete location.
+type Match struct {
+	Value any
+	Loc   Location
+}
+
+// Location is a concrete place in a document: keys (string) and indexes (int).
+type Location []any
+
+// String renders the location in the `$.a[0].b` form.
+func (l Location) String() string {
+	var b strings.Builder
+	b.WriteByte('$')
+	for _, seg := range l {
+		if i, ok := seg.(int); ok {
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(i))
+			b.WriteByte(']')
+			continue
+		}
+		writeKey(&b, seg.(string))
+	}
+	return b.String()
+}
+
+// Resolve returns every value the path reaches in root, in document order.
+// A key on a non-object, an index out of range or `[]` on a non-array
+// reaches nothing.
+func (p Path) Resolve(root any) []Match {
+	matches := []Match{{Value: root}}
+	for _, st := range p.steps {
+		var next []Match
+		for _, m := range matches {
+			switch st.kind {
+			case stepKey:
+				if obj, ok := m.Value.(map[string]any); ok {
+					if v, ok := obj[st.key]; ok {
+						next = append(next, Match{Value: v, Loc: extend(m.Loc, st.key)})
+					}
+				}
+			case stepIndex:
+				if arr, ok := m.Value.([]any); ok && st.index < len(arr) {
+					next = append(next, Match{Value: arr[st.index], Loc: extend(m.Loc, st.index)})
+				}
+			case stepAll:
+				if arr, ok := m.Value.([]any); ok {
+					for i, v := range arr {
+						next = append(next, Match{Value: v, Loc: extend(m.Loc, i)})
+					}
+				}
+			}
+		}
+		matches = next
+		if len(matches) == 0 {
+			break
+		}
+	}
+	return matches
+}
+
+func extend(loc Location, seg any) Location {
+	out := make(Location, len(loc)+1)
+	copy(out, loc)
+	out[len(loc)] = seg
+	return out
+}
+
+// PointerLocation turns an RFC 6901 pointer into a Location, reading the
+// instance to tell array indexes from object keys that look like numbers.
+func PointerLocation(root any, pointer string) Location {
+	if pointer == "" {
+		return nil
+	}
+	parts := strings.Split(pointer[1:], "/")
+	loc := make(Location, 0, len(parts))
+	cur := root
+	for _, part := range parts {
+		key := strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		switch v := cur.(type) {
+		case []any:
+			if i, err := strconv.Atoi(key); err == nil && i >= 0 && i < len(v) {
+				loc = append(loc, i)
+				cur = v[i]
+				continue
+			}
+			loc = append(loc, key)
+			cur = nil
+		case map[string]any:
+			loc = append(loc, key)
+			cur = v[key]
+		default:
+			loc = append(loc, key)
+			cur = nil
+		}
+	}
+	return loc
+}

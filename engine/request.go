@@ -1,0 +1,595 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/verifier-dev/verifier/engine/ijson"
+)
+
+// Limits on a request, each overridable through Options.
+const (
+	DefaultMaxRules  = 100
+	DefaultMaxBounds = 100
+	maxIDChars       = 200
+)
+
+// Detail values: the shape of the answer.
+const (
+	DetailFull    = "full"
+	DetailCompact = "compact"
+)
+
+// Rule types of SPEC §3.5.
+const (
+	RuleSumEquals = "sum_equals"
+	RuleGTE       = "gte"
+	RuleLTE       = "lte"
+	RuleExistsIn  = "exists_in"
+	RuleUnique    = "unique"
+)
+
+// DefaultTolerance is a rule's tolerance when the caller gives none.
+const DefaultTolerance = 1e-9
+
+// defaultToleranceJSON is DefaultTolerance as it enters request_hash.
+var defaultToleranceJSON = []byte("1e-9")
+
+// Request is a decoded, validated verification request (SPEC §1).
+type Request struct {
+	TaskID             string
+	AgentID            *string
+	ExpectedSchema     any
+	SubmittedOutput    any
+	StrictContentCheck bool
+	EnforceRules       bool
+	Bounds             []Bound // sorted by path text
+	Rules              []Rule
+	Detail             string
+
+	raw map[string][]byte // top-level members exactly as sent
+}
+
+// Bound is one entry of bounds: every value at Path lies in [Min, Max].
+type Bound struct {
+	Key       string // the path as the caller wrote it
+	Path      Path
+	Min, Max  *Limit
+	IfPresent bool
+
+	decoded map[string]any // as sent, for request_hash
+}
+
+// Limit is a bound's min or max: a number, or an instant from an ISO 8601
+// date or date-time.
+type Limit struct {
+	Number float64
+	IsTime bool
+	Time   timeValue
+	Text   string // as written, for messages
+}
+
+// Rule is one cross-field rule (SPEC §3.5).
+type Rule struct {
+	Type                              string
+	Field                             Path
+	EqualsField, OtherField, InField  *Path
+	Equals, Value                     *float64
+	Values                            []any
+	HasValues                         bool
+	Tolerance                         float64
+	IfPresent                         bool
+	FieldText                         string // the field path as written
+
+	decoded map[string]any // as sent, for request_hash
+}
+
+// FieldProblem is one entry of a 422 error's fields list. It never holds the
+// caller's values.
+type FieldProblem struct {
+	Field   string `json:"field"`
+	Problem string `json:"problem"`
+	Fix     string `json:"fix"`
+}
+
+// InvalidRequestError lists every problem found in a request.
+type InvalidRequestError struct {
+	Fields []FieldProblem
+}
+
+func (e *InvalidRequestError) Error() string {
+	if len(e.Fields) == 0 {
+		return "invalid request"
+	}
+	return fmt.Sprintf("invalid request: %s %s", e.Fields[0].Field, e.Fields[0].Problem)
+}
+
+// FieldNames lists the fields named by the problems, once each, in order.
+func (e *InvalidRequestError) FieldNames() []string {
+	var names []string
+	for _, f := range e.Fields {
+		if !slices.Contains(names, f.Field) {
+			names = append(names, f.Field)
+		}
+	}
+	return names
+}
+
+type problems struct{ list []FieldProblem }
+
+func (p *problems) add(field, problem, fix string) {
+	p.list = append(p.list, FieldProblem{Field: field, Problem: problem, Fix: fix})
+}
+
+func (p *problems) err() error {
+	if len(p.list) == 0 {
+		return nil
+	}
+	return &InvalidRequestError{Fields: p.list}
+}
+
+var topLevelFields = []string{
+	"task_id", "agent_id", "expected_schema", "submitted_output",
+	"strict_content_check", "bounds", "rules", "enforce_rules", "detail",
+}
+
+var ruleFields = []string{
+	"type", "field", "equals_field", "equals", "other_field", "value",
+	"in_field", "values", "tolerance", "if_present",
+}
+
+var boundFields = []string{"min", "max", "if_present"}
+
+// safeName matches member names short and plain enough to name in an error
+// without echoing anything but a field path.
+var safeName = regexp.MustCompile(`^[A-Za-z0-9_.$-]{1,64}$`)
+
+// DecodeRequest decodes and validates a request body. Every problem is
+// reported at once as an *InvalidRequestError.
+func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
+	var p problems
+	members, err := splitObject(body)
+	if err != nil {
+		p.add("body", err.Error(), "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request.")
+		return nil, p.err()
+	}
+	r := &Request{raw: members, Detail: DetailFull}
+	decoded := make(map[string]any, len(members))
+	for i, name := range sortedKeys(members) {
+		if !slices.Contains(topLevelFields, name) {
+			p.add(memberName("", name, i), "is not a known field",
+				"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
+			continue
+		}
+		val, err := ijson.Decode(members[name], &ijson.Options{MaxDepth: v.opts.maxDepth() - 1})
+		if err != nil {
+			var ie *ijson.Error
+			if errors.As(err, &ie) {
+				p.add(name, "is not I-JSON: "+ie.Kind.Error(), ie.Fix())
+			} else {
+				p.add(name, "is not valid JSON", "Send well-formed JSON.")
+			}
+			continue
+		}
+		decoded[name] = val
+	}
+	r.decodeScalars(decoded, &p)
+	if val, ok := decoded["bounds"]; ok && val != nil {
+		r.Bounds = v.decodeBounds(val, &p)
+	}
+	if val, ok := decoded["rules"]; ok && val != nil {
+		r.Rules = v.decodeRules(val, &p)
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *Request) decodeScalars(decoded map[string]any, p *problems) {
+	if _, sent := r.raw["task_id"]; !sent {
+		p.add("task_id", "is required", "Add task_id: your id for this piece of work, 1 to 200 characters.")
+	} else if val, ok := decoded["task_id"]; ok {
+		s, isString := val.(string)
+		n := utf8.RuneCountInString(s)
+		switch {
+		case !isString:
+			p.add("task_id", "must be a string", "Send task_id as a string of 1 to 200 characters.")
+		case n == 0 || n > maxIDChars:
+			p.add("task_id", "must be 1 to 200 characters long", "Shorten task_id to at most 200 characters (and at least 1).")
+		default:
+			r.TaskID = s
+		}
+	}
+	if val, ok := decoded["agent_id"]; ok && val != nil {
+		s, isString := val.(string)
+		n := utf8.RuneCountInString(s)
+		switch {
+		case !isString:
+			p.add("agent_id", "must be a string or null", "Send agent_id as a string of 1 to 200 characters, or null.")
+		case n == 0 || n > maxIDChars:
+			p.add("agent_id", "must be 1 to 200 characters long", "Send agent_id with 1 to 200 characters, or null when there is no agent.")
+		default:
+			r.AgentID = &s
+		}
+	}
+	if _, sent := r.raw["expected_schema"]; !sent {
+		p.add("expected_schema", "is required", "Add expected_schema: a JSON Schema (object or boolean), draft 2020-12 or draft-07.")
+	} else if val, ok := decoded["expected_schema"]; ok {
+		switch val.(type) {
+		case map[string]any, bool:
+			r.ExpectedSchema = val
+		default:
+			p.add("expected_schema", "must be a JSON Schema object or boolean", "Send expected_schema as an object such as {\"type\": \"object\"} (or true/false).")
+		}
+	}
+	if _, sent := r.raw["submitted_output"]; !sent {
+		p.add("submitted_output", "is required", "Add submitted_output: the JSON value to verify (null is a value; a missing key is not).")
+	} else {
+		r.SubmittedOutput = decoded["submitted_output"]
+	}
+	for _, flag := range []struct {
+		name string
+		dst  *bool
+	}{{"strict_content_check", &r.StrictContentCheck}, {"enforce_rules", &r.EnforceRules}} {
+		if val, ok := decoded[flag.name]; ok {
+			b, isBool := val.(bool)
+			if !isBool {
+				p.add(flag.name, "must be a boolean", "Send true or false (the default is false).")
+				continue
+			}
+			*flag.dst = b
+		}
+	}
+	if val, ok := decoded["detail"]; ok {
+		switch val {
+		case DetailFull, DetailCompact:
+			r.Detail = val.(string)
+		default:
+			p.add("detail", "is not one of the allowed values", "Use 'full' (the default) or 'compact'.")
+		}
+	}
+	if val, ok := decoded["bounds"]; ok && val != nil {
+		if _, isObj := val.(map[string]any); !isObj {
+			p.add("bounds", "must be an object or null", "Send bounds as an object mapping a path to {min, max, if_present}.")
+			delete(decoded, "bounds")
+		}
+	}
+	if val, ok := decoded["rules"]; ok && val != nil {
+		if _, isArr := val.([]any); !isArr {
+			p.add("rules", "must be an array or null", "Send rules as an array of rule objects.")
+			delete(decoded, "rules")
+		}
+	}
+}
+
+func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
+	obj := val.(map[string]any)
+	if len(obj) > v.opts.maxBounds() {
+		p.add("bounds", fmt.Sprintf("has more than %d entries", v.opts.maxBounds()), fmt.Sprintf("Send at most %d bounds.", v.opts.maxBounds()))
+		return nil
+	}
+	var out []Bound
+	for i, key := range sortedKeys(obj) {
+		field := boundName(key, i)
+		path, err := ParsePath(key)
+		if err != nil {
+			p.add(field, "has a key that is not a valid path: "+err.(*PathError).Problem, "Write the path as in `total`, `items[].price` or `meta[\"a.b\"]`.")
+			continue
+		}
+		entry, isObj := obj[key].(map[string]any)
+		if !isObj {
+			p.add(field, "must be an object", "Send {\"min\": …, \"max\": …, \"if_present\": false}.")
+			continue
+		}
+		b := Bound{Key: key, Path: path, decoded: entry}
+		for j, name := range sortedKeys(entry) {
+			if !slices.Contains(boundFields, name) {
+				p.add(memberName(field, name, j), "is not a known bound field", "Remove it; a bound has min, max and if_present.")
+			}
+		}
+		var bad bool
+		b.Min, bad = decodeLimit(entry, "min", field, p)
+		if bad {
+			continue
+		}
+		b.Max, bad = decodeLimit(entry, "max", field, p)
+		if bad {
+			continue
+		}
+		if ip, ok := entry["if_present"]; ok {
+			bv, isBool := ip.(bool)
+			if !isBool {
+				p.add(field+".if_present", "must be a boolean", "Send true or false (the default is false).")
+				continue
+			}
+			b.IfPresent = bv
+		}
+		switch {
+		case b.Min == nil && b.Max == nil:
+			p.add(field, "needs min or max", "Give min, max, or both.")
+			continue
+		case b.Min != nil && b.Max != nil && b.Min.IsTime != b.Max.IsTime:
+			p.add(field, "mixes a number and a date", "Give min and max of the same kind: both numbers or both ISO 8601 dates.")
+			continue
+		case b.Min != nil && b.Max != nil && b.Min.after(b.Max):
+			p.add(field, "has min greater than max", "Swap min and max, or widen the range.")
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// decodeLimit reads min or max; bad reports a problem already recorded.
+func decodeLimit(entry map[string]any, name, field string, p *problems) (*Limit, bool) {
+	val, ok := entry[name]
+	if !ok || val == nil {
+		return nil, false
+	}
+	switch x := val.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			p.add(field+"."+name, "is not a finite number", "Send a finite number.")
+			return nil, true
+		}
+		return &Limit{Number: f, Text: string(x)}, false
+	case string:
+		t, ok := parseTime(x)
+		if !ok {
+			p.add(field+"."+name, "is neither a number nor an ISO 8601 date or date-time",
+				"Send a number, a date like 2026-01-31, or a date-time like 2026-01-31T12:00:00Z.")
+			return nil, true
+		}
+		return &Limit{IsTime: true, Time: t, Text: x}, false
+	default:
+		p.add(field+"."+name, "must be a number or an ISO 8601 date string", "Send a number or a date like 2026-01-31.")
+		return nil, true
+	}
+}
+
+func (v *Verifier) decodeRules(val any, p *problems) []Rule {
+	list := val.([]any)
+	if len(list) > v.opts.maxRules() {
+		p.add("rules", fmt.Sprintf("has more than %d rules", v.opts.maxRules()), fmt.Sprintf("Send at most %d rules.", v.opts.maxRules()))
+		return nil
+	}
+	out := make([]Rule, 0, len(list))
+	for i, item := range list {
+		field := fmt.Sprintf("rules[%d]", i)
+		obj, isObj := item.(map[string]any)
+		if !isObj {
+			p.add(field, "must be an object", "Send each rule as an object with type and field.")
+			continue
+		}
+		if r, ok := decodeRule(obj, field, p); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ruleTargets says, per rule type, which of the alternative comparison
+// fields it takes; exactly one of a pair must be given.
+var ruleTargets = map[string][2]string{
+	RuleSumEquals: {"equals_field", "equals"},
+	RuleGTE:       {"other_field", "value"},
+	RuleLTE:       {"other_field", "value"},
+	RuleExistsIn:  {"in_field", "values"},
+	RuleUnique:    {},
+}
+
+const ruleTypeFix = "Use one of: 'sum_equals', 'gte', 'lte', 'exists_in' or 'unique'."
+
+func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
+	before := len(p.list)
+	r := Rule{Tolerance: DefaultTolerance, decoded: obj}
+	for j, name := range sortedKeys(obj) {
+		if !slices.Contains(ruleFields, name) {
+			p.add(memberName(field, name, j), "is not a known rule field",
+				"Remove it; a rule has type, field, equals_field, equals, other_field, value, in_field, values, tolerance and if_present.")
+		}
+	}
+	typ, isString := obj["type"].(string)
+	targets, known := ruleTargets[typ]
+	switch {
+	case obj["type"] == nil:
+		p.add(field+".type", "is required", ruleTypeFix)
+		return r, false
+	case !isString || !known:
+		p.add(field+".type", "is not one of the allowed values", ruleTypeFix)
+		return r, false
+	}
+	r.Type = typ
+	if text, ok := obj["field"].(string); !ok {
+		p.add(field+".field", "is required and must be a path string", "Name the value to check, e.g. \"line_items[].line_total\".")
+	} else if path, err := ParsePath(text); err != nil {
+		p.add(field+".field", "is not a valid path: "+err.(*PathError).Problem, "Write the path as in `total`, `items[].price` or `meta[\"a.b\"]`.")
+	} else {
+		r.Field, r.FieldText = path, text
+	}
+	// Fields that belong to another rule type are an error: a typo must not
+	// silently weaken a check.
+	for _, other := range []string{"equals_field", "equals", "other_field", "value", "in_field", "values"} {
+		if _, sent := obj[other]; sent && other != targets[0] && other != targets[1] {
+			p.add(field+"."+other, "does not apply to rule type "+typ, ruleFieldFix(typ))
+		}
+	}
+	if targets != [2]string{} {
+		pathName, valueName := targets[0], targets[1]
+		_, hasPath := obj[pathName]
+		_, hasValue := obj[valueName]
+		switch {
+		case hasPath && hasValue:
+			p.add(field, fmt.Sprintf("has both %s and %s", pathName, valueName), fmt.Sprintf("Keep exactly one of %s or %s.", pathName, valueName))
+		case !hasPath && !hasValue:
+			p.add(field, fmt.Sprintf("needs %s or %s", pathName, valueName), fmt.Sprintf("Add exactly one of %s or %s.", pathName, valueName))
+		case hasPath:
+			text, ok := obj[pathName].(string)
+			path, err := ParsePath(text)
+			if !ok || err != nil {
+				p.add(field+"."+pathName, "is not a valid path", "Write the path as in `total` or `items[].id`.")
+				break
+			}
+			switch pathName {
+			case "equals_field":
+				r.EqualsField = &path
+			case "other_field":
+				r.OtherField = &path
+			case "in_field":
+				r.InField = &path
+			}
+		case valueName == "values":
+			list, ok := obj["values"].([]any)
+			if !ok {
+				p.add(field+".values", "must be an array", "Send values as an array of allowed JSON values.")
+				break
+			}
+			r.Values, r.HasValues = list, true
+		default:
+			n, ok := numberOf(obj[valueName])
+			if !ok {
+				p.add(field+"."+valueName, "must be a number", "Send a finite number.")
+				break
+			}
+			if valueName == "equals" {
+				r.Equals = &n
+			} else {
+				r.Value = &n
+			}
+		}
+	}
+	if t, sent := obj["tolerance"]; sent {
+		n, ok := numberOf(t)
+		if !ok || n < 0 {
+			p.add(field+".tolerance", "must be a number ≥ 0", "Send a small non-negative number such as 0.01 (the default is 1e-9).")
+		} else {
+			r.Tolerance = n
+		}
+	}
+	if ip, sent := obj["if_present"]; sent {
+		b, ok := ip.(bool)
+		if !ok {
+			p.add(field+".if_present", "must be a boolean", "Send true or false (the default is false).")
+		}
+		r.IfPresent = b
+	}
+	return r, len(p.list) == before
+}
+
+func ruleFieldFix(typ string) string {
+	switch typ {
+	case RuleSumEquals:
+		return "sum_equals compares with equals_field or equals; remove the other field."
+	case RuleGTE, RuleLTE:
+		return typ + " compares with other_field or value; remove the other field."
+	case RuleExistsIn:
+		return "exists_in looks values up in in_field or values; remove the other field."
+	default:
+		return "unique takes only field (and if_present); remove the other field."
+	}
+}
+
+func numberOf(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	return f, err == nil
+}
+
+// memberName names an object member in an error: its own name when that is
+// a plain identifier, otherwise its position, so nothing the caller wrote is
+// echoed.
+func memberName(parent, name string, position int) string {
+	prefix := parent
+	if prefix != "" {
+		prefix += "."
+	}
+	if safeName.MatchString(name) {
+		return prefix + name
+	}
+	return fmt.Sprintf("%s(member #%d)", prefix, position+1)
+}
+
+// boundName names a bound in an error by its path key when it is plain, or
+// by its position among the sorted keys.
+func boundName(key string, position int) string {
+	if len(key) <= 100 && safePathKey.MatchString(key) {
+		return "bounds[" + strconv.Quote(key) + "]"
+	}
+	return fmt.Sprintf("bounds(entry #%d)", position+1)
+}
+
+var safePathKey = regexp.MustCompile(`^[A-Za-z0-9_.$\[\]-]+$`)
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// splitObject reads a JSON object's members as raw values without decoding
+// them, rejecting duplicate names and invalid UTF-8 as it goes.
+func splitObject(body []byte) (map[string][]byte, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, classify(err, "the body")
+	}
+	if tok.Kind() != '{' {
+		return nil, errors.New("the body must be a JSON object")
+	}
+	members := make(map[string][]byte)
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return nil, classify(err, "the body")
+		}
+		key := name.String()
+		val, err := dec.ReadValue()
+		if err != nil {
+			return nil, classify(err, memberName("", key, len(members)))
+		}
+		members[key] = bytes.Clone(val)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, classify(err, "the body")
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, errors.New("the body has data after the JSON object")
+	}
+	return members, nil
+}
+
+// classify describes a syntax error without quoting the input.
+func classify(err error, where string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%s is empty or truncated JSON", where)
+	}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		switch {
+		case errors.Is(se.Err, jsontext.ErrDuplicateName):
+			return fmt.Errorf("%s has a duplicate object key (I-JSON forbids it)", where)
+		case bytes.Contains([]byte(se.Err.Error()), []byte("UTF-8")):
+			return fmt.Errorf("%s has invalid UTF-8 at byte %d", where, se.ByteOffset)
+		}
+		return fmt.Errorf("%s is not valid JSON (syntax error at byte %d)", where, se.ByteOffset)
+	}
+	return fmt.Errorf("%s is not valid JSON", where)
+}

@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// checkRule evaluates one rule against the output. It returns counted=false
+// when the rule is skipped (if_present and nothing to check).
+func checkRule(r *Rule, out any) (f *Finding, counted bool) {
+	matches := r.Field.Resolve(out)
+	fail := func(path, expected, found, msg string) (*Finding, bool) {
+		return &Finding{
+			Source: SourceIntegrity, Check: "consistency:" + r.Type, Path: path,
+			Expected: expected, Found: found, Message: msg, Gate: GateRules,
+		}, true
+	}
+	where := r.Field.String()
+	if len(matches) == 0 {
+		if r.IfPresent {
+			return nil, false
+		}
+		return fail(where, "a value at "+where, "no value",
+			fmt.Sprintf("no value at %s; add it, or set if_present to skip the rule when it is absent", where))
+	}
+	switch r.Type {
+	case RuleSumEquals:
+		sum := 0.0
+		for _, m := range matches {
+			n, ok := asNumber(m.Value)
+			if !ok {
+				return fail(m.Loc.String(), "number", brief(m.Value),
+					fmt.Sprintf("%s must hold numbers to sum, found %s at %s", where, typeName(m.Value), m.Loc))
+			}
+			sum += n
+		}
+		target, label, tf := r.target(out, r.EqualsField, r.Equals, "equals_field")
+		if tf != nil {
+			return fail(where, tf.expected, tf.found, tf.message)
+		}
+		if math.Abs(sum-target) > r.Tolerance {
+			return fail(where, fmt.Sprintf("sum equal to %s (%s, tolerance %s)", formatNumber(target), label, formatNumber(r.Tolerance)),
+				"sum "+formatNumber(sum),
+				fmt.Sprintf("values sum to %s, expected %s (%s)", formatNumber(sum), label, formatNumber(target)))
+		}
+	case RuleGTE, RuleLTE:
+		target, label, tf := r.target(out, r.OtherField, r.Value, "other_field")
+		if tf != nil {
+			return fail(where, tf.expected, tf.found, tf.message)
+		}
+		op, word := "≥", "at least"
+		if r.Type == RuleLTE {
+			op, word = "≤", "at most"
+		}
+		for _, m := range matches {
+			n, ok := asNumber(m.Value)
+			if !ok {
+				return fail(m.Loc.String(), "number "+op+" "+formatNumber(target), brief(m.Value),
+					fmt.Sprintf("%s must be a number to compare, found %s", m.Loc, typeName(m.Value)))
+			}
+			holds := n >= target-r.Tolerance
+			if r.Type == RuleLTE {
+				holds = n <= target+r.Tolerance
+			}
+			if !holds {
+				return fail(m.Loc.String(), fmt.Sprintf("%s %s (%s)", op, formatNumber(target), label), brief(m.Value),
+					fmt.Sprintf("%s is %s, must be %s %s (%s)", m.Loc, formatNumber(n), word, formatNumber(target), label))
+			}
+		}
+	case RuleExistsIn:
+		allowed := r.Values
+		label := "the values list"
+		if r.InField != nil {
+			allowed = nil
+			for _, m := range r.InField.Resolve(out) {
+				allowed = append(allowed, m.Value)
+			}
+			label = "values at " + r.InField.String()
+		}
+		set := make(map[string]bool, len(allowed))
+		for _, a := range allowed {
+			set[equalityKey(a)] = true
+		}
+		for _, m := range matches {
+			if !set[equalityKey(m.Value)] {
+				return fail(m.Loc.String(), "one of "+label, brief(m.Value),
+					fmt.Sprintf("%s is not among %s", m.Loc, label))
+			}
+		}
+	case RuleUnique:
+		seen := make(map[string]string, len(matches))
+		for _, m := range matches {
+			k := equalityKey(m.Value)
+			if first, dup := seen[k]; dup {
+				return fail(m.Loc.String(), "values distinct from each other", brief(m.Value),
+					fmt.Sprintf("%s repeats the value at %s", m.Loc, first))
+			}
+			seen[k] = m.Loc.String()
+		}
+	}
+	return nil, true
+}
+
+// targetFailure is why a rule's comparison target could not be read.
+type targetFailure struct{ expected, found, message string }
+
+// target reads the number a rule compares with: the single number at path, or
+// the literal.
+func (r *Rule) target(out any, path *Path, literal *float64, fieldName string) (float64, string, *targetFailure) {
+	if path == nil {
+		return *literal, "the given value", nil
+	}
+	at := path.String()
+	matches := path.Resolve(out)
+	switch {
+	case len(matches) == 0:
+		return 0, "", &targetFailure{"a number at " + at, "no value",
+			fmt.Sprintf("%s names %s, which has no value", fieldName, at)}
+	case len(matches) > 1:
+		return 0, "", &targetFailure{"one number at " + at, fmt.Sprintf("%d values", len(matches)),
+			fmt.Sprintf("%s names %s, which resolves to %d values; name a single value", fieldName, at, len(matches))}
+	}
+	n, ok := asNumber(matches[0].Value)
+	if !ok {
+		return 0, "", &targetFailure{"a number at " + at, brief(matches[0].Value),
+			fmt.Sprintf("%s names %s, which holds %s, not a number", fieldName, at, typeName(matches[0].Value))}
+	}
+	return n, strings.TrimPrefix(at, "$."), nil
+}
+
+func asNumber(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	return f, err == nil
+}
+
+// equalityKey maps a value to a string that is equal for JSON-equal values:
+// numbers by float64 value (1 and 1.0 are equal), objects by sorted keys.
+func equalityKey(v any) string {
+	var b strings.Builder
+	writeEqualityKey(&b, v)
+	return b.String()
+}
+
+func writeEqualityKey(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("n")
+	case bool:
+		if x {
+			b.WriteString("t")
+		} else {
+			b.WriteString("f")
+		}
+	case json.Number:
+		f, _ := strconv.ParseFloat(string(x), 64)
+		if f == 0 {
+			f = 0 // -0 equals 0
+		}
+		b.WriteString("#")
+		b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+	case string:
+		b.WriteString(strconv.Quote(x))
+	case []any:
+		b.WriteString("[")
+		for _, e := range x {
+			writeEqualityKey(b, e)
+			b.WriteString(",")
+		}
+		b.WriteString("]")
+	case map[string]any:
+		b.WriteString("{")
+		for _, k := range sortedKeys(x) {
+			b.WriteString(strconv.Quote(k))
+			b.WriteString(":")
+			writeEqualityKey(b, x[k])
+			b.WriteString(",")
+		}
+		b.WriteString("}")
+	}
+}

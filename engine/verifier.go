@@ -1,0 +1,138 @@
+// Package engine turns a verification request into a verdict: it decodes and
+// validates the request (SPEC §1), evaluates the schema, bounds, rules and
+// content checks with their counting and blocking logic (§2–§3), and builds
+// the answer (§4). It knows nothing of transports, storage or keys: hashing
+// and signing are injected by the caller, so MCP, REST and the CLI share one
+// path.
+//
+//	v := engine.New(nil)
+//	req, err := v.DecodeRequest(body)        // *InvalidRequestError on 422
+//	out, err := v.Check(req, schemaHash)     // the verdict and its findings
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/verifier-dev/verifier/engine/schema"
+)
+
+// Verifier checks requests. It is safe for concurrent use.
+type Verifier struct {
+	opts  Options
+	cache *schemaCache
+}
+
+// New returns a Verifier; nil options mean the defaults.
+func New(opts *Options) *Verifier {
+	v := &Verifier{}
+	if opts != nil {
+		v.opts = *opts
+	}
+	if size := orDefault(v.opts.CacheSize, DefaultCacheSize); v.opts.CacheSize >= 0 {
+		v.cache = newSchemaCache(size)
+	}
+	return v
+}
+
+// CachedSchemas reports how many compiled schemas the cache holds.
+func (v *Verifier) CachedSchemas() int {
+	if v.cache == nil {
+		return 0
+	}
+	return v.cache.len()
+}
+
+// ListCap is the cap applied to each list of the answer.
+func (v *Verifier) ListCap() int { return v.opts.listCap() }
+
+// Compile compiles a schema, reusing a cached one with the same hash.
+// Problems with the schema come back as *InvalidRequestError.
+func (v *Verifier) Compile(doc any, schemaHash string) (*schema.Schema, error) {
+	if s, ok := v.cache.get(schemaHash); ok {
+		return s, nil
+	}
+	s, err := schema.Compile(doc, &v.opts.Schema)
+	if err != nil {
+		var se *schema.Error
+		if errors.As(err, &se) {
+			return nil, &InvalidRequestError{Fields: []FieldProblem{{
+				Field: schemaField(doc, se.Pointer), Problem: se.Problem, Fix: se.Fix,
+			}}}
+		}
+		return nil, fmt.Errorf("compiling schema: %w", err)
+	}
+	v.cache.put(schemaHash, s)
+	return s, nil
+}
+
+// schemaField names a place inside expected_schema as a field path.
+func schemaField(doc any, pointer string) string {
+	loc := PointerLocation(doc, pointer)
+	return "expected_schema" + strings.TrimPrefix(loc.String(), "$")
+}
+
+// Check evaluates every check of the request. schemaHash keys the compiled
+// schema cache ("" skips the cache). A schema that cannot be compiled or
+// evaluated within limits is an *InvalidRequestError.
+func (v *Verifier) Check(req *Request, schemaHash string) (*Outcome, error) {
+	compiled, err := v.Compile(req.ExpectedSchema, schemaHash)
+	if err != nil {
+		return nil, err
+	}
+	res, err := compiled.Evaluate(req.SubmittedOutput)
+	if err != nil {
+		if errors.Is(err, schema.ErrTooComplex) {
+			return nil, &InvalidRequestError{Fields: []FieldProblem{{
+				Field:   "expected_schema",
+				Problem: "needs more evaluation steps than the limit allows for this output",
+				Fix:     "Simplify the schema (fewer nested combinators or references) or verify a smaller output.",
+			}}}
+		}
+		return nil, fmt.Errorf("evaluating schema: %w", err)
+	}
+	out := &Outcome{}
+	for _, f := range res.Failures {
+		out.Findings = append(out.Findings, Finding{
+			Source: SourceSchema, Check: "schema:" + f.Keyword,
+			Path:     PointerLocation(req.SubmittedOutput, f.InstancePath).String(),
+			Expected: f.Expected, Found: f.Found, Message: f.Message,
+			Gate: GateSchema, Blocking: true,
+		})
+	}
+	var integrity tally
+	for i := range req.Bounds {
+		f, counted := checkBound(&req.Bounds[i], req.SubmittedOutput)
+		if counted {
+			integrity.record(f == nil)
+		}
+		if f != nil {
+			out.Findings = append(out.Findings, *f)
+		}
+	}
+	for i := range req.Rules {
+		f, counted := checkRule(&req.Rules[i], req.SubmittedOutput)
+		if counted {
+			integrity.record(f == nil)
+		}
+		if f != nil {
+			f.Blocking = req.EnforceRules
+			out.Findings = append(out.Findings, *f)
+		}
+	}
+	out.Findings = checkPlaceholders(req.SubmittedOutput, req.StrictContentCheck, &integrity, out.Findings)
+	out.Findings = checkUndeclared(req.SubmittedOutput, res.Described, req.StrictContentCheck, &integrity, out.Findings)
+
+	out.Pass = true
+	for _, f := range out.Findings {
+		if f.Blocking {
+			out.Pass = false
+			break
+		}
+	}
+	out.Schema = NewRatio(res.Passed, res.Total)
+	out.Integrity = NewRatio(integrity.passed, integrity.total)
+	out.Overall = NewRatio(res.Passed+integrity.passed, res.Total+integrity.total)
+	return out, nil
+}

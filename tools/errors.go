@@ -1,0 +1,96 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/verifier-dev/verifier/engine"
+)
+
+// Error codes (SPEC §6, §7). They are stable: clients branch on them.
+const (
+	CodeInvalidRequest       = "invalid_request"
+	CodePayloadTooLarge      = "payload_too_large"
+	CodeNotFound             = "not_found"
+	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeRateLimited          = "rate_limited"
+	CodeInternal             = "internal_error"
+	CodeUnavailable          = "unavailable"
+)
+
+// Error is the one error shape of SPEC §6, in REST bodies and MCP tool
+// results alike. It never carries the caller's values.
+type Error struct {
+	Code          string                `json:"code"`
+	Status        int                   `json:"status"`
+	Retryable     bool                  `json:"retryable"`
+	Charged       bool                  `json:"charged"`
+	Message       string                `json:"message"`
+	RetryAfter    *int                  `json:"retry_after,omitempty"`
+	NextActions   []engine.NextAction   `json:"next_actions"`
+	Fields        []engine.FieldProblem `json:"fields,omitempty"`
+	CorrelationID string                `json:"correlation_id,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// AsError converts any error into the error shape: an invalid request keeps
+// its field problems; anything unexpected becomes internal_error.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var invalid *engine.InvalidRequestError
+	if errors.As(err, &invalid) {
+		return InvalidRequest(invalid.Fields)
+	}
+	return &Error{
+		Code: CodeInternal, Status: http.StatusInternalServerError,
+		Message:     "The verifier hit an internal fault. Nothing was charged; send the request again, and report the correlation id if it persists.",
+		NextActions: []engine.NextAction{{Action: "retry_later"}},
+	}
+}
+
+// InvalidRequest is the 422 for a request with field problems.
+func InvalidRequest(fields []engine.FieldProblem) *Error {
+	names := (&engine.InvalidRequestError{Fields: fields}).FieldNames()
+	first := "the request"
+	if len(fields) > 0 {
+		first = fields[0].Field + " " + fields[0].Problem
+	}
+	more := ""
+	if len(fields) > 1 {
+		more = fmt.Sprintf(" (and %d more problem(s))", len(fields)-1)
+	}
+	return &Error{
+		Code: CodeInvalidRequest, Status: http.StatusUnprocessableEntity,
+		Message:     fmt.Sprintf("The request is invalid: %s%s. Nothing was charged; fix the field(s) and send it again.", first, more),
+		NextActions: []engine.NextAction{{Action: "fix_request_fields", Fields: names}},
+		Fields:      fields,
+	}
+}
+
+// NewError builds an error of the given code with a message.
+func NewError(code string, status int, message string) *Error {
+	e := &Error{Code: code, Status: status, Message: message}
+	switch code {
+	case CodeNotFound:
+		e.NextActions = []engine.NextAction{{Action: "check_the_url"}}
+	case CodeRateLimited, CodeUnavailable:
+		e.Retryable = true
+		e.NextActions = []engine.NextAction{{Action: "retry_later"}}
+	default:
+		e.NextActions = []engine.NextAction{{Action: "fix_request"}}
+	}
+	return e
+}
+
+// WithRetryAfter marks the error retryable after seconds.
+func (e *Error) WithRetryAfter(seconds int) *Error {
+	e.Retryable = true
+	e.RetryAfter = &seconds
+	return e
+}

@@ -1,0 +1,123 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/google/uuid"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/store"
+)
+
+// Verified is a signed verification answer.
+type Verified struct {
+	Answer  []byte         // the signed answer, in the shape the request asked for
+	Outcome *engine.Outcome
+	Request *engine.Request
+	Verdict store.Verdict // what was (or would be) stored
+}
+
+// Verify runs one verification request from its raw JSON body to a signed
+// answer, and stores the verdict before returning when the service has a
+// store. Errors are *Error values.
+func (s *Service) Verify(ctx context.Context, body []byte) (*Verified, error) {
+	req, err := s.Engine.DecodeRequest(body)
+	if err != nil {
+		return nil, AsError(err)
+	}
+	return s.VerifyRequest(ctx, req)
+}
+
+// VerifyRequest verifies an already decoded request.
+func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Verified, error) {
+	hashes, err := req.Hashes(signing.Canonicalize, signing.HashCanonical)
+	if err != nil {
+		return nil, InvalidRequest([]engine.FieldProblem{{
+			Field: "body", Problem: "cannot be canonicalized (RFC 8785)",
+			Fix: "Send I-JSON: unique keys, valid UTF-8, finite numbers, integers within ±2^53.",
+		}})
+	}
+	out, err := s.Engine.Check(req, hashes.Schema)
+	if err != nil {
+		return nil, AsError(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
+			"The verification did not finish within the time limit. Nothing was charged; try again or send a smaller request.").WithRetryAfter(1)
+	}
+	signer := s.Keys.Current()
+	now := s.now().UTC()
+	meta := engine.AnswerMeta{
+		VerificationID: uuid.NewString(),
+		VerifiedAt:     now,
+		Version:        s.Version,
+		Hashes:         hashes,
+		Verify: engine.VerifyBlock{
+			PublicKeyURL: s.publicURL() + "/.well-known/agent-card.json",
+			KeyVersion:   signer.KeyVersion(),
+			Service:      ServiceName,
+			MCP:          s.publicURL() + "/mcp",
+		},
+	}
+	answer := s.Engine.NewAnswer(req, out, meta)
+	signed, err := s.sign(answer)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verified{Answer: signed, Outcome: out, Request: req, Verdict: store.Verdict{
+		VerificationID:   meta.VerificationID,
+		TaskID:           req.TaskID,
+		Result:           out.Result(),
+		OutputHash:       hashes.Output,
+		SchemaHash:       hashes.Schema,
+		RulesHash:        hashes.Rules,
+		RequestHash:      hashes.Request,
+		SchemaCompliance: store.Ratio(out.Schema),
+		IntegrityChecks:  store.Ratio(out.Integrity),
+		Overall:          store.Ratio(out.Overall),
+		VerifiedAt:       now,
+		KeyVersion:       signer.KeyVersion(),
+	}}
+	if req.AgentID != nil {
+		v.Verdict.AgentID = *req.AgentID
+	}
+	if s.Store == nil {
+		return v, nil
+	}
+	// The store keeps the compact receipt: sign it too when the caller asked
+	// for the full answer.
+	v.Verdict.Receipt = signed
+	if req.Detail != engine.DetailCompact {
+		compactReq := *req
+		compactReq.Detail = engine.DetailCompact
+		if v.Verdict.Receipt, err = s.sign(s.Engine.NewAnswer(&compactReq, out, meta)); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.Store.PutVerdict(ctx, v.Verdict); err != nil {
+		s.log().Error("storing verdict", "verification_id", meta.VerificationID, "err", err)
+		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
+			"The verdict could not be stored, so no receipt was issued. Nothing was charged; send the request again.").WithRetryAfter(1)
+	}
+	return v, nil
+}
+
+// sign encodes an answer and appends its attestation.
+func (s *Service) sign(a *engine.Answer) ([]byte, error) {
+	body, err := a.Marshal()
+	if err != nil {
+		return nil, fmt.Errorf("encoding answer: %w", err)
+	}
+	att, err := s.Keys.Current().Attest(signing.ContextVerify, body, a.VerifiedAt)
+	if err != nil {
+		return nil, fmt.Errorf("signing answer: %w", err)
+	}
+	signed, err := signing.AppendAttestation(body, att)
+	if err != nil {
+		return nil, fmt.Errorf("appending attestation: %w", err)
+	}
+	return signed, nil
+}
