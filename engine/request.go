@@ -80,15 +80,15 @@ type Limit struct {
 
 // Rule is one cross-field rule (SPEC §3.5).
 type Rule struct {
-	Type                              string
-	Field                             Path
-	EqualsField, OtherField, InField  *Path
-	Equals, Value                     *float64
-	Values                            []any
-	HasValues                         bool
-	Tolerance                         float64
-	IfPresent                         bool
-	FieldText                         string // the field path as written
+	Type                             string
+	Field                            Path
+	EqualsField, OtherField, InField *Path
+	Equals, Value                    *float64
+	Values                           []any
+	HasValues                        bool
+	Tolerance                        float64
+	IfPresent                        bool
+	FieldText                        string // the field path as written
 
 	decoded map[string]any // as sent, for request_hash
 }

@@ -14,7 +14,7 @@ import (
 
 // Verified is a signed verification answer.
 type Verified struct {
-	Answer  []byte         // the signed answer, in the shape the request asked for
+	Answer  []byte // the signed answer, in the shape the request asked for
 	Outcome *engine.Outcome
 	Request *engine.Request
 	Verdict store.Verdict // what was (or would be) stored

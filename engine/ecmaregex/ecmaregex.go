@@ -1,20 +1,80 @@
 // Package ecmaregex translates ECMA-262 regular expressions, the dialect JSON
 // Schema's pattern and patternProperties use, into Go's RE2 syntax.
 //
+// Patterns are read as ECMA-262 reads them with the u flag, which is what
+// the JSON Schema test suite expects: \d and \w are ASCII only, \s is
+// ECMA-262's white space (including U+00A0, U+FEFF and the Unicode space
+// separators) plus the line terminators, ^ and $ anchor at the ends of the
+// input only, . matches any code point but \n, \r, U+2028 and U+2029,
+// \u{…} and surrogate-pair escapes name one code point, and \p{…} accepts
+// ECMA-262's General_Category, Script and binary property names. ES2025
+// modifier groups such as (?i:…) are understood.
+//
 // RE2 runs in linear time, so a translated pattern cannot be used for ReDoS.
-// Constructs that need backtracking (look-around, back-references) have no
-// RE2 form and are reported as ErrUnsupported.
+// Constructs that need backtracking (look-around, back-references) or that
+// RE2 cannot express otherwise are reported as ErrUnsupported.
+//
+//	re, err := ecmaregex.Compile(`^\w+$`)
+//	if errors.Is(err, ecmaregex.ErrUnsupported) {
+//		// valid ECMA-262, but not runnable with RE2
+//	}
+//	ok := re.MatchString("Ärger") // false: \w is ASCII only
 package ecmaregex
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 )
 
-// ErrUnsupported reports an ECMA-262 construct that RE2 cannot express.
-var ErrUnsupported = errors.New("pattern needs backtracking, which is not supported")
+// ErrUnsupported reports an ECMA-262 construct that RE2 cannot express:
+// look-around, back-references, repetition counts above 1000, and the few
+// Unicode properties Go's tables do not carry.
+var ErrUnsupported = errors.New("pattern uses a construct RE2 cannot run")
 
-// Compile translates the ECMA-262 pattern p and compiles it with RE2.
+// ErrSyntax reports a pattern that is not a valid ECMA-262 regular
+// expression (with the u flag).
+var ErrSyntax = errors.New("invalid ECMA-262 regular expression")
+
+func unsupportedf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrUnsupported}, args...)...)
+}
+
+// Compile translates the ECMA-262 pattern p and compiles it with RE2. The
+// error wraps ErrSyntax when p is not valid ECMA-262 and ErrUnsupported
+// when it is valid but has no RE2 form.
 func Compile(p string) (*regexp.Regexp, error) {
-	return regexp.Compile(p)
+	src, err := Translate(p)
+	if err != nil {
+		return nil, err
+	}
+	re, err := regexp.Compile(src)
+	if err != nil {
+		// The translation is well-formed, so RE2 can only object to size.
+		return nil, unsupportedf("%v", err)
+	}
+	return re, nil
+}
+
+// Translate returns the RE2 syntax equivalent to the ECMA-262 pattern p,
+// with the errors of Compile.
+func Translate(p string) (string, error) {
+	n, err := parse(p)
+	if err != nil {
+		return "", err
+	}
+	var e emitter
+	if err := e.emit(n, 0); err != nil {
+		return "", err
+	}
+	return e.b.String(), nil
+}
+
+// Valid reports whether p is a syntactically valid ECMA-262 regular
+// expression (with the u flag). Look-around and back-references are valid
+// here even though Compile cannot run them; this is the check of JSON
+// Schema's regex format.
+func Valid(p string) bool {
+	_, err := parse(p)
+	return !errors.Is(err, ErrSyntax)
 }
