@@ -1,0 +1,101 @@
+package ecmaregex
+
+import (
+	"slices"
+	"unicode"
+)
+
+// runeRange is an inclusive range of code points.
+type runeRange struct{ lo, hi rune }
+
+// runeSet is a sorted list of disjoint, non-adjacent ranges. The helpers
+// below always return a normalized set and never modify their arguments.
+type runeSet []runeRange
+
+// normalize sorts rs and merges overlapping or adjacent ranges.
+func normalize(rs []runeRange) runeSet {
+	if len(rs) == 0 {
+		return nil
+	}
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b runeRange) int { return int(a.lo - b.lo) })
+	out := rs[:1]
+	for _, r := range rs[1:] {
+		last := &out[len(out)-1]
+		if r.lo <= last.hi+1 {
+			last.hi = max(last.hi, r.hi)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// setOf builds a set from explicit ranges.
+func setOf(rs ...runeRange) runeSet { return normalize(rs) }
+
+// tableSet converts a Unicode range table, expanding strided ranges.
+func tableSet(t *unicode.RangeTable) runeSet {
+	var rs []runeRange
+	for _, r := range t.R16 {
+		rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
+	}
+	for _, r := range t.R32 {
+		rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
+	}
+	return normalize(rs)
+}
+
+func appendStrided(rs []runeRange, lo, hi, stride rune) []runeRange {
+	if stride == 1 {
+		return append(rs, runeRange{lo, hi})
+	}
+	for c := lo; c <= hi; c += stride {
+		rs = append(rs, runeRange{c, c})
+	}
+	return rs
+}
+
+// union returns the code points in any of the sets.
+func union(sets ...runeSet) runeSet {
+	var all []runeRange
+	for _, s := range sets {
+		all = append(all, s...)
+	}
+	return normalize(all)
+}
+
+// complement returns every code point not in s.
+func (s runeSet) complement() runeSet {
+	var out runeSet
+	next := rune(0)
+	for _, r := range s {
+		if r.lo > next {
+			out = append(out, runeRange{next, r.lo - 1})
+		}
+		next = r.hi + 1
+	}
+	if next <= unicode.MaxRune {
+		out = append(out, runeRange{next, unicode.MaxRune})
+	}
+	return out
+}
+
+// minus returns the code points of s that are not in t.
+func (s runeSet) minus(t runeSet) runeSet {
+	return union(s.complement(), t).complement()
+}
+
+// contains reports whether c is in s.
+func (s runeSet) contains(c rune) bool {
+	_, found := slices.BinarySearchFunc(s, c, func(r runeRange, c rune) int {
+		switch {
+		case r.hi < c:
+			return -1
+		case r.lo > c:
+			return 1
+		}
+		return 0
+	})
+	return found
+}
