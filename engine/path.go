@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Path is a parsed path into submitted_output (SPEC §2): dotted keys,
@@ -40,6 +41,9 @@ func (e *PathError) Error() string { return "path " + e.Problem }
 func ParsePath(s string) (Path, error) {
 	if len(s) > maxPathLen {
 		return Path{}, &PathError{fmt.Sprintf("is longer than %d bytes", maxPathLen)}
+	}
+	if !utf8.ValidString(s) {
+		return Path{}, &PathError{"is not valid UTF-8"}
 	}
 	switch {
 	case s == "$":

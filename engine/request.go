@@ -159,7 +159,12 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 	var p problems
 	members, err := splitObject(body)
 	if err != nil {
-		p.add("body", err.Error(), "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request.")
+		field := "body"
+		var me *memberError
+		if errors.As(err, &me) && slices.Contains(topLevelFields, me.name) {
+			field = me.name
+		}
+		p.add(field, err.Error(), "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request.")
 		return nil, p.err()
 	}
 	r := &Request{raw: members, Detail: DetailFull}
@@ -280,8 +285,8 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 	}
 	var out []Bound
 	for i, key := range sortedKeys(obj) {
-		field := boundName(key, i)
 		path, err := ParsePath(key)
+		field := boundName(key, i, err == nil)
 		if err != nil {
 			p.add(field, "has a key that is not a valid path: "+err.(*PathError).Problem, "Write the path as in `total`, `items[].price` or `meta[\"a.b\"]`.")
 			continue
@@ -523,10 +528,10 @@ func memberName(parent, name string, position int) string {
 	return fmt.Sprintf("%s(member #%d)", prefix, position+1)
 }
 
-// boundName names a bound in an error by its path key when it is plain, or
-// by its position among the sorted keys.
-func boundName(key string, position int) string {
-	if len(key) <= 100 && safePathKey.MatchString(key) {
+// boundName names a bound in an error by its path key when that is a valid,
+// plain path, or else by its position among the sorted keys.
+func boundName(key string, position int, valid bool) string {
+	if valid && len(key) <= 100 && safePathKey.MatchString(key) {
 		return "bounds[" + strconv.Quote(key) + "]"
 	}
 	return fmt.Sprintf("bounds(entry #%d)", position+1)
@@ -563,7 +568,7 @@ func splitObject(body []byte) (map[string][]byte, error) {
 		key := name.String()
 		val, err := dec.ReadValue()
 		if err != nil {
-			return nil, classify(err, memberName("", key, len(members)))
+			return nil, &memberError{name: key, err: classify(err, memberName("", key, len(members)))}
 		}
 		members[key] = bytes.Clone(val)
 	}
@@ -593,3 +598,12 @@ func classify(err error, where string) error {
 	}
 	return fmt.Errorf("%s is not valid JSON", where)
 }
+
+// memberError is a syntax error inside one member's value.
+type memberError struct {
+	name string
+	err  error
+}
+
+func (e *memberError) Error() string { return e.err.Error() }
+func (e *memberError) Unwrap() error { return e.err }

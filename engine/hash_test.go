@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/verifier-dev/verifier/signing"
+)
+
+var vectorsDir = filepath.Join("..", "..", "shared", "vectors", "request-hash")
+
+// TestRequestHashVectors reproduces the three published request-hash vectors
+// byte for byte: the canonical form and its SHA-256.
+func TestRequestHashVectors(t *testing.T) {
+	for _, name := range []string{"tv-1", "tv-2", "tv-3"} {
+		t.Run(name, func(t *testing.T) {
+			body := readFile(t, filepath.Join(vectorsDir, name+".request.json"))
+			wantCanon := bytes.TrimSpace(readFile(t, filepath.Join(vectorsDir, name+".canonical.json")))
+			wantHash := strings.TrimSpace(string(readFile(t, filepath.Join(vectorsDir, name+".sha256"))))
+
+			req, err := New(nil).DecodeRequest(body)
+			if err != nil {
+				t.Fatalf("DecodeRequest: %v", err)
+			}
+			var gotCanon []byte
+			hashes, err := req.Hashes(signing.Canonicalize, func(b []byte) string {
+				if bytes.HasPrefix(b, []byte(`{"agent_id":`)) {
+					gotCanon = bytes.Clone(b)
+				}
+				return signing.HashCanonical(b)
+			})
+			if err != nil {
+				t.Fatalf("Hashes: %v", err)
+			}
+			if !bytes.Equal(gotCanon, wantCanon) {
+				t.Errorf("canonical request\n got %s\nwant %s", gotCanon, wantCanon)
+			}
+			if hashes.Request != wantHash {
+				t.Errorf("request_hash = %s, want %s", hashes.Request, wantHash)
+			}
+		})
+	}
+}
+
+func TestRulesHashIsFieldsAsSent(t *testing.T) {
+	v := New(nil)
+	a, err := v.DecodeRequest([]byte(`{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := v.DecodeRequest([]byte(`{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a","tolerance":1e-9}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ha, _ := a.Hashes(signing.Canonicalize, signing.HashCanonical)
+	hb, _ := b.Hashes(signing.Canonicalize, signing.HashCanonical)
+	if ha.Rules == hb.Rules {
+		t.Error("rules_hash equal with and without an explicit default; it must hash the fields as sent")
+	}
+	if ha.Request != hb.Request {
+		t.Error("request_hash differs with and without an explicit default; it must fill defaults")
+	}
+	want := signing.HashCanonical([]byte(`{"bounds":null,"rules":[{"field":"a","type":"unique"}]}`))
+	if ha.Rules != want {
+		t.Errorf("rules_hash = %s, want %s", ha.Rules, want)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/verifier-dev/verifier/engine/ijson"
+)
+
+func TestParsePath(t *testing.T) {
+	tests := []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: "total", want: "$.total"},
+		{in: "$.total", want: "$.total"},
+		{in: "customer.address.zip", want: "$.customer.address.zip"},
+		{in: "line_items[].line_total", want: "$.line_items[].line_total"},
+		{in: "matrix[][]", want: "$.matrix[][]"},
+		{in: "items[2].price", want: "$.items[2].price"},
+		{in: `meta["a.b"]`, want: `$.meta["a.b"]`},
+		{in: `meta["a.b"].c`, want: `$.meta["a.b"].c`},
+		{in: `["x[y]"]`, want: `$["x[y]"]`},
+		{in: "$", want: "$"},
+		{in: "", bad: true},
+		{in: "a..b", bad: true},
+		{in: "a.", bad: true},
+		{in: "a[", bad: true},
+		{in: "a[x]", bad: true},
+		{in: "a[-1]", bad: true},
+		{in: "a]b", bad: true},
+		{in: `a["b]`, bad: true},
+		{in: "a[1]b", bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			p, err := ParsePath(tt.in)
+			if tt.bad {
+				if err == nil {
+					t.Errorf("ParsePath(%q) = %s, want an error", tt.in, p)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParsePath(%q): %v", tt.in, err)
+			}
+			if got := p.String(); got != tt.want {
+				t.Errorf("ParsePath(%q).String() = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestResolve(t *testing.T) {
+	doc := mustDecode(t, `{"items":[{"p":1},{"p":2},{"q":3}],"m":[[1,2],[3]],"meta":{"a.b":7},"empty":[],"n":5}`)
+	tests := []struct {
+		path string
+		want []string // locations
+	}{
+		{"items[].p", []string{"$.items[0].p", "$.items[1].p"}},
+		{"items[1].p", []string{"$.items[1].p"}},
+		{"items[9].p", nil},
+		{"m[][]", []string{"$.m[0][0]", "$.m[0][1]", "$.m[1][0]"}},
+		{`meta["a.b"]`, []string{`$.meta["a.b"]`}},
+		{"missing", nil},
+		{"empty[]", nil},
+		{"n[]", nil},     // wrong type: fan-out over a number
+		{"n.x", nil},     // wrong type: key on a number
+		{"items.p", nil}, // wrong type: key on an array
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			p, err := ParsePath(tt.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range p.Resolve(doc) {
+				got = append(got, m.Loc.String())
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("Resolve(%s) = %v, want %v", tt.path, got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Errorf("Resolve(%s)[%d] = %s, want %s", tt.path, i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestPointerLocation(t *testing.T) {
+	doc := mustDecode(t, `{"items":[{"0":{"a/b":1}}]}`)
+	if got, want := PointerLocation(doc, "/items/0/0/a~1b").String(), `$.items[0].0.a/b`; got != want {
+		t.Errorf("PointerLocation = %s, want %s", got, want)
+	}
+	if got := PointerLocation(doc, "").String(); got != "$" {
+		t.Errorf("PointerLocation(root) = %s, want $", got)
+	}
+}
+
+func mustDecode(t *testing.T, s string) any {
+	t.Helper()
+	v, err := ijson.Decode([]byte(s), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func FuzzParsePath(f *testing.F) {
+	for _, s := range []string{"a.b", "a[].b", `m["x.y"][2]`, "$.a[0]", "[", `["\"]`} {
+		f.Add(s)
+	}
+	doc := map[string]any{"a": []any{map[string]any{"b": 1.0}}}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePath(s)
+		if err != nil {
+			return
+		}
+		// A parsed path renders to text that parses back to the same path.
+		back, err := ParsePath(p.String())
+		if err != nil || back.String() != p.String() {
+			t.Fatalf("ParsePath(%q).String() = %q does not round-trip: %v", s, p.String(), err)
+		}
+		p.Resolve(doc)
+	})
+}

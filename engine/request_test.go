@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// marker is planted in bad requests; no error may quote it.
+const marker = "MARKER_7f3a"
+
+func TestDecodeRequestProblems(t *testing.T) {
+	long := strings.Repeat("a", 201)
+	tests := []struct {
+		name      string
+		body      string
+		wantField string
+	}{
+		{"not an object", `["` + marker + `"]`, "body"},
+		{"malformed", `{"task_id":"` + marker, "task_id"},
+		{"trailing data", `{"task_id":"t"} {"` + marker + `":1}`, "body"},
+		{"duplicate top-level key", `{"task_id":"t","task_id":"` + marker + `","expected_schema":{},"submitted_output":1}`, "body"},
+		{"duplicate key in output", `{"task_id":"t","expected_schema":{},"submitted_output":{"a":"` + marker + `","a":2}}`, "submitted_output"},
+		{"invalid UTF-8", "{\"task_id\":\"t\",\"expected_schema\":{},\"submitted_output\":\"\xff" + marker + "\"}", "submitted_output"},
+		{"lone surrogate", `{"task_id":"t","expected_schema":{},"submitted_output":"\ud800` + marker + `"}`, "submitted_output"},
+		{"integer past 2^53", `{"task_id":"t","expected_schema":{},"submitted_output":{"id":9007199254740993}}`, "submitted_output"},
+		{"overflowing number", `{"task_id":"t","expected_schema":{},"submitted_output":1e999}`, "submitted_output"},
+		{"too deep", `{"task_id":"t","expected_schema":{},"submitted_output":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`, "submitted_output"},
+		{"missing task_id", `{"expected_schema":{},"submitted_output":1}`, "task_id"},
+		{"missing expected_schema", `{"task_id":"t","submitted_output":1}`, "expected_schema"},
+		{"missing submitted_output", `{"task_id":"t","expected_schema":{}}`, "submitted_output"},
+		{"201-character task_id", `{"task_id":"` + long + `","expected_schema":{},"submitted_output":1}`, "task_id"},
+		{"201-character agent_id", `{"task_id":"t","agent_id":"` + long + `","expected_schema":{},"submitted_output":1}`, "agent_id"},
+		{"task_id not a string", `{"task_id":5,"expected_schema":{},"submitted_output":1}`, "task_id"},
+		{"schema not a schema", `{"task_id":"t","expected_schema":"` + marker + `","submitted_output":1}`, "expected_schema"},
+		{"unknown top-level field", `{"task_id":"t","expected_schema":{},"submitted_output":1,"enforce_rule":true}`, "enforce_rule"},
+		{"unknown field with odd name", `{"task_id":"t","expected_schema":{},"submitted_output":1,"<` + marker + `>":true}`, "(member #1)"},
+		{"case-folded field name", `{"TASK_ID":"t","task_id":"t","expected_schema":{},"submitted_output":1}`, "TASK_ID"},
+		{"flag not a boolean", `{"task_id":"t","expected_schema":{},"submitted_output":1,"enforce_rules":"yes"}`, "enforce_rules"},
+		{"bad detail", `{"task_id":"t","expected_schema":{},"submitted_output":1,"detail":"` + marker + `"}`, "detail"},
+		{"unknown rule type", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"` + marker + `","field":"a"}]}`, "rules[0].type"},
+		{"rule missing type", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"field":"a"}]}`, "rules[0].type"},
+		{"rule with equals and equals_field", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"sum_equals","field":"a","equals":1,"equals_field":"b"}]}`, "rules[0]"},
+		{"rule with neither", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"gte","field":"a"}]}`, "rules[0]"},
+		{"rule field of another type", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a","values":[1]}]}`, "rules[0].values"},
+		{"rule unknown field", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a","toleranse":1}]}`, "rules[0].toleranse"},
+		{"rule negative tolerance", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"sum_equals","field":"a","equals":1,"tolerance":-1}]}`, "rules[0].tolerance"},
+		{"rule bad path", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a..` + marker + `"}]}`, "rules[0].field"},
+		{"rules not an array", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":{}}`, "rules"},
+		{"bound without limits", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{}}}`, `bounds["a"]`},
+		{"bound unknown field", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":1,"mix":2}}}`, `bounds["a"].mix`},
+		{"bound min above max", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":2,"max":1}}}`, `bounds["a"]`},
+		{"bound bad date", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":"` + marker + `"}}}`, `bounds["a"].min`},
+		{"bound mixed kinds", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":1,"max":"2026-01-01"}}}`, `bounds["a"]`},
+		{"bound key with odd characters", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a..` + marker + `":{"min":1}}}`, "bounds(entry #1)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(nil).DecodeRequest([]byte(tt.body))
+			var inv *InvalidRequestError
+			if !errors.As(err, &inv) {
+				t.Fatalf("DecodeRequest error = %v, want *InvalidRequestError", err)
+			}
+			found := false
+			for _, f := range inv.Fields {
+				if f.Field == tt.wantField {
+					found = true
+				}
+				if f.Problem == "" || f.Fix == "" {
+					t.Errorf("problem %+v lacks a problem or a fix", f)
+				}
+				if strings.Contains(f.Field+f.Problem+f.Fix, marker) {
+					t.Errorf("problem %+v echoes the input", f)
+				}
+			}
+			if !found {
+				t.Errorf("fields = %+v, want one naming %q", inv.Fields, tt.wantField)
+			}
+		})
+	}
+}
+
+func TestDecodeRequestReportsAllProblems(t *testing.T) {
+	_, err := New(nil).DecodeRequest([]byte(`{"task_id":"","expected_schema":1,"rules":[{"type":"x","field":"a"}],"detail":"big"}`))
+	var inv *InvalidRequestError
+	if !errors.As(err, &inv) {
+		t.Fatalf("DecodeRequest error = %v, want *InvalidRequestError", err)
+	}
+	want := []string{"task_id", "expected_schema", "submitted_output", "detail", "rules[0].type"}
+	for _, w := range want {
+		if !strings.Contains(strings.Join(inv.FieldNames(), " "), w) {
+			t.Errorf("fields %v lack %s", inv.FieldNames(), w)
+		}
+	}
+}
+
+func TestDecodeRequestDefaults(t *testing.T) {
+	req, err := New(nil).DecodeRequest([]byte(`{"task_id":"t","expected_schema":{},"submitted_output":null,"rules":[{"type":"unique","field":"a"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Detail != DetailFull || req.EnforceRules || req.StrictContentCheck || req.AgentID != nil || req.SubmittedOutput != nil {
+		t.Errorf("defaults not applied: %+v", req)
+	}
+	if r := req.Rules[0]; r.Tolerance != DefaultTolerance || r.IfPresent {
+		t.Errorf("rule defaults not applied: %+v", r)
+	}
+}
