@@ -1,0 +1,461 @@
+package schema
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// dialect is the draft and the vocabularies in force for a schema resource.
+type dialect struct {
+	draft       Draft
+	metaURI     string // meta-schema that documents of this dialect are checked against
+	applicator  bool
+	unevaluated bool
+	validation  bool
+	formatVocab bool // format-assertion vocabulary in use: format always asserts
+}
+
+func dialect2020() *dialect {
+	return &dialect{draft: Draft2020, metaURI: meta2020URI, applicator: true, unevaluated: true, validation: true}
+}
+
+func dialect7() *dialect {
+	return &dialect{draft: Draft7, metaURI: meta7URI, applicator: true, validation: true}
+}
+
+const vocabPrefix = "https://json-schema.org/draft/2020-12/vocab/"
+
+// compiler holds the state of one Compile call.
+type compiler struct {
+	opts      Options
+	builtin   *Registry
+	docs      map[string]*document  // loaded documents by retrieval URI
+	res       map[string]*schemaLoc // resource URI -> resource root
+	anchors   map[string]*schemaLoc // resource URI + "#" + anchor name
+	resources []*resource
+	main      *document
+	count     int
+	needDyn   bool
+	hasUneval bool
+}
+
+// document is one loaded schema document.
+type document struct {
+	uri  string
+	raw  any
+	main bool
+	locs map[string]*schemaLoc // scanned schema locations by pointer
+}
+
+// schemaLoc is a schema position inside a document.
+type schemaLoc struct {
+	doc  *document
+	ptr  string
+	raw  any
+	base string // base URI in effect
+	res  *resource
+	dia  *dialect
+	node *node
+}
+
+func (l *schemaLoc) at(kw string) string { return l.ptr + "/" + escapeToken(kw) }
+
+// errAt builds an *Error for a position in document d.
+func (c *compiler) errAt(d *document, ptr, problem, fix string) *Error {
+	if d != nil && !d.main {
+		ptr = d.uri + "#" + ptr
+	}
+	return &Error{Pointer: ptr, Problem: problem, Fix: fix}
+}
+
+func newCompiler(o Options) (*compiler, error) {
+	b, err := builtinRegistry()
+	if err != nil {
+		return nil, err
+	}
+	return &compiler{
+		opts:    o,
+		builtin: b,
+		docs:    map[string]*document{},
+		res:     map[string]*schemaLoc{},
+		anchors: map[string]*schemaLoc{},
+	}, nil
+}
+
+// compileRoot compiles doc as the main document and returns its root node.
+func (c *compiler) compileRoot(doc any) (*node, error) {
+	dia := dialect2020()
+	if c.opts.DefaultDraft == Draft7 {
+		dia = dialect7()
+	}
+	d, err := c.load(defaultBase, doc, dia, true)
+	if err != nil {
+		return nil, err
+	}
+	c.main = d
+	root, err := c.compile(d.locs[""])
+	if err != nil {
+		return nil, err
+	}
+	// Compile every scanned subschema of the main document so errors in
+	// unreferenced $defs surface too; sorted for a deterministic first error.
+	ptrs := make([]string, 0, len(d.locs))
+	for p := range d.locs {
+		ptrs = append(ptrs, p)
+	}
+	sort.Strings(ptrs)
+	for _, p := range ptrs {
+		if _, err := c.compile(d.locs[p]); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.compileDynamic(); err != nil {
+		return nil, err
+	}
+	if err := c.checkCycles(); err != nil {
+		return nil, err
+	}
+	return root, nil
+}
+
+// compileDynamic compiles the $dynamicAnchor targets of every loaded
+// resource once some $dynamicRef may look them up.
+func (c *compiler) compileDynamic() error {
+	for i := 0; c.needDyn && i < len(c.resources); i++ {
+		r := c.resources[i]
+		names := make([]string, 0, len(r.dynLocs))
+		for name := range r.dynLocs {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			n, err := c.compile(r.dynLocs[name])
+			if err != nil {
+				return err
+			}
+			if r.dyn == nil {
+				r.dyn = map[string]*node{}
+			}
+			r.dyn[name] = n
+		}
+	}
+	return nil
+}
+
+// load registers a document and scans it for resources and anchors.
+func (c *compiler) load(uri string, raw any, dia *dialect, main bool) (*document, error) {
+	d := &document{uri: uri, raw: raw, main: main, locs: map[string]*schemaLoc{}}
+	c.docs[uri] = d
+	if obj, ok := raw.(map[string]any); ok {
+		if sv, ok := obj["$schema"]; ok {
+			s, ok := sv.(string)
+			if !ok {
+				return nil, c.errAt(d, "/$schema", "$schema must be a string", `write the meta-schema URI, e.g. "https://json-schema.org/draft/2020-12/schema"`)
+			}
+			nd, err := c.dialectFor(s, 0)
+			if err != nil {
+				return nil, c.errAt(d, "/$schema", err.Error(), unknownDraftFix)
+			}
+			dia = nd
+		}
+	}
+	r := &resource{uri: uri}
+	c.resources = append(c.resources, r)
+	if _, taken := c.res[uri]; !taken {
+		c.res[uri] = nil // set by scan below
+	}
+	if err := c.scan(d, raw, "", uri, r, dia); err != nil {
+		return nil, err
+	}
+	if c.res[uri] == nil {
+		c.res[uri] = d.locs[""]
+	}
+	return d, nil
+}
+
+const unknownDraftFix = `use "https://json-schema.org/draft/2020-12/schema" or "http://json-schema.org/draft-07/schema#", or leave $schema out for draft 2020-12`
+
+// dialectFor returns the dialect a $schema URI names: one of the two
+// drafts, or a meta-schema in the registry built on draft 2020-12.
+func (c *compiler) dialectFor(s string, depth int) (*dialect, error) {
+	u := strings.TrimSuffix(s, "#")
+	switch u {
+	case meta2020URI:
+		return dialect2020(), nil
+	case meta7URI, "https://json-schema.org/draft-07/schema":
+		return dialect7(), nil
+	}
+	norm, err := normalizeURI(u)
+	if err != nil || depth > 8 || c.opts.Registry == nil {
+		return nil, fmt.Errorf("unknown draft %q", s)
+	}
+	rd := c.opts.Registry.docs[norm]
+	if rd == nil {
+		return nil, fmt.Errorf("unknown draft %q", s)
+	}
+	obj, ok := rd.raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("unknown draft %q: the meta-schema is not an object", s)
+	}
+	parent, _ := obj["$schema"].(string)
+	pd, err := c.dialectFor(parent, depth+1)
+	if err != nil {
+		return nil, fmt.Errorf("unknown draft %q", s)
+	}
+	d := *pd
+	d.metaURI = norm
+	voc, ok := obj["$vocabulary"].(map[string]any)
+	if !ok || d.draft != Draft2020 {
+		return &d, nil
+	}
+	d.applicator, d.unevaluated, d.validation = false, false, false
+	keys := make([]string, 0, len(voc))
+	for k := range voc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		req, _ := voc[k].(bool)
+		switch k {
+		case vocabPrefix + "core", vocabPrefix + "meta-data", vocabPrefix + "content", vocabPrefix + "format-annotation":
+		case vocabPrefix + "applicator":
+			d.applicator = true
+		case vocabPrefix + "unevaluated":
+			d.unevaluated = true
+		case vocabPrefix + "validation":
+			d.validation = true
+		case vocabPrefix + "format-assertion":
+			d.formatVocab = true
+		default:
+			if req {
+				return nil, fmt.Errorf("meta-schema %q requires the unsupported vocabulary %q", s, k)
+			}
+		}
+	}
+	return &d, nil
+}
+
+var anchorRE = regexp.MustCompile(`^[A-Za-z_][-A-Za-z0-9._]*$`)
+
+// schema-valued keywords, by container shape
+var (
+	mapKw2020 = []string{"$defs", "definitions", "properties", "patternProperties", "dependentSchemas"}
+	arrKw2020 = []string{"allOf", "anyOf", "oneOf", "prefixItems"}
+	oneKw2020 = []string{"items", "additionalProperties", "propertyNames", "contains", "if", "then", "else",
+		"not", "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+	mapKw7 = []string{"definitions", "properties", "patternProperties", "dependencies"}
+	arrKw7 = []string{"allOf", "anyOf", "oneOf", "items"}
+	oneKw7 = []string{"items", "additionalItems", "additionalProperties", "propertyNames", "contains",
+		"if", "then", "else", "not"}
+)
+
+// scan registers the schema at ptr and every subschema under it.
+func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, dia *dialect) error {
+	if _, done := d.locs[ptr]; done {
+		return nil
+	}
+	loc := &schemaLoc{doc: d, ptr: ptr, raw: raw, base: base, res: res, dia: dia}
+	d.locs[ptr] = loc
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return nil
+	}
+	_, hasRef := obj["$ref"]
+	if idv, ok := obj["$id"]; ok && !(dia.draft == Draft7 && hasRef) {
+		id, ok := idv.(string)
+		if !ok {
+			return c.errAt(d, loc.at("$id"), "$id must be a string", "write the schema's URI as a string, or remove $id")
+		}
+		abs, frag, err := resolveURI(base, id)
+		if err != nil {
+			return c.errAt(d, loc.at("$id"), fmt.Sprintf("$id %q is not a valid URI reference", id), "use an absolute URI such as https://example.com/schemas/invoice.json")
+		}
+		if frag != "" && dia.draft == Draft2020 {
+			return c.errAt(d, loc.at("$id"), fmt.Sprintf("$id %q contains a fragment", id), "move the fragment name to $anchor and keep $id a plain URI")
+		}
+		if !strings.HasPrefix(id, "#") && (ptr != "" || abs != base) {
+			res = &resource{uri: abs}
+			c.resources = append(c.resources, res)
+			base = abs
+			if cur := c.res[abs]; cur == nil {
+				c.res[abs] = loc
+			}
+			if sv, ok := obj["$schema"].(string); ok && ptr != "" {
+				nd, err := c.dialectFor(sv, 0)
+				if err != nil {
+					return c.errAt(d, loc.at("$schema"), err.Error(), unknownDraftFix)
+				}
+				dia = nd
+			}
+		} else if ptr == "" && c.res[abs] == nil {
+			c.res[abs] = loc
+		}
+		if frag != "" { // draft-07 location-independent identifier
+			c.addAnchor(base+"#"+frag, loc)
+		}
+		loc.base, loc.res, loc.dia = base, res, dia
+	}
+	if dia.draft == Draft2020 {
+		for _, kw := range []string{"$anchor", "$dynamicAnchor"} {
+			av, ok := obj[kw]
+			if !ok {
+				continue
+			}
+			a, ok := av.(string)
+			if !ok || !anchorRE.MatchString(a) {
+				return c.errAt(d, loc.at(kw), kw+" must be a plain name", "start it with a letter or underscore and use only letters, digits, '-', '_' and '.'")
+			}
+			c.addAnchor(base+"#"+a, loc)
+			if kw == "$dynamicAnchor" {
+				if res.dynLocs == nil {
+					res.dynLocs = map[string]*schemaLoc{}
+				}
+				if _, ok := res.dynLocs[a]; !ok {
+					res.dynLocs[a] = loc
+				}
+			}
+		}
+	}
+	mapKw, arrKw, oneKw := mapKw2020, arrKw2020, oneKw2020
+	if dia.draft == Draft7 {
+		mapKw, arrKw, oneKw = mapKw7, arrKw7, oneKw7
+	}
+	for _, kw := range mapKw {
+		m, ok := obj[kw].(map[string]any)
+		if !ok {
+			continue
+		}
+		for k, v := range m {
+			if _, isArr := v.([]any); isArr && kw == "dependencies" {
+				continue
+			}
+			if err := c.scan(d, v, loc.at(kw)+"/"+escapeToken(k), base, res, dia); err != nil {
+				return err
+			}
+		}
+	}
+	for _, kw := range arrKw {
+		a, ok := obj[kw].([]any)
+		if !ok {
+			continue
+		}
+		for i, v := range a {
+			if err := c.scan(d, v, fmt.Sprintf("%s/%d", loc.at(kw), i), base, res, dia); err != nil {
+				return err
+			}
+		}
+	}
+	for _, kw := range oneKw {
+		v, ok := obj[kw]
+		if !ok {
+			continue
+		}
+		if _, isArr := v.([]any); isArr {
+			continue
+		}
+		if err := c.scan(d, v, loc.at(kw), base, res, dia); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *compiler) addAnchor(key string, loc *schemaLoc) {
+	if _, ok := c.anchors[key]; !ok {
+		c.anchors[key] = loc
+	}
+}
+
+// locAt returns the schema location at ptr in d, scanning it on demand when
+// it lies outside the keywords the scan knows (e.g. a $ref into an unknown
+// keyword). Its base is that of the nearest scanned ancestor.
+func (c *compiler) locAt(d *document, ptr string) (*schemaLoc, bool) {
+	if l := d.locs[ptr]; l != nil {
+		return l, true
+	}
+	raw, ok := walkPointer(d.raw, ptr)
+	if !ok {
+		return nil, false
+	}
+	anc := ptr
+	var parent *schemaLoc
+	for {
+		p, ok := parentPointer(anc)
+		if !ok {
+			break
+		}
+		anc = p
+		if parent = d.locs[anc]; parent != nil {
+			break
+		}
+	}
+	if parent == nil {
+		parent = d.locs[""]
+	}
+	if err := c.scan(d, raw, ptr, parent.base, parent.res, parent.dia); err != nil {
+		return nil, false
+	}
+	return d.locs[ptr], true
+}
+
+// resolveRef resolves a $ref or $dynamicRef value found at kwPtr of from.
+func (c *compiler) resolveRef(from *schemaLoc, kw, ref string) (*schemaLoc, string, error) {
+	kwPtr := from.at(kw)
+	abs, frag, err := resolveURI(from.base, ref)
+	if err != nil {
+		return nil, "", c.errAt(from.doc, kwPtr, fmt.Sprintf("%s %q is not a valid URI reference", kw, ref), `write a reference such as "#/$defs/item"`)
+	}
+	root, err := c.resource(abs)
+	if err != nil {
+		return nil, "", err
+	}
+	if root == nil {
+		return nil, "", c.errAt(from.doc, kwPtr, fmt.Sprintf("%s %q points outside the document", kw, ref),
+			"remote references are not fetched; inline the schema under $defs and refer to it as \"#/$defs/name\"")
+	}
+	if frag == "" {
+		return root, "", nil
+	}
+	if frag[0] == '/' {
+		l, ok := c.locAt(root.doc, root.ptr+frag)
+		if !ok {
+			return nil, "", c.errAt(from.doc, kwPtr, fmt.Sprintf("%s %q points to nothing", kw, ref), "point it at an existing subschema, e.g. \"#/$defs/name\"")
+		}
+		return l, "", nil
+	}
+	l := c.anchors[abs+"#"+frag]
+	if l == nil {
+		return nil, "", c.errAt(from.doc, kwPtr, fmt.Sprintf("%s %q names an anchor that does not exist", kw, ref), "declare it with $anchor (draft-07: $id \"#name\") or point at a subschema with a JSON pointer")
+	}
+	return l, frag, nil
+}
+
+// resource returns the root of the resource abs, loading a registry document
+// on demand; nil when no loaded or registered document defines it.
+func (c *compiler) resource(abs string) (*schemaLoc, error) {
+	if l, ok := c.res[abs]; ok && l != nil {
+		return l, nil
+	}
+	for _, r := range []*Registry{c.opts.Registry, c.builtin} {
+		if r == nil {
+			continue
+		}
+		rd := r.index[abs]
+		if rd == nil || c.docs[rd.uri] != nil {
+			continue
+		}
+		dia := dialect2020()
+		if c.main != nil && c.main.locs[""] != nil {
+			dia = c.main.locs[""].dia
+		}
+		if _, err := c.load(rd.uri, rd.raw, dia, false); err != nil {
+			return nil, err
+		}
+		if l := c.res[abs]; l != nil {
+			return l, nil
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,244 @@
+package schema
+
+import (
+	"encoding/json"
+	"hash/maphash"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// kind is the JSON type of a decoded value.
+type kind uint8
+
+const (
+	kindInvalid kind = iota
+	kindNull
+	kindBool
+	kindNumber
+	kindString
+	kindArray
+	kindObject
+)
+
+// type bits for the type keyword; integer is a refinement of number.
+const (
+	typeNull uint8 = 1 << iota
+	typeBool
+	typeNumber
+	typeInteger
+	typeString
+	typeArray
+	typeObject
+)
+
+var typeNames = [...]struct {
+	bit  uint8
+	name string
+}{
+	{typeArray, "array"}, {typeBool, "boolean"}, {typeInteger, "integer"}, {typeNull, "null"},
+	{typeNumber, "number"}, {typeObject, "object"}, {typeString, "string"},
+}
+
+func typeBit(name string) uint8 {
+	for _, t := range typeNames {
+		if t.name == name {
+			return t.bit
+		}
+	}
+	return 0
+}
+
+func kindOf(v any) kind {
+	switch v.(type) {
+	case nil:
+		return kindNull
+	case bool:
+		return kindBool
+	case json.Number, float64, float32, int, int64, int32, uint64:
+		return kindNumber
+	case string:
+		return kindString
+	case []any:
+		return kindArray
+	case map[string]any:
+		return kindObject
+	}
+	return kindInvalid
+}
+
+func (k kind) String() string {
+	switch k {
+	case kindNull:
+		return "null"
+	case kindBool:
+		return "boolean"
+	case kindNumber:
+		return "number"
+	case kindString:
+		return "string"
+	case kindArray:
+		return "array"
+	case kindObject:
+		return "object"
+	}
+	return "unsupported value"
+}
+
+// jsonEqual is JSON equality: numbers compare by value (1 == 1.0), objects
+// ignore key order.
+func jsonEqual(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !jsonEqual(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok || !jsonEqual(xv, yv) {
+				return false
+			}
+		}
+		return true
+	}
+	if kindOf(a) != kindNumber || kindOf(b) != kindNumber {
+		return false
+	}
+	na, ok1 := numberOf(a)
+	nb, ok2 := numberOf(b)
+	return ok1 && ok2 && cmpNumber(na, nb) == 0
+}
+
+// hashJSON hashes v consistently with jsonEqual.
+func hashJSON(h *maphash.Hash, v any) {
+	switch x := v.(type) {
+	case nil:
+		h.WriteByte('n')
+	case bool:
+		if x {
+			h.WriteByte('t')
+		} else {
+			h.WriteByte('f')
+		}
+	case string:
+		h.WriteByte('s')
+		h.WriteString(x)
+		h.WriteByte(0)
+	case []any:
+		h.WriteByte('[')
+		for _, e := range x {
+			hashJSON(h, e)
+		}
+		h.WriteByte(']')
+	case map[string]any:
+		// order-independent: sum of per-entry hashes
+		var sum uint64
+		seed := h.Seed()
+		for k, e := range x {
+			var eh maphash.Hash
+			eh.SetSeed(seed)
+			eh.WriteString(k)
+			eh.WriteByte(0)
+			hashJSON(&eh, e)
+			sum += eh.Sum64()
+		}
+		h.WriteByte('{')
+		h.WriteString(strconv.FormatUint(sum, 16))
+	default:
+		n, ok := numberOf(v)
+		if !ok {
+			h.WriteByte('?')
+			return
+		}
+		h.WriteByte('#')
+		if n.isZero() {
+			h.WriteByte('0')
+			return
+		}
+		if n.neg {
+			h.WriteByte('-')
+		}
+		h.WriteString(n.digitString())
+		h.WriteByte('e')
+		h.WriteString(strconv.FormatInt(n.exp, 10))
+	}
+}
+
+// firstDuplicate returns the indexes i < j of the first pair of equal items,
+// or -1, -1. Small arrays are compared pairwise; large ones by hash.
+func firstDuplicate(items []any) (int, int) {
+	if len(items) <= 24 {
+		for j := 1; j < len(items); j++ {
+			for i := 0; i < j; i++ {
+				if jsonEqual(items[i], items[j]) {
+					return i, j
+				}
+			}
+		}
+		return -1, -1
+	}
+	seed := maphash.MakeSeed()
+	type hi struct {
+		h uint64
+		i int
+	}
+	hs := make([]hi, len(items))
+	for i, it := range items {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		hashJSON(&h, it)
+		hs[i] = hi{h.Sum64(), i}
+	}
+	slices.SortFunc(hs, func(a, b hi) int {
+		if a.h != b.h {
+			if a.h < b.h {
+				return -1
+			}
+			return 1
+		}
+		return a.i - b.i
+	})
+	bi, bj := -1, math.MaxInt
+	for s := 0; s < len(hs); {
+		e := s + 1
+		for e < len(hs) && hs[e].h == hs[s].h {
+			e++
+		}
+		for x := s; x < e; x++ {
+			for y := x + 1; y < e; y++ {
+				i, j := hs[x].i, hs[y].i
+				if hs[y].i >= bj {
+					continue
+				}
+				if jsonEqual(items[i], items[j]) && j < bj {
+					bi, bj = i, j
+				}
+			}
+		}
+		s = e
+	}
+	if bi < 0 {
+		return -1, -1
+	}
+	return bi, bj
+}

@@ -1,0 +1,410 @@
+package schema
+
+import (
+	"encoding/json"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// maxExp bounds the decimal exponent kept for a number literal. Literals such
+// as 1e999999999999 stay exact in comparisons (the exponent only orders them)
+// and never drive an allocation proportional to the exponent.
+const maxExp = 1 << 40
+
+// number is the exact value of a JSON number literal:
+// (-1)^neg × coef × 10^exp when small, else digits × 10^exp with digits the
+// significant decimal digits. Zero has coef 0 (small) and neg false.
+type number struct {
+	neg    bool
+	small  bool   // coef holds every significant digit (at most 19)
+	coef   uint64 // significant digits without trailing zeros, when small
+	digits string // significant digits without leading/trailing zeros, when !small
+	exp    int64  // decimal exponent of the last significant digit
+}
+
+var pow10 = [...]uint64{
+	1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+	10000000000, 100000000000, 1000000000000, 10000000000000, 100000000000000,
+	1000000000000000, 10000000000000000, 100000000000000000, 1000000000000000000,
+	10000000000000000000,
+}
+
+// parseNumber parses a JSON number literal exactly. It allocates only for
+// literals with more than 19 significant digits.
+func parseNumber(s string) (number, bool) {
+	var n number
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		n.neg = true
+		i++
+	}
+	intStart := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	intEnd := i
+	if intEnd == intStart || (s[intStart] == '0' && intEnd-intStart > 1) {
+		return n, false
+	}
+	fracStart, fracEnd := i, i
+	if i < len(s) && s[i] == '.' {
+		i++
+		fracStart = i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		fracEnd = i
+		if fracEnd == fracStart {
+			return n, false
+		}
+	}
+	var e10 int64
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			eneg = s[i] == '-'
+			i++
+		}
+		st := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			if e10 < maxExp {
+				e10 = e10*10 + int64(s[i]-'0')
+			}
+			i++
+		}
+		if i == st {
+			return n, false
+		}
+		if eneg {
+			e10 = -e10
+		}
+	}
+	if i != len(s) {
+		return n, false
+	}
+	// Walk the significant digits of the int part then the fraction part.
+	segs := [2][2]int{{intStart, intEnd}, {fracStart, fracEnd}}
+	var coef uint64
+	nsig := 0    // digits accumulated into coef
+	pending := 0 // zeros after the last non-zero digit, not yet accumulated
+	overflow := false
+	pos := 0 // index of the digit in the concatenation int+frac
+	firstNZ, lastNZ := -1, -1
+	for _, seg := range segs {
+		for k := seg[0]; k < seg[1]; k++ {
+			d := s[k] - '0'
+			if d == 0 {
+				if firstNZ >= 0 {
+					pending++
+				}
+				pos++
+				continue
+			}
+			if firstNZ < 0 {
+				firstNZ = pos
+			}
+			lastNZ = pos
+			if !overflow {
+				if nsig+pending+1 > 19 {
+					overflow = true
+				} else {
+					coef = coef*pow10[pending+1] + uint64(d)
+					nsig += pending + 1
+				}
+			}
+			pending = 0
+			pos++
+		}
+	}
+	if firstNZ < 0 {
+		return number{small: true}, true
+	}
+	// exponent of the last significant digit
+	n.exp = e10 - int64(fracEnd-fracStart) + int64(pos-1-lastNZ)
+	if !overflow {
+		n.small = true
+		n.coef = coef
+		return n, true
+	}
+	var b strings.Builder
+	b.Grow(lastNZ - firstNZ + 1)
+	pos = 0
+	for _, seg := range segs {
+		for k := seg[0]; k < seg[1]; k++ {
+			if pos >= firstNZ && pos <= lastNZ {
+				b.WriteByte(s[k])
+			}
+			pos++
+		}
+	}
+	n.digits = b.String()
+	return n, true
+}
+
+// numberOf converts a decoded instance value to a number. ok is false when v
+// is not a number or not finite.
+func numberOf(v any) (number, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return parseNumber(string(x))
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return number{}, false
+		}
+		return parseNumber(strconv.FormatFloat(x, 'g', -1, 64))
+	case float32:
+		return numberOf(float64(x))
+	case int:
+		return parseNumber(strconv.FormatInt(int64(x), 10))
+	case int64:
+		return parseNumber(strconv.FormatInt(x, 10))
+	case int32:
+		return parseNumber(strconv.FormatInt(int64(x), 10))
+	case uint64:
+		return parseNumber(strconv.FormatUint(x, 10))
+	}
+	return number{}, false
+}
+
+func (n number) isZero() bool { return n.small && n.coef == 0 }
+
+// isInt reports whether n has no fractional part (1.0 and 1e2 are integers).
+func (n number) isInt() bool { return n.isZero() || n.exp >= 0 }
+
+// ndigits is the number of significant digits.
+func (n number) ndigits() int64 {
+	if !n.small {
+		return int64(len(n.digits))
+	}
+	k := int64(1)
+	for k < 20 && n.coef >= pow10[k] {
+		k++
+	}
+	return k
+}
+
+// digitString returns the significant digits (slow path only).
+func (n number) digitString() string {
+	if !n.small {
+		return n.digits
+	}
+	return strconv.FormatUint(n.coef, 10)
+}
+
+func (n number) sign() int {
+	switch {
+	case n.isZero():
+		return 0
+	case n.neg:
+		return -1
+	}
+	return 1
+}
+
+// cmpNumber compares a and b exactly: -1, 0 or +1.
+func cmpNumber(a, b number) int {
+	sa, sb := a.sign(), b.sign()
+	if sa != sb {
+		if sa < sb {
+			return -1
+		}
+		return 1
+	}
+	if sa == 0 {
+		return 0
+	}
+	m := cmpMagnitude(a, b)
+	if sa < 0 {
+		return -m
+	}
+	return m
+}
+
+// cmpMagnitude compares |a| and |b| for non-zero a and b.
+func cmpMagnitude(a, b number) int {
+	if a.small && b.small {
+		return cmpSmall(a.coef, a.exp, b.coef, b.exp)
+	}
+	// Compare the position of the leading digit, then the digits.
+	ea, eb := a.exp+a.ndigits(), b.exp+b.ndigits()
+	if ea != eb {
+		if ea < eb {
+			return -1
+		}
+		return 1
+	}
+	da, db := a.digitString(), b.digitString()
+	return strings.Compare(da, db) // equal leading position: lexicographic order is numeric order
+}
+
+// cmpSmall compares ca×10^ea with cb×10^eb for non-zero coefficients.
+func cmpSmall(ca uint64, ea int64, cb uint64, eb int64) int {
+	if ea == eb {
+		return cmpU(ca, cb)
+	}
+	if ea > eb {
+		sa, ok := scaleU(ca, ea-eb)
+		if !ok {
+			return 1
+		}
+		return cmpU(sa, cb)
+	}
+	sb, ok := scaleU(cb, eb-ea)
+	if !ok {
+		return -1
+	}
+	return cmpU(ca, sb)
+}
+
+// scaleU returns c×10^k, ok false on uint64 overflow.
+func scaleU(c uint64, k int64) (uint64, bool) {
+	if k >= int64(len(pow10)) {
+		return 0, false
+	}
+	p := pow10[k]
+	if c > math.MaxUint64/p {
+		return 0, false
+	}
+	return c * p, true
+}
+
+func cmpU(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// isMultiple reports whether a is an integer multiple of d (d > 0) exactly.
+func isMultiple(a, d number) bool {
+	if a.isZero() {
+		return true
+	}
+	if a.small && d.small {
+		k := a.exp - d.exp
+		if k >= 0 {
+			// d.coef | a.coef × 10^k; powers of ten beyond 64 add nothing
+			// once every factor 2 and 5 of d.coef (< 2^64) is covered.
+			if k > 64 {
+				k = 64
+			}
+			r := a.coef % d.coef
+			for ; k > 0 && r != 0; k-- {
+				r = mulmod10(r, d.coef)
+			}
+			return r == 0
+		}
+		dd, ok := scaleU(d.coef, -k)
+		if !ok {
+			return false // d×10^-k exceeds a
+		}
+		return a.coef%dd == 0
+	}
+	// Exact path: big integers bounded by the digit counts.
+	ad, dd := a.digitString(), d.digitString()
+	k := a.exp - d.exp
+	A, _ := new(big.Int).SetString(ad, 10)
+	D, _ := new(big.Int).SetString(dd, 10)
+	if k >= 0 {
+		if lim := int64(4*len(dd) + 4); k > lim {
+			k = lim
+		}
+		A.Mul(A, new(big.Int).Exp(big.NewInt(10), big.NewInt(k), nil))
+		return new(big.Int).Rem(A, D).Sign() == 0
+	}
+	if -k > int64(len(ad))+1 {
+		return false
+	}
+	D.Mul(D, new(big.Int).Exp(big.NewInt(10), big.NewInt(-k), nil))
+	return new(big.Int).Rem(A, D).Sign() == 0
+}
+
+// mulmod10 returns (r×10) mod m without overflow for r < m.
+func mulmod10(r, m uint64) uint64 {
+	if r <= math.MaxUint64/10 {
+		return (r * 10) % m
+	}
+	hi, lo := mul64(r, 10)
+	return rem128(hi, lo, m)
+}
+
+func mul64(a, b uint64) (hi, lo uint64) {
+	const mask32 = 1<<32 - 1
+	a0, a1 := a&mask32, a>>32
+	b0, b1 := b&mask32, b>>32
+	w0 := a0 * b0
+	t := a1*b0 + w0>>32
+	w1 := t & mask32
+	w2 := t >> 32
+	w1 += a0 * b1
+	hi = a1*b1 + w2 + w1>>32
+	lo = a * b
+	return
+}
+
+func rem128(hi, lo, m uint64) uint64 {
+	x := new(big.Int).SetUint64(hi)
+	x.Lsh(x, 64)
+	x.Or(x, new(big.Int).SetUint64(lo))
+	return x.Rem(x, new(big.Int).SetUint64(m)).Uint64()
+}
+
+// String renders n as a short decimal for messages.
+func (n number) String() string {
+	if n.isZero() {
+		return "0"
+	}
+	var b strings.Builder
+	if n.neg {
+		b.WriteByte('-')
+	}
+	d := n.digitString()
+	switch {
+	case n.exp >= 0 && n.exp <= 21:
+		b.WriteString(d)
+		b.WriteString(strings.Repeat("0", int(n.exp)))
+	case n.exp < 0 && -n.exp < int64(len(d)):
+		p := len(d) + int(n.exp)
+		b.WriteString(d[:p])
+		b.WriteByte('.')
+		b.WriteString(d[p:])
+	case n.exp < 0 && -n.exp <= int64(len(d))+6:
+		b.WriteString("0.")
+		b.WriteString(strings.Repeat("0", int(-n.exp)-len(d)))
+		b.WriteString(d)
+	default:
+		b.WriteString(d[:1])
+		if len(d) > 1 {
+			b.WriteByte('.')
+			b.WriteString(d[1:])
+		}
+		b.WriteByte('e')
+		b.WriteString(strconv.FormatInt(n.exp+int64(len(d))-1, 10))
+	}
+	return b.String()
+}
+
+// toInt returns n as a non-negative int for length-like keywords, saturating
+// at math.MaxInt. ok is false for negative or fractional values.
+func (n number) toInt() (int, bool) {
+	if !n.isInt() || n.neg && !n.isZero() {
+		return 0, false
+	}
+	if n.isZero() {
+		return 0, true
+	}
+	if !n.small {
+		return math.MaxInt, true
+	}
+	v, ok := scaleU(n.coef, n.exp)
+	if !ok || v > math.MaxInt {
+		return math.MaxInt, true
+	}
+	return int(v), true
+}

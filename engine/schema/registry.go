@@ -1,0 +1,166 @@
+package schema
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Registry holds schema documents by URI for $ref to name without any
+// fetching. Add and AddDir must not run concurrently with Compile calls that
+// use the registry.
+type Registry struct {
+	docs  map[string]*regDoc // by retrieval URI
+	index map[string]*regDoc // every $id found in a document, and its retrieval URI
+}
+
+type regDoc struct {
+	uri string
+	raw any
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{docs: map[string]*regDoc{}, index: map[string]*regDoc{}}
+}
+
+// Add registers doc, a decoded schema document (json.Number numbers), under
+// the absolute URI uri. Identifiers ($id) inside doc become resolvable too.
+func (r *Registry) Add(uri string, doc any) error {
+	u, err := normalizeURI(uri)
+	if err != nil {
+		return fmt.Errorf("registering %q: %w", uri, err)
+	}
+	d := &regDoc{uri: u, raw: doc}
+	r.docs[u] = d
+	r.index[u] = d
+	indexIDs(r.index, d, doc, u, 0)
+	return nil
+}
+
+// indexIDs records every $id inside v, resolved against base, as naming d.
+// It over-approximates (it does not know the dialect); Compile scans the
+// document properly once it is loaded.
+func indexIDs(index map[string]*regDoc, d *regDoc, v any, base string, depth int) {
+	if depth > DefaultMaxDepth*4 {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if id, ok := x["$id"].(string); ok {
+			if abs, _, err := resolveURI(base, id); err == nil {
+				base = abs
+				if _, taken := index[abs]; !taken {
+					index[abs] = d
+				}
+			}
+		}
+		for k, c := range x {
+			if k == "enum" || k == "const" {
+				continue
+			}
+			indexIDs(index, d, c, base, depth+1)
+		}
+	case []any:
+		for _, c := range x {
+			indexIDs(index, d, c, base, depth+1)
+		}
+	}
+}
+
+// AddDir registers every *.json file under dir as baseURI + its path
+// relative to dir (with forward slashes).
+func (r *Registry) AddDir(dir, baseURI string) error {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !de.IsDir() && strings.HasSuffix(p, ".json") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading schema dir: %w", err)
+	}
+	sort.Strings(files)
+	for _, p := range files {
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return fmt.Errorf("reading schema dir: %w", err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("reading schema dir: %w", err)
+		}
+		doc, err := decodeJSON(b)
+		if err != nil {
+			return fmt.Errorf("decoding %s: %w", p, err)
+		}
+		if err := r.Add(baseURI+filepath.ToSlash(rel), doc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeJSON decodes one JSON value with json.Number numbers.
+func decodeJSON(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after the JSON value")
+	}
+	return v, nil
+}
+
+// Embedded meta-schemas of the supported drafts.
+//
+//go:embed metaschemas
+var metaFS embed.FS
+
+const (
+	meta2020URI = "https://json-schema.org/draft/2020-12/schema"
+	meta7URI    = "http://json-schema.org/draft-07/schema"
+)
+
+// builtinRegistry decodes the embedded meta-schemas once; the result is never
+// modified.
+var builtinRegistry = sync.OnceValues(func() (*Registry, error) {
+	r := NewRegistry()
+	files := map[string]string{
+		meta2020URI: "metaschemas/draft2020-12/schema.json",
+		meta7URI:    "metaschemas/draft-07/schema.json",
+	}
+	for _, v := range []string{"core", "applicator", "unevaluated", "validation", "meta-data",
+		"format-annotation", "format-assertion", "content"} {
+		files["https://json-schema.org/draft/2020-12/meta/"+v] = path.Join("metaschemas/draft2020-12/meta", v+".json")
+	}
+	for uri, name := range files {
+		b, err := metaFS.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("reading embedded meta-schema: %w", err)
+		}
+		doc, err := decodeJSON(b)
+		if err != nil {
+			return nil, fmt.Errorf("decoding embedded meta-schema %s: %w", name, err)
+		}
+		if err := r.Add(uri, doc); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+})

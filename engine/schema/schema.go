@@ -1,0 +1,168 @@
+// Package schema compiles JSON Schema documents (draft 2020-12 by default,
+// draft-07 when $schema names it) and evaluates decoded JSON against them,
+// counting every check the way the product reports schema compliance.
+//
+// A check is one assertion keyword evaluated at one instance location that
+// must hold (type, required, minimum, …). Applicators (properties, items,
+// allOf, $ref, …) are not checks themselves; the assertions they reach are.
+// anyOf, oneOf, not, contains and the if condition count as one check each at
+// their location, decided by their branches, whose own assertions are not
+// counted. A false schema reached through an applicator counts one check per
+// location it guards; additionalProperties, unevaluatedProperties, items,
+// additionalItems and unevaluatedItems set to false count one check per
+// object or array. propertyNames counts one check per object, decided by
+// evaluating every property name. The if condition never fails: its check
+// holds and selects then or else, whose assertions count normally.
+//
+// Compile never fetches anything: a $ref that leaves the document must name
+// an embedded meta-schema or a schema preloaded into a Registry.
+//
+//	var doc, inst any
+//	// decode both with json.Decoder.UseNumber
+//	s, err := schema.Compile(doc, nil)
+//	if err != nil { /* *schema.Error: where in the schema and how to fix it */ }
+//	res, err := s.Evaluate(inst)
+//	fmt.Println(res.Valid, res.Passed, res.Total)
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Defaults used when an Options field is zero.
+const (
+	DefaultMaxDepth = 128
+	DefaultMaxNodes = 100_000
+	DefaultMaxSteps = 1_000_000
+)
+
+// maxEvalDepth bounds the recursion of one evaluation (schema applications
+// nested in one another), so a reference loop that the compiler cannot see
+// ends with ErrTooComplex instead of exhausting the stack.
+const maxEvalDepth = 10_000
+
+// Draft names a JSON Schema dialect.
+type Draft int
+
+// Dialects understood by Compile.
+const (
+	Draft2020 Draft = iota // https://json-schema.org/draft/2020-12/schema
+	Draft7                 // http://json-schema.org/draft-07/schema#
+)
+
+// Options configures Compile. The zero value (or nil) selects the defaults.
+type Options struct {
+	// FormatAnnotationOnly turns format into an annotation. The default
+	// asserts every format the format package knows; unknown formats are
+	// always annotations.
+	FormatAnnotationOnly bool
+	// Registry holds extra schemas by URI that $ref may name. nil means only
+	// the embedded meta-schemas are available.
+	Registry *Registry
+	// MaxDepth bounds the nesting depth of the schema document
+	// (DefaultMaxDepth when zero).
+	MaxDepth int
+	// MaxNodes bounds the number of compiled schema nodes
+	// (DefaultMaxNodes when zero).
+	MaxNodes int
+	// MaxSteps bounds the schema applications of one Evaluate call
+	// (DefaultMaxSteps when zero); beyond it Evaluate returns ErrTooComplex.
+	MaxSteps int
+	// DefaultDraft is the dialect of a document without $schema
+	// (Draft2020 when zero).
+	DefaultDraft Draft
+}
+
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.MaxDepth <= 0 {
+		r.MaxDepth = DefaultMaxDepth
+	}
+	if r.MaxNodes <= 0 {
+		r.MaxNodes = DefaultMaxNodes
+	}
+	if r.MaxSteps <= 0 {
+		r.MaxSteps = DefaultMaxSteps
+	}
+	return r
+}
+
+// Error is an invalid schema: where it is and how to fix it.
+type Error struct {
+	Pointer string // RFC 6901 pointer inside the schema document, "" = root
+	Problem string // what is wrong
+	Fix     string // how to fix it
+}
+
+func (e *Error) Error() string {
+	at := e.Pointer
+	if at == "" {
+		at = "(root)"
+	}
+	return fmt.Sprintf("invalid schema at %s: %s; %s", at, e.Problem, e.Fix)
+}
+
+// ErrTooComplex reports an evaluation that exceeded Options.MaxSteps (or the
+// evaluator's nesting bound).
+var ErrTooComplex = errors.New("schema evaluation exceeded its step limit")
+
+// Schema is a compiled schema. It is read-only and safe for concurrent use.
+type Schema struct {
+	root      *node
+	maxSteps  int
+	hasUneval bool
+	pool      sync.Pool // *evaluator
+}
+
+// Result is the outcome of one evaluation.
+type Result struct {
+	Valid bool
+	// Passed and Total count the schema checks (see the package comment).
+	Passed, Total int
+	// Failures has one entry per failed check, in evaluation order (schema
+	// keyword order within a schema, schema order of properties, sorted keys
+	// where the instance's keys drive the order).
+	Failures []Failure
+	// Described lists, in post-order, every object location that an applied
+	// subschema with properties described.
+	Described []Described
+}
+
+// Failure is one failed check.
+type Failure struct {
+	Keyword         string // the assertion keyword, or "false" for a false schema
+	InstancePath    string // RFC 6901 pointer into the instance, "" = root
+	KeywordLocation string // RFC 6901 pointer of the keyword in its schema document
+	Expected        string // what the check requires, concisely
+	Found           string // what the instance has, quoted at most 80 characters
+	Message         string // one sentence saying what to change
+}
+
+// Described is an object that at least one applied subschema with properties
+// describes, with the keys that no properties or patternProperties of any
+// subschema applied there names (sorted; nil when none).
+type Described struct {
+	InstancePath string
+	Undeclared   []string
+}
+
+// Evaluate evaluates instance, a value decoded with json.Decoder.UseNumber
+// (map[string]any, []any, string, bool, nil, json.Number; float64 and Go
+// integers are accepted too). It returns ErrTooComplex when the evaluation
+// exceeds the step limit, and an error for values of other Go types.
+func (s *Schema) Evaluate(instance any) (*Result, error) {
+	e, _ := s.pool.Get().(*evaluator)
+	if e == nil {
+		e = &evaluator{}
+	}
+	e.reset(s)
+	res, err := e.run(s.root, instance)
+	e.release()
+	s.pool.Put(e)
+	return res, err
+}

@@ -1,0 +1,107 @@
+package schema
+
+import (
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// defaultBase is the base URI of a document without $id. Relative references
+// resolve against it and, naming nothing loaded, are reported as remote.
+const defaultBase = "https://schema.invalid/root.json"
+
+// resolveURI resolves ref against base (an absolute URI without fragment)
+// and returns the absolute URI without fragment and the decoded fragment.
+func resolveURI(base, ref string) (string, string, error) {
+	if ref == "" {
+		return base, "", nil
+	}
+	if ref[0] == '#' {
+		frag, err := url.PathUnescape(ref[1:])
+		if err != nil {
+			return "", "", err
+		}
+		return base, frag, nil
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		return "", "", err
+	}
+	b, err := url.Parse(base)
+	if err != nil {
+		return "", "", err
+	}
+	u := b.ResolveReference(r)
+	frag := u.Fragment
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), frag, nil
+}
+
+// normalizeURI returns uri without its fragment, in the form resolveURI
+// produces.
+func normalizeURI(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", err
+	}
+	if !u.IsAbs() {
+		return "", errors.New("not an absolute URI")
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), nil
+}
+
+// escapeToken escapes one RFC 6901 reference token.
+func escapeToken(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func unescapeToken(s string) string {
+	if !strings.Contains(s, "~") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+}
+
+// walkPointer returns the value at RFC 6901 pointer ptr inside v.
+func walkPointer(v any, ptr string) (any, bool) {
+	if ptr == "" {
+		return v, true
+	}
+	if ptr[0] != '/' {
+		return nil, false
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = unescapeToken(tok)
+		switch x := v.(type) {
+		case map[string]any:
+			c, ok := x[tok]
+			if !ok {
+				return nil, false
+			}
+			v = c
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) || (len(tok) > 1 && tok[0] == '0') {
+				return nil, false
+			}
+			v = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// parentPointer returns ptr without its last token; ok is false for "".
+func parentPointer(ptr string) (string, bool) {
+	if ptr == "" {
+		return "", false
+	}
+	i := strings.LastIndexByte(ptr, '/')
+	return ptr[:i], true
+}
