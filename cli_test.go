@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/gowebpki/jcs"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
+
+// testSeed is a fixed signing seed so key versions are stable in goldens.
+var testSeed = bytes.Repeat([]byte{7}, ed25519.SeedSize)
+
+func testEnv(name string) string {
+	if name == "VERIFIER_SIGNING_KEY" {
+		return base64.StdEncoding.EncodeToString(testSeed)
+	}
+	return ""
+}
+
+// runCLI runs the program and returns stdout and the exit code.
+func runCLI(t *testing.T, stdin string, args ...string) ([]byte, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), args, strings.NewReader(stdin), &stdout, &stderr, testEnv)
+	code := 0
+	var ee exitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case err != nil:
+		t.Fatalf("run %v: %v (stderr %s)", args, err, stderr.String())
+	}
+	return stdout.Bytes(), code
+}
+
+func TestVerifyGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		wantCode int
+	}{{"invoice-pass", 0}, {"invoice-fail", 1}} {
+		for _, detail := range []string{"full", "compact"} {
+			t.Run(tt.name+"/"+detail, func(t *testing.T) {
+				req := readJSON(t, filepath.Join("testdata", tt.name+".json"))
+				req["detail"] = detail
+				body, _ := json.Marshal(req)
+				out, code := runCLI(t, string(body), "verify", "--data-dir", t.TempDir())
+				if code != tt.wantCode {
+					t.Fatalf("exit code = %d, want %d; output %s", code, tt.wantCode, out)
+				}
+				checkSignatureIndependently(t, out)
+				got := normalize(t, out)
+				golden := filepath.Join("testdata", "golden", tt.name+"."+detail+".json")
+				if *update {
+					if err := os.WriteFile(golden, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("missing golden (run go test -update): %v", err)
+				}
+				if diff := cmp.Diff(string(want), string(got)); diff != "" {
+					t.Errorf("answer differs from %s (-want +got):\n%s", golden, diff)
+				}
+			})
+		}
+	}
+}
+
+// checkSignatureIndependently rebuilds the signed document from the printed
+// answer with jcs and crypto/ed25519 only, not with the signing package.
+func checkSignatureIndependently(t *testing.T, answer []byte) {
+	t.Helper()
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(answer, &doc); err != nil {
+		t.Fatalf("answer is not a JSON object: %v", err)
+	}
+	var att struct {
+		Algorithm, KeyVersion, Timestamp, Signature string
+	}
+	var raw map[string]string
+	if err := json.Unmarshal(doc["attestation"], &raw); err != nil {
+		t.Fatalf("attestation: %v", err)
+	}
+	att.Algorithm, att.KeyVersion, att.Timestamp, att.Signature = raw["algorithm"], raw["key_version"], raw["timestamp"], raw["signature"]
+	delete(doc, "attestation")
+	response, _ := json.Marshal(doc)
+	signed, _ := json.Marshal(map[string]any{
+		"context": "json-schema-verifier/verify-schema-attestation/v1", "algorithm": att.Algorithm,
+		"key_version": att.KeyVersion, "attested_at": att.Timestamp, "response": json.RawMessage(response),
+	})
+	canonical, err := jcs.Transform(signed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := base64.StdEncoding.DecodeString(att.Signature)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := ed25519.NewKeyFromSeed(testSeed).Public().(ed25519.PublicKey)
+	if !ed25519.Verify(pub, canonical, sig) {
+		t.Error("signature does not verify over the JCS bytes rebuilt from the printed answer")
+	}
+	var verifiedAt string
+	json.Unmarshal(doc["verified_at"], &verifiedAt)
+	if att.Algorithm != "Ed25519" || att.Timestamp != verifiedAt {
+		t.Errorf("attestation %+v: want Ed25519 and timestamp = verified_at %s", att, verifiedAt)
+	}
+}
+
+// normalize blanks the fields that vary per call and indents the answer.
+func normalize(t *testing.T, answer []byte) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(answer, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"verification_id", "verified_at", "verifier_version"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("answer lacks %s", k)
+		}
+		m[k] = "<" + k + ">"
+	}
+	if att, ok := m["attestation"].(map[string]any); ok {
+		att["timestamp"], att["signature"] = "<timestamp>", "<signature>"
+	}
+	// Keep the documented key order: re-encode through the raw answer's order.
+	var ordered bytes.Buffer
+	dec := json.NewDecoder(bytes.NewReader(answer))
+	dec.UseNumber()
+	keys := orderedKeys(t, answer)
+	ordered.WriteString("{\n")
+	for i, k := range keys {
+		v, _ := json.MarshalIndent(m[k], "  ", "  ")
+		ordered.WriteString("  " + `"` + k + `": ` + string(v))
+		if i < len(keys)-1 {
+			ordered.WriteString(",")
+		}
+		ordered.WriteString("\n")
+	}
+	ordered.WriteString("}\n")
+	return ordered.Bytes()
+}
+
+func orderedKeys(t *testing.T, object []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(object))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+func readJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestVerifyJSONL(t *testing.T) {
+	pass, _ := os.ReadFile(filepath.Join("testdata", "invoice-pass.json"))
+	fail, _ := os.ReadFile(filepath.Join("testdata", "invoice-fail.json"))
+	compact := func(b []byte) string {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, b); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	input := strings.Join([]string{compact(pass), `{"task_id":"x","bogus":1}`, "", compact(fail), `not json`, compact(pass)}, "\n")
+	out, code := runCLI(t, input, "verify", "--jsonl", "--data-dir", t.TempDir())
+	if code != 2 {
+		t.Errorf("exit code = %d, want 2 (an invalid request)", code)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	want := []string{"pass", "invalid_request", "fail", "invalid_request", "pass"}
+	if len(lines) != len(want) {
+		t.Fatalf("got %d lines, want %d:\n%s", len(lines), len(want), out)
+	}
+	for i, line := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d is not JSON: %v", i, err)
+		}
+		got, _ := m["result"].(string)
+		if got == "" {
+			got, _ = m["code"].(string)
+		}
+		if got != want[i] {
+			t.Errorf("line %d = %s, want %s", i, got, want[i])
+		}
+	}
+}
+
+func TestReceiptVerifyCLI(t *testing.T) {
+	dir := t.TempDir()
+	reqPath := filepath.Join("testdata", "invoice-fail.json")
+	req, _ := os.ReadFile(reqPath)
+	answer, code := runCLI(t, string(req), "verify", "--data-dir", dir)
+	if code != 1 {
+		t.Fatalf("verify exit code = %d, want 1", code)
+	}
+	receipt := filepath.Join(dir, "receipt.json")
+	if err := os.WriteFile(receipt, answer, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, mutate func(map[string]any)) string {
+		m := readJSON(t, reqPath)
+		mutate(m)
+		b, _ := json.Marshal(m)
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o600)
+		return p
+	}
+	pub := base64.StdEncoding.EncodeToString(ed25519.NewKeyFromSeed(testSeed).Public().(ed25519.PublicKey))
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"key store", []string{"--data-dir", dir}, 0},
+		{"raw key", []string{"--key", pub}, 0},
+		{"with request", []string{"--key", pub, "--request", reqPath}, 0},
+		{"swapped output", []string{"--key", pub, "--request", write("out.json", func(m map[string]any) {
+			m["submitted_output"].(map[string]any)["total"] = json.Number("1")
+		})}, 1},
+		{"swapped schema", []string{"--key", pub, "--request", write("schema.json", func(m map[string]any) {
+			m["expected_schema"] = map[string]any{"type": "object"}
+		})}, 1},
+		{"changed rules", []string{"--key", pub, "--request", write("rules.json", func(m map[string]any) {
+			m["rules"] = []any{}
+		})}, 1},
+		{"wrong key", []string{"--key", base64.StdEncoding.EncodeToString(make([]byte, 32))}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"receipt", "verify", "--json"}, tt.args...)
+			out, code := runCLI(t, "", append(args, receipt)...)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d; report %s", code, tt.wantCode, out)
+			}
+			var report struct{ Valid bool }
+			if err := json.Unmarshal(out, &report); err != nil || report.Valid != (tt.wantCode == 0) {
+				t.Errorf("report %s: valid = %v, want %v (%v)", out, report.Valid, tt.wantCode == 0, err)
+			}
+		})
+	}
+}
+
+func TestKeysShowAndRotate(t *testing.T) {
+	dir := t.TempDir()
+	env := func(string) string { return "" }
+	show := func() []map[string]string {
+		var stdout bytes.Buffer
+		if err := run(context.Background(), []string{"keys", "show", "--data-dir", dir}, nil, &stdout, &bytes.Buffer{}, env); err != nil {
+			t.Fatal(err)
+		}
+		var out struct{ PublicKeys []map[string]string }
+		if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out.PublicKeys
+	}
+	before := show()
+	if len(before) != 1 || before[0]["algorithm"] != "Ed25519" || before[0]["publicKeyEncoding"] != "base64" {
+		t.Fatalf("keys show = %v, want one Ed25519 key", before)
+	}
+	if err := run(context.Background(), []string{"keys", "rotate", "--data-dir", dir}, nil, &bytes.Buffer{}, &bytes.Buffer{}, env); err != nil {
+		t.Fatal(err)
+	}
+	after := show()
+	if len(after) != 2 || after[0]["keyVersion"] != before[0]["keyVersion"] || after[1]["keyVersion"] == before[0]["keyVersion"] {
+		t.Errorf("after rotate keys = %v, want the old key and a new one", after)
+	}
+}
