@@ -1,0 +1,129 @@
+package format
+
+import "strings"
+
+// validDate checks an RFC 3339 full-date: YYYY-MM-DD with a day that exists.
+func validDate(s string) bool {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	year, ok1 := atoi(s[0:4])
+	month, ok2 := atoi(s[5:7])
+	day, ok3 := atoi(s[8:10])
+	return ok1 && ok2 && ok3 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month)
+}
+
+func daysIn(year, month int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// validTime checks an RFC 3339 full-time: HH:MM:SS[.frac] and an offset
+// (Z or ±HH:MM). A leap second (:60) is allowed only where it is 23:59 UTC.
+func validTime(s string) bool {
+	if len(s) < 9 || s[2] != ':' || s[5] != ':' {
+		return false
+	}
+	hour, ok1 := atoi(s[0:2])
+	minute, ok2 := atoi(s[3:5])
+	second, ok3 := atoi(s[6:8])
+	if !ok1 || !ok2 || !ok3 || hour > 23 || minute > 59 || second > 60 {
+		return false
+	}
+	rest := s[8:]
+	if strings.HasPrefix(rest, ".") {
+		n := countDigits(rest[1:])
+		if n == 0 {
+			return false
+		}
+		rest = rest[1+n:]
+	}
+	offset := 0 // minutes east of UTC
+	switch {
+	case rest == "Z" || rest == "z":
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		oh, ok1 := atoi(rest[1:3])
+		om, ok2 := atoi(rest[4:6])
+		if !ok1 || !ok2 || oh > 23 || om > 59 {
+			return false
+		}
+		offset = oh*60 + om
+		if rest[0] == '-' {
+			offset = -offset
+		}
+	default:
+		return false
+	}
+	if second == 60 {
+		utc := ((hour*60+minute-offset)%1440 + 1440) % 1440
+		return utc == 23*60+59
+	}
+	return true
+}
+
+// validDateTime checks an RFC 3339 date-time; T and Z may be lower case.
+func validDateTime(s string) bool {
+	return len(s) > 11 && (s[10] == 'T' || s[10] == 't') && validDate(s[:10]) && validTime(s[11:])
+}
+
+// validDuration checks the duration grammar of RFC 3339 appendix A:
+// P followed by date units in Y M D order (no gaps), an optional T with time
+// units in H M S order (no gaps), or weeks alone. Values are whole numbers.
+func validDuration(s string) bool {
+	rest, ok := strings.CutPrefix(s, "P")
+	if !ok || rest == "" {
+		return false
+	}
+	if n := countDigits(rest); n > 0 && rest[n:] == "W" {
+		return true
+	}
+	datePart, timePart, hasTime := strings.Cut(rest, "T")
+	if datePart != "" && !unitsInOrder(datePart, "YMD") {
+		return false
+	}
+	return !hasTime || unitsInOrder(timePart, "HMS")
+}
+
+// unitsInOrder reports whether s is one or more number-unit pairs whose
+// units form a contiguous run of order, such as "YM" in "YMD".
+func unitsInOrder(s, order string) bool {
+	var units strings.Builder
+	for s != "" {
+		n := countDigits(s)
+		if n == 0 || n == len(s) {
+			return false
+		}
+		units.WriteByte(s[n])
+		s = s[n+1:]
+	}
+	return units.Len() > 0 && strings.Contains(order, units.String())
+}
+
+// countDigits returns how many ASCII digits s starts with.
+func countDigits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// atoi parses a non-empty run of ASCII digits.
+func atoi(s string) (int, bool) {
+	if s == "" || countDigits(s) != len(s) {
+		return 0, false
+	}
+	v := 0
+	for _, c := range []byte(s) {
+		v = v*10 + int(c-'0')
+	}
+	return v, true
+}

@@ -1,0 +1,116 @@
+package format
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// maxNameLength is the longest domain name in its ASCII form, without a
+// trailing dot (RFC 1034 §3.1: 255 octets on the wire).
+const maxNameLength = 253
+
+// maxLabelLength is the longest label, in octets of its ASCII form.
+const maxLabelLength = 63
+
+// validHostname checks an RFC 1123 host name: dot-separated labels of
+// letters, digits and inner hyphens, 1-63 characters each, 253 in all, no
+// trailing dot. Labels starting with xn-- must be valid A-labels (RFC 5890):
+// canonical Punycode of an IDNA2008 U-label, and the whole name must then
+// follow the Bidi rule.
+func validHostname(s string) bool {
+	if s == "" || len(s) > maxNameLength {
+		return false
+	}
+	labels := strings.Split(s, ".")
+	ulabels := make([]string, 0, len(labels))
+	for _, l := range labels {
+		if !validLDHLabel(l) {
+			return false
+		}
+		if hasACEPrefix(l) {
+			u, ok := decodeALabel(l)
+			if !ok {
+				return false
+			}
+			l = u
+		}
+		ulabels = append(ulabels, l)
+	}
+	return validBidi(ulabels)
+}
+
+// validLDHLabel checks letters, digits and hyphens, not at either end.
+func validLDHLabel(l string) bool {
+	if l == "" || len(l) > maxLabelLength || l[0] == '-' || l[len(l)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(l); i++ {
+		if c := l[i]; !isAlpha(c) && !isDigit(c) && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// validIDNHostname checks an internationalized host name (RFC 5890 §2.3.2.3):
+// labels separated by any of the four IDNA full stops, each an ASCII LDH
+// label, a valid A-label, or a valid IDNA2008 U-label whose A-label fits 63
+// octets; the name's ASCII form fits 253 octets, and the Bidi rule holds.
+func validIDNHostname(s string) bool {
+	if s == "" {
+		return false
+	}
+	labels := splitLabels(s)
+	ulabels := make([]string, 0, len(labels))
+	total := len(labels) - 1 // the dots
+	for _, l := range labels {
+		alabel := l
+		switch {
+		case l == "":
+			return false
+		case !isASCII(l):
+			if !validULabel(l) {
+				return false
+			}
+			enc, ok := punyEncode([]rune(l))
+			if !ok {
+				return false
+			}
+			alabel = "xn--" + enc
+		case !validLDHLabel(l):
+			return false
+		case hasACEPrefix(l):
+			u, ok := decodeALabel(l)
+			if !ok {
+				return false
+			}
+			l = u
+		}
+		if len(alabel) > maxLabelLength {
+			return false
+		}
+		total += len(alabel)
+		ulabels = append(ulabels, l)
+	}
+	return total <= maxNameLength && validBidi(ulabels)
+}
+
+// splitLabels splits s at every IDNA full stop, keeping empty labels.
+func splitLabels(s string) []string {
+	var labels []string
+	start := 0
+	for i, r := range s {
+		if isLabelSeparator(r) {
+			labels = append(labels, s[start:i])
+			start = i + utf8.RuneLen(r)
+		}
+	}
+	return append(labels, s[start:])
+}
+
+// isLabelSeparator reports the full stops IDNA2008 treats as dots
+// (RFC 3490 §3.1): . U+3002 U+FF0E U+FF61.
+func isLabelSeparator(r rune) bool {
+	return r == '.' || r == '\u3002' || r == '\uff0e' || r == '\uff61'
+}
+

@@ -1,0 +1,277 @@
+package format
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/bidi"
+	"golang.org/x/text/unicode/norm"
+)
+
+// idnaProperty is a code point's IDNA2008 derived property (RFC 5892 §2).
+type idnaProperty int
+
+const (
+	pvalid idnaProperty = iota
+	contextJ
+	contextO
+	disallowed
+	unassigned
+)
+
+// derivedProperty computes the IDNA2008 derived property of r with the
+// algorithm of RFC 5892 §3, from the Unicode data Go and x/text carry.
+func derivedProperty(r rune) idnaProperty {
+	if p, ok := idnaExceptions(r); ok {
+		return p
+	}
+	if unicode.Is(unicode.Cn, r) && !unicode.Is(unicode.Noncharacter_Code_Point, r) {
+		return unassigned
+	}
+	if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+		return pvalid
+	}
+	if r == 0x200c || r == 0x200d {
+		return contextJ
+	}
+	if unstable(r) || ignorableProperty(r) || ignorableBlock(r) || oldHangulJamo(r) {
+		return disallowed
+	}
+	if unicode.In(r, unicode.Ll, unicode.Lu, unicode.Lo, unicode.Nd, unicode.Lm, unicode.Mn, unicode.Mc) {
+		return pvalid
+	}
+	return disallowed
+}
+
+// idnaExceptions is RFC 5892 §2.6.
+func idnaExceptions(r rune) (idnaProperty, bool) {
+	switch {
+	case r == 0x00df, r == 0x03c2, r == 0x06fd, r == 0x06fe, r == 0x0f0b, r == 0x3007:
+		return pvalid, true
+	case r == 0x00b7, r == 0x0375, r == 0x05f3, r == 0x05f4, r == 0x30fb,
+		r >= 0x0660 && r <= 0x0669, r >= 0x06f0 && r <= 0x06f9:
+		return contextO, true
+	case r == 0x0640, r == 0x07fa, r == 0x302e, r == 0x302f, r >= 0x3031 && r <= 0x3035, r == 0x303b:
+		return disallowed, true
+	}
+	return 0, false
+}
+
+// unstable is RFC 5892's category B: toNFKC(toCaseFold(toNFKC(r))) != r.
+func unstable(r rune) bool {
+	s := string(r)
+	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s))) != s
+}
+
+// ignorableProperty is category C: Default_Ignorable_Code_Point,
+// White_Space or Noncharacter_Code_Point.
+func ignorableProperty(r rune) bool {
+	if unicode.In(r, unicode.White_Space, unicode.Noncharacter_Code_Point) {
+		return true
+	}
+	// Default_Ignorable_Code_Point, derived as UAX #44 does.
+	if !unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector) {
+		return false
+	}
+	return !unicode.Is(unicode.Prepended_Concatenation_Mark, r) &&
+		!(r >= 0xfff9 && r <= 0xfffb) && !(r >= 0x13430 && r <= 0x1343f)
+}
+
+// ignorableBlock is category D: Combining Diacritical Marks for Symbols,
+// Musical Symbols and Ancient Greek Musical Notation.
+func ignorableBlock(r rune) bool {
+	return r >= 0x20d0 && r <= 0x20ff || r >= 0x1d100 && r <= 0x1d24f
+}
+
+// oldHangulJamo is category I: Hangul_Syllable_Type L, V or T.
+func oldHangulJamo(r rune) bool {
+	return r >= 0x1100 && r <= 0x11ff || r >= 0xa960 && r <= 0xa97c || r >= 0xd7b0 && r <= 0xd7c6 ||
+		r >= 0xd7cb && r <= 0xd7fb
+}
+
+// validULabel checks a U-label against IDNA2008 (RFC 5891 §5.4, without
+// the Bidi rule, which needs the whole name): NFC, hyphen rules, no leading
+// combining mark, and every code point PVALID or allowed by its contextual
+// rule (RFC 5892 appendix A).
+func validULabel(label string) bool {
+	if label == "" || !utf8.ValidString(label) || !norm.NFC.IsNormalString(label) {
+		return false
+	}
+	runes := []rune(label)
+	if runes[0] == '-' || runes[len(runes)-1] == '-' || len(runes) >= 4 && runes[2] == '-' && runes[3] == '-' {
+		return false
+	}
+	if unicode.Is(unicode.M, runes[0]) {
+		return false
+	}
+	joiners := false
+	for i, r := range runes {
+		switch derivedProperty(r) {
+		case pvalid:
+		case contextJ:
+			joiners = true
+		case contextO:
+			if !contextORule(runes, i) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if joiners {
+		// x/net/idna carries the Joining_Type data the ZERO WIDTH
+		// (NON-)JOINER rules need.
+		if _, err := idna.New(idna.CheckJoiners(true)).ToUnicode(label); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// contextORule applies the CONTEXTO rule for runes[i].
+func contextORule(runes []rune, i int) bool {
+	r := runes[i]
+	before, after := rune(-1), rune(-1)
+	if i > 0 {
+		before = runes[i-1]
+	}
+	if i+1 < len(runes) {
+		after = runes[i+1]
+	}
+	switch {
+	case r == 0x00b7: // MIDDLE DOT: between two l
+		return before == 'l' && after == 'l'
+	case r == 0x0375: // GREEK LOWER NUMERAL SIGN: followed by Greek
+		return after >= 0 && unicode.Is(unicode.Greek, after)
+	case r == 0x05f3 || r == 0x05f4: // HEBREW GERESH, GERSHAYIM: preceded by Hebrew
+		return before >= 0 && unicode.Is(unicode.Hebrew, before)
+	case r == 0x30fb: // KATAKANA MIDDLE DOT: with Hiragana, Katakana or Han
+		for _, c := range runes {
+			if c != 0x30fb && unicode.In(c, unicode.Hiragana, unicode.Katakana, unicode.Han) {
+				return true
+			}
+		}
+		return false
+	case r >= 0x0660 && r <= 0x0669: // ARABIC-INDIC DIGITS: not with extended ones
+		return !containsRange(runes, 0x06f0, 0x06f9)
+	case r >= 0x06f0 && r <= 0x06f9: // EXTENDED ARABIC-INDIC DIGITS: not with plain ones
+		return !containsRange(runes, 0x0660, 0x0669)
+	}
+	return false
+}
+
+func containsRange(runes []rune, lo, hi rune) bool {
+	for _, c := range runes {
+		if c >= lo && c <= hi {
+			return true
+		}
+	}
+	return false
+}
+
+// validBidi applies the Bidi rule of RFC 5893 to the labels (U-labels) of a
+// name: when any label holds a right-to-left character, every label must
+// satisfy the rule.
+func validBidi(labels []string) bool {
+	rtl := false
+	for _, l := range labels {
+		for _, r := range l {
+			if c := bidiClass(r); c == bidi.R || c == bidi.AL || c == bidi.AN {
+				rtl = true
+			}
+		}
+	}
+	if !rtl {
+		return true
+	}
+	for _, l := range labels {
+		if !bidiLabel(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// bidiLabel checks the six conditions of RFC 5893 §2 on one label.
+func bidiLabel(label string) bool {
+	var classes []bidi.Class
+	for _, r := range label {
+		classes = append(classes, bidiClass(r))
+	}
+	if len(classes) == 0 {
+		return false
+	}
+	last := len(classes) - 1
+	for last > 0 && classes[last] == bidi.NSM {
+		last--
+	}
+	switch classes[0] {
+	case bidi.R, bidi.AL:
+		hasEN, hasAN := false, false
+		for _, c := range classes {
+			switch c {
+			case bidi.R, bidi.AL, bidi.ES, bidi.CS, bidi.ET, bidi.ON, bidi.BN, bidi.NSM:
+			case bidi.EN:
+				hasEN = true
+			case bidi.AN:
+				hasAN = true
+			default:
+				return false
+			}
+		}
+		end := classes[last]
+		return !(hasEN && hasAN) && (end == bidi.R || end == bidi.AL || end == bidi.EN || end == bidi.AN)
+	case bidi.L:
+		for _, c := range classes {
+			switch c {
+			case bidi.L, bidi.EN, bidi.ES, bidi.CS, bidi.ET, bidi.ON, bidi.BN, bidi.NSM:
+			default:
+				return false
+			}
+		}
+		return classes[last] == bidi.L || classes[last] == bidi.EN
+	}
+	return false
+}
+
+func bidiClass(r rune) bidi.Class {
+	p, _ := bidi.LookupRune(r)
+	return p.Class()
+}
+
+// isASCII reports whether s holds only ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// hasACEPrefix reports whether an ASCII label starts with "xn--", in any case.
+func hasACEPrefix(label string) bool {
+	return len(label) >= 4 && strings.EqualFold(label[:4], "xn--")
+}
+
+// decodeALabel turns an A-label into its U-label, checking that it is
+// canonical Punycode of a valid U-label with at least one non-ASCII
+// character (RFC 5891 §5.4 applied to A-labels).
+func decodeALabel(label string) (string, bool) {
+	body := strings.ToLower(label[4:])
+	runes, ok := punyDecode(body)
+	if !ok {
+		return "", false
+	}
+	u := string(runes)
+	if isASCII(u) {
+		return "", false
+	}
+	if again, ok := punyEncode(runes); !ok || again != body {
+		return "", false
+	}
+	return u, validULabel(u)
+}

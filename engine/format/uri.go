@@ -1,0 +1,164 @@
+package format
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// validURI checks the grammar of RFC 3986 (iri: RFC 3987). With ref, a
+// relative reference is allowed too; without, a scheme is required.
+// Components are checked character by character; hosts are checked only as
+// RFC 3986 reg-names (so http://999.999.999.999/ is valid), except IP
+// literals in brackets, which must be real IPv6 addresses or IPvFuture.
+func validURI(s string, iri, ref bool) bool {
+	rest, fragment, hasFragment := strings.Cut(s, "#")
+	if hasFragment && !validChars(fragment, ":@/?", iri, false) {
+		return false
+	}
+	rest, query, hasQuery := strings.Cut(rest, "?")
+	if hasQuery && !validChars(query, ":@/?", iri, true) {
+		return false
+	}
+	// A colon before any slash ends a scheme; a relative reference may not
+	// have one in its first segment (path-noscheme).
+	firstSlash := strings.IndexByte(rest, '/')
+	if firstSlash < 0 {
+		firstSlash = len(rest)
+	}
+	if colon := strings.IndexByte(rest[:firstSlash], ':'); colon >= 0 {
+		if !validScheme(rest[:colon]) {
+			return false
+		}
+		rest = rest[colon+1:]
+	} else if !ref {
+		return false
+	}
+	if hier, ok := strings.CutPrefix(rest, "//"); ok {
+		authority, path := hier, ""
+		if i := strings.IndexByte(hier, '/'); i >= 0 {
+			authority, path = hier[:i], hier[i:]
+		}
+		return validAuthority(authority, iri) && validChars(path, ":@/", iri, false)
+	}
+	return validChars(rest, ":@/", iri, false)
+}
+
+// validScheme checks ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
+func validScheme(s string) bool {
+	if s == "" || !isAlpha(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isAlpha(c) && !isDigit(c) && c != '+' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// validAuthority checks [ userinfo "@" ] host [ ":" port ].
+func validAuthority(s string, iri bool) bool {
+	if userinfo, host, ok := strings.Cut(s, "@"); ok {
+		if !validChars(userinfo, ":", iri, false) {
+			return false
+		}
+		s = host
+	}
+	host, port := s, ""
+	if strings.HasPrefix(s, "[") {
+		end := strings.IndexByte(s, ']')
+		if end < 0 {
+			return false
+		}
+		host, port = s[:end+1], s[end+1:]
+		if port != "" && port[0] != ':' {
+			return false
+		}
+		if !validIPLiteral(host[1:end]) {
+			return false
+		}
+	} else {
+		if i := strings.IndexByte(s, ':'); i >= 0 {
+			host, port = s[:i], s[i:]
+		}
+		if !validChars(host, "", iri, false) {
+			return false
+		}
+	}
+	return port == "" || countDigits(port[1:]) == len(port)-1
+}
+
+// validIPLiteral checks what stands between [ and ]: an IPv6 address or
+// IPvFuture ("v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )).
+func validIPLiteral(s string) bool {
+	if s != "" && (s[0] == 'v' || s[0] == 'V') {
+		version, rest, ok := strings.Cut(s[1:], ".")
+		if !ok || version == "" || rest == "" {
+			return false
+		}
+		for i := 0; i < len(version); i++ {
+			if !isHex(version[i]) {
+				return false
+			}
+		}
+		return !strings.Contains(rest, "%") && validChars(rest, ":", false, false)
+	}
+	return validIPv6(s)
+}
+
+// validChars reports whether s consists of unreserved characters,
+// sub-delims, percent-encoded octets and the ASCII characters in extra;
+// with iri also of RFC 3987 ucschar, and with private of iprivate.
+func validChars(s, extra string, iri, private bool) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return false
+			}
+			i += 3
+			continue
+		case c < utf8.RuneSelf:
+			if !isUnreserved(c) && !isSubDelim(c) && strings.IndexByte(extra, c) < 0 {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !iri || !(isUcschar(r) || private && isIprivate(r)) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isHex(c byte) bool   { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func isUnreserved(c byte) bool {
+	return isAlpha(c) || isDigit(c) || c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+func isSubDelim(c byte) bool { return strings.IndexByte("!$&'()*+,;=", c) >= 0 }
+
+// isUcschar is RFC 3987's ucschar: the non-ASCII characters an IRI may hold
+// outside the query.
+func isUcschar(r rune) bool {
+	switch {
+	case r >= 0xa0 && r <= 0xd7ff, r >= 0xf900 && r <= 0xfdcf, r >= 0xfdf0 && r <= 0xffef:
+		return true
+	case r >= 0x10000 && r <= 0xdffff, r >= 0xe1000 && r <= 0xefffd:
+		// Each plane's last two code points (U+xFFFE, U+xFFFF) are excluded.
+		return r&0xffff <= 0xfffd
+	}
+	return false
+}
+
+// isIprivate is RFC 3987's iprivate, allowed in the query only.
+func isIprivate(r rune) bool {
+	return r >= 0xe000 && r <= 0xf8ff || r >= 0xf0000 && r <= 0xffffd || r >= 0x100000 && r <= 0x10fffd
+}
