@@ -113,4 +113,3 @@ func splitLabels(s string) []string {
 func isLabelSeparator(r rune) bool {
 	return r == '.' || r == '\u3002' || r == '\uff0e' || r == '\uff61'
 }
-
