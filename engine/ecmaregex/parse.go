@@ -661,31 +661,24 @@ func (p *parser) classAtom() (classItem, error) {
 // name existing groups, and duplicate names must sit in different
 // alternatives.
 func (p *parser) checkNames() error {
-	for i, a := range p.names {
-		for _, b := range p.names[i+1:] {
-			if a.name == b.name && mightBothParticipate(a.path, b.path) {
-				return fmt.Errorf("%w: duplicate capture group name %q", ErrSyntax, a.name)
+	byName := map[string][][]altPosition{}
+	for _, g := range p.names {
+		for _, other := range byName[g.name] {
+			if mightBothParticipate(other, g.path) {
+				return fmt.Errorf("%w: duplicate capture group name %q", ErrSyntax, g.name)
 			}
 		}
+		byName[g.name] = append(byName[g.name], g.path)
 	}
 	for _, r := range p.refs {
 		if r.name == "" && r.num > p.ncap {
 			return fmt.Errorf("%w: back-reference \\%d to a group that does not exist", ErrSyntax, r.num)
 		}
-		if r.name != "" && !p.hasName(r.name) {
+		if _, ok := byName[r.name]; r.name != "" && !ok {
 			return fmt.Errorf("%w: back-reference \\k<%s> to a group that does not exist", ErrSyntax, r.name)
 		}
 	}
 	return nil
-}
-
-func (p *parser) hasName(name string) bool {
-	for _, g := range p.names {
-		if g.name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // mightBothParticipate reports whether two groups can both take part in one

@@ -57,7 +57,9 @@ func validLDHLabel(l string) bool {
 // label, a valid A-label, or a valid IDNA2008 U-label whose A-label fits 63
 // octets; the name's ASCII form fits 253 octets, and the Bidi rule holds.
 func validIDNHostname(s string) bool {
-	if s == "" {
+	// Every code point takes at least one octet of the ASCII form, so
+	// longer input can be refused before any label work.
+	if s == "" || utf8.RuneCountInString(s) > maxNameLength {
 		return false
 	}
 	labels := splitLabels(s)
@@ -69,7 +71,8 @@ func validIDNHostname(s string) bool {
 		case l == "":
 			return false
 		case !isASCII(l):
-			if !validULabel(l) {
+			// "xn--" and one Punycode digit per non-ASCII code point.
+			if utf8.RuneCountInString(l) > maxLabelLength-4 || !validULabel(l) {
 				return false
 			}
 			enc, ok := punyEncode([]rune(l))
