@@ -10,6 +10,12 @@
 // ECMA-262's General_Category, Script and binary property names. ES2025
 // modifier groups such as (?i:…) are understood.
 //
+// The u flag makes the syntax strict, as in every engine that applies it
+// (ajv among them): escapes are limited to the syntax characters and / (so
+// \a and, outside a class, \- are errors), a lone {, } or ] is an error,
+// and \k and decimal escapes must name existing groups. A lone surrogate
+// escape such as \uD83D matches nothing, since Go strings cannot hold one.
+//
 // RE2 runs in linear time, so a translated pattern cannot be used for ReDoS.
 // Constructs that need backtracking (look-around, back-references) or that
 // RE2 cannot express otherwise are reported as ErrUnsupported.
