@@ -74,9 +74,9 @@ func TestAllowanceZeroLimit(t *testing.T) {
 }
 
 func TestAllowanceConcurrentExact(t *testing.T) {
-	for _, unbatched := range []bool{false, true} {
-		t.Run(fmt.Sprintf("unbatched=%v", unbatched), func(t *testing.T) {
-			s := openTemp(t, &Options{NoSync: true, unbatched: unbatched})
+	for _, mode := range writeModes {
+		t.Run(mode.name, func(t *testing.T) {
+			s := openTemp(t, &Options{NoSync: true, writeMode: mode.mode})
 			var granted atomic.Int64
 			var wg sync.WaitGroup
 			errs := make(chan error, 1000)

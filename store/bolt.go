@@ -38,9 +38,8 @@ func allBuckets() [][]byte {
 
 // Defaults for [Options].
 const (
-	DefaultTimeout       = time.Second
-	DefaultMaxBatchDelay = 10 * time.Millisecond
-	DefaultMaxBatchSize  = 1000
+	DefaultTimeout      = time.Second
+	DefaultMaxBatchSize = 1000
 	// purgeInterval is how often expired allowance days and payment ids are
 	// deleted, besides at open.
 	purgeInterval = 10 * time.Minute
@@ -61,22 +60,30 @@ type Options struct {
 	// NoSync skips fsync on commit: verdicts are no longer durable. For
 	// benchmarks and tests only.
 	NoSync bool
-	// MaxBatchDelay and MaxBatchSize tune how concurrent writes share a
-	// commit (bbolt's DB.Batch). Defaults DefaultMaxBatchDelay and
-	// DefaultMaxBatchSize.
-	MaxBatchDelay time.Duration
-	MaxBatchSize  int
+	// MaxBatchSize caps how many concurrent writes share one commit.
+	// Default DefaultMaxBatchSize.
+	MaxBatchSize int
 
-	// unbatched makes every write its own transaction (benchmark baseline).
-	unbatched bool
+	// writeMode picks the commit strategy; benchmarks compare them.
+	writeMode writeMode
 }
+
+// writeMode is how writes reach the file.
+type writeMode int
+
+const (
+	writeGroupCommit writeMode = iota // shared commits without delay (groupCommit)
+	writeTxPerWrite                   // one transaction and fsync per write
+	writeBoltBatch                    // bbolt's DB.Batch: shared commits after a 10ms timer
+)
 
 // Bolt is the embedded [Store]: one bbolt file.
 type Bolt struct {
 	db        *bolt.DB
 	path      string
 	now       func() time.Time
-	unbatched bool
+	writeMode writeMode
+	group     *groupCommit
 	nextPurge atomic.Int64 // unix nanos of the next opportunistic purge
 }
 
@@ -97,9 +104,6 @@ func OpenBolt(path string, opts *Options) (*Bolt, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.MaxBatchDelay <= 0 {
-		o.MaxBatchDelay = DefaultMaxBatchDelay
-	}
 	if o.MaxBatchSize <= 0 {
 		o.MaxBatchSize = DefaultMaxBatchSize
 	}
@@ -113,9 +117,8 @@ func OpenBolt(path string, opts *Options) (*Bolt, error) {
 	case err != nil:
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	db.MaxBatchDelay = o.MaxBatchDelay
-	db.MaxBatchSize = o.MaxBatchSize
-	b := &Bolt{db: db, path: path, now: o.Now, unbatched: o.unbatched}
+	b := &Bolt{db: db, path: path, now: o.Now, writeMode: o.writeMode,
+		group: &groupCommit{db: db, maxSize: o.MaxBatchSize}}
 	if err := b.init(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
@@ -220,13 +223,17 @@ func (b *Bolt) Check(ctx context.Context) error {
 }
 
 // write runs fn in a write transaction shared with concurrent writers
-// (DB.Batch). fn may run more than once, each time in a fresh transaction,
-// so it must only assign — never accumulate into — variables outside it.
+// (groupCommit) and returns once it is committed. fn may run more than once,
+// each time in a fresh transaction, so it must only assign — never
+// accumulate into — variables outside it.
 func (b *Bolt) write(fn func(*bolt.Tx) error) error {
-	if b.unbatched {
+	switch b.writeMode {
+	case writeTxPerWrite:
 		return b.db.Update(fn)
+	case writeBoltBatch:
+		return b.db.Batch(fn)
 	}
-	return b.db.Batch(fn)
+	return b.group.do(fn)
 }
 
 // maybePurge deletes expired allowance days and payment ids at most once per

@@ -5,8 +5,10 @@
 //
 // [Store] is the interface the service depends on; [Bolt] implements it in
 // one bbolt file. A verdict is durable when [Bolt.PutVerdict] returns:
-// concurrent writers share one commit (bbolt's DB.Batch) instead of paying an
-// fsync each.
+// concurrent writers share one commit instead of paying an fsync each — a
+// group commit in the manner of bbolt's DB.Batch, but without its timer, so
+// a lone write is not delayed and a busy store commits everything that
+// queued during the previous commit at once.
 //
 //	s, err := store.OpenBolt(filepath.Join(dataDir, "verifier.db"), nil)
 //	if err != nil {

@@ -14,6 +14,16 @@ import (
 // t0 is the start of every scripted history.
 var t0 = time.Date(2026, 10, 1, 1, 1, 9, 606993000, time.UTC)
 
+// writeModes are the commit strategies, named for subtests and benchmarks.
+var writeModes = []struct {
+	name string
+	mode writeMode
+}{
+	{"group-commit", writeGroupCommit},
+	{"tx-per-write", writeTxPerWrite},
+	{"bbolt-batch", writeBoltBatch},
+}
+
 // openTemp opens a new store in a temporary directory and closes it when
 // the test ends. Unless opts sets a clock, the store's clock stands at t0.
 func openTemp(tb testing.TB, opts *Options) *Bolt {

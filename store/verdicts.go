@@ -24,7 +24,7 @@ var (
 )
 
 // PutVerdict stores v, its agent's counters and its time-index entry in one
-// transaction, shared with concurrent writers (bbolt's DB.Batch), and
+// transaction, shared with concurrent writers (a group commit), and
 // returns once that transaction is committed and synced. Verdicts of test
 // agents (IsTestAgent) and of no agent are stored without counters or index.
 func (b *Bolt) PutVerdict(ctx context.Context, v Verdict) error {
@@ -71,7 +71,7 @@ func prepareVerdict(v Verdict) (verdictWrite, error) {
 }
 
 // apply writes the verdict, its agent's counters and its index entry. It
-// only reads and writes tx, so bbolt's Batch may run it again safely.
+// only reads and writes tx, so a shared commit may run it again safely.
 func (w verdictWrite) apply(tx *bolt.Tx) error {
 	verdicts := tx.Bucket(bucketVerdicts)
 	if old := verdicts.Get(w.id); old != nil {

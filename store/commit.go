@@ -1,0 +1,105 @@
+package store
+
+import (
+	"fmt"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// groupCommit runs the write functions of concurrent callers in shared
+// transactions — one commit, one fsync, for all of them. It is bbolt's
+// DB.Batch without the timer: a write arriving while no commit runs starts
+// one at once (no added latency when idle), and every write arriving during
+// a commit goes into the next one (batches as large as the load).
+//
+// As with DB.Batch, a function may run more than once, each time in a fresh
+// transaction: when one function of a batch fails, the batch is rolled back,
+// the others are committed without it, and then it runs alone so that its
+// error is its own.
+type groupCommit struct {
+	db      *bolt.DB
+	maxSize int
+
+	mu      sync.Mutex
+	queue   []pendingWrite
+	running bool // a goroutine is draining queue
+}
+
+type pendingWrite struct {
+	fn   func(*bolt.Tx) error
+	done chan error
+}
+
+// do runs fn in a shared transaction and returns once it is committed.
+func (g *groupCommit) do(fn func(*bolt.Tx) error) error {
+	w := pendingWrite{fn: fn, done: make(chan error, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, w)
+	if !g.running {
+		g.running = true
+		go g.drain()
+	}
+	g.mu.Unlock()
+	return <-w.done
+}
+
+// drain commits the queue, batch after batch, until it is empty.
+func (g *groupCommit) drain() {
+	for {
+		g.mu.Lock()
+		n := min(len(g.queue), g.maxSize)
+		if n == 0 {
+			g.running = false
+			g.queue = nil
+			g.mu.Unlock()
+			return
+		}
+		batch := make([]pendingWrite, n)
+		copy(batch, g.queue)
+		g.queue = g.queue[n:]
+		g.mu.Unlock()
+		g.commit(batch)
+	}
+}
+
+// commit runs batch in one transaction, taking out any function that fails
+// and running it alone afterwards.
+func (g *groupCommit) commit(batch []pendingWrite) {
+	var failed []pendingWrite
+	for len(batch) > 0 {
+		failIdx := -1
+		err := g.db.Update(func(tx *bolt.Tx) error {
+			for i, w := range batch {
+				if err := safeCall(w.fn, tx); err != nil {
+					failIdx = i
+					return err
+				}
+			}
+			return nil
+		})
+		if failIdx >= 0 {
+			failed = append(failed, batch[failIdx])
+			batch = append(batch[:failIdx], batch[failIdx+1:]...)
+			continue
+		}
+		for _, w := range batch {
+			w.done <- err
+		}
+		break
+	}
+	for _, w := range failed {
+		w.done <- g.db.Update(func(tx *bolt.Tx) error { return safeCall(w.fn, tx) })
+	}
+}
+
+// safeCall runs fn, turning a panic (bbolt panics on some damaged pages)
+// into an error so that one bad write cannot stop the committer.
+func safeCall(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: panic in write: %v", ErrCorrupt, r)
+		}
+	}()
+	return fn(tx)
+}
