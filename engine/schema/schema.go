@@ -116,6 +116,7 @@ type Schema struct {
 	root      *node
 	maxSteps  int
 	hasUneval bool
+	useScope  bool      // some $dynamicRef looks up the dynamic scope
 	pool      sync.Pool // *evaluator
 }
 

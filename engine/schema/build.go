@@ -1,0 +1,226 @@
+package schema
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// Compile compiles a decoded JSON Schema document (decoded with
+// json.Decoder.UseNumber: map[string]any, []any, string, bool, nil,
+// json.Number). An invalid schema is reported as an *Error naming the place
+// inside doc and how to fix it.
+func Compile(doc any, opts *Options) (*Schema, error) {
+	o := opts.withDefaults()
+	if err := checkDepth(doc, "", 0, o.MaxDepth); err != nil {
+		return nil, err
+	}
+	s, c, err := build(doc, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.checkMeta(doc); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// build compiles doc without the meta-schema check.
+func build(doc any, o Options) (*Schema, *compiler, error) {
+	c, err := newCompiler(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := c.compileRoot(doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Schema{root: root, maxSteps: o.MaxSteps, hasUneval: c.hasUneval, useScope: c.needDyn}, c, nil
+}
+
+// checkDepth rejects documents nested deeper than max before anything
+// recurses over them.
+func checkDepth(v any, ptr string, depth, max int) error {
+	if depth > max {
+		return &Error{Pointer: ptr, Problem: fmt.Sprintf("the schema is nested more than %d levels deep", max),
+			Fix: "flatten it by moving subschemas under $defs and referring to them with $ref, or raise the depth limit"}
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, c := range x {
+			if err := checkDepth(c, ptr+"/"+escapeToken(k), depth+1, max); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, c := range x {
+			if err := checkDepth(c, ptr+"/"+strconv.Itoa(i), depth+1, max); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkCycles rejects reference loops that apply a schema to the same
+// instance location again without consuming any input ({"$ref": "#"}):
+// evaluating them would never end.
+func (c *compiler) checkCycles() error {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[*node]int{}
+	var visit func(n *node) error
+	visit = func(n *node) error {
+		switch color[n] {
+		case grey:
+			return errLoop
+		case black:
+			return nil
+		}
+		color[n] = grey
+		for _, e := range inPlaceEdges(n) {
+			if err := visit(e.to); err != nil {
+				if err == errLoop {
+					return &Error{Pointer: n.loc + "/" + e.kw,
+						Problem: "this reference leads back to a schema that is already being applied to the same value, so evaluation would never end",
+						Fix:     "make the loop pass through properties or items (so it moves into the value), or remove the reference"}
+				}
+				return err
+			}
+		}
+		color[n] = black
+		return nil
+	}
+	for _, d := range c.sortedDocs() {
+		for _, p := range sortedLocKeys(d.locs) {
+			if n := d.locs[p].node; n != nil {
+				if err := visit(n); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+var errLoop = &Error{Problem: "reference loop"}
+
+type edge struct {
+	kw string
+	to *node
+}
+
+func inPlaceEdges(n *node) []edge {
+	var out []edge
+	if n.ref != nil {
+		out = append(out, edge{"$ref", n.ref})
+	}
+	if n.dynRef != nil && n.dynName == "" {
+		out = append(out, edge{"$dynamicRef", n.dynRef})
+	}
+	for i, s := range n.allOf {
+		out = append(out, edge{"allOf/" + strconv.Itoa(i), s})
+	}
+	for i, s := range n.anyOf {
+		out = append(out, edge{"anyOf/" + strconv.Itoa(i), s})
+	}
+	for i, s := range n.oneOf {
+		out = append(out, edge{"oneOf/" + strconv.Itoa(i), s})
+	}
+	for _, p := range []struct {
+		kw string
+		n  *node
+	}{{"not", n.not}, {"if", n.ifN}, {"then", n.thenN}, {"else", n.elseN}} {
+		if p.n != nil {
+			out = append(out, edge{p.kw, p.n})
+		}
+	}
+	for _, d := range n.depSchemas {
+		out = append(out, edge{n.depSchKw + "/" + escapeToken(d.prop), d.n})
+	}
+	return out
+}
+
+func (c *compiler) sortedDocs() []*document {
+	out := []*document{c.main}
+	for _, u := range sortedDocKeys(c.docs) {
+		if d := c.docs[u]; d != c.main {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func sortedDocKeys(m map[string]*document) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func sortedLocKeys(m map[string]*schemaLoc) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// metaSchemas compiles the embedded meta-schemas once, with format as an
+// annotation; the compiled schemas are read-only.
+var metaSchemas = sync.OnceValues(func() (map[string]*Schema, error) {
+	out := map[string]*Schema{}
+	for _, uri := range []string{meta2020URI, meta7URI} {
+		o := (&Options{FormatAnnotationOnly: true}).withDefaults()
+		if uri == meta7URI {
+			o.DefaultDraft = Draft7
+		}
+		s, _, err := build(map[string]any{"$ref": uri}, o)
+		if err != nil {
+			return nil, fmt.Errorf("compiling meta-schema %s: %w", uri, err)
+		}
+		out[uri] = s
+	}
+	return out, nil
+})
+
+// checkMeta validates the main document against the meta-schema of its
+// dialect and turns the first failure into an *Error.
+func (c *compiler) checkMeta(doc any) error {
+	dia := c.main.locs[""].dia
+	var ms *Schema
+	metas, err := metaSchemas()
+	if err != nil {
+		return err
+	}
+	if s, ok := metas[dia.metaURI]; ok {
+		ms = s
+	} else {
+		o := c.opts
+		o.FormatAnnotationOnly = true
+		s, _, err := build(map[string]any{"$ref": dia.metaURI}, o)
+		if err != nil {
+			return err
+		}
+		ms = s
+	}
+	// meta evaluation is linear in the schema size
+	limited := &Schema{root: ms.root, maxSteps: 1000*c.count + DefaultMaxSteps, hasUneval: ms.hasUneval, useScope: ms.useScope}
+	res, err := limited.Evaluate(doc)
+	if err != nil {
+		return &Error{Problem: "the schema is too large to check against its meta-schema", Fix: "split it into smaller schemas"}
+	}
+	if res.Valid {
+		return nil
+	}
+	f := res.Failures[0]
+	return &Error{Pointer: f.InstancePath, Problem: "the schema does not fit its draft's meta-schema: " + f.Message,
+		Fix: fmt.Sprintf("change it to match the meta-schema (expected %s at %s)", f.Expected, f.KeywordLocation)}
+}

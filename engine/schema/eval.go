@@ -1,0 +1,583 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// evaluator is the state of one Evaluate call; Schema pools them. Strings
+// for the result (paths, messages) are appended to buf during and after the
+// evaluation and turned into one string at the end, so a valid instance
+// costs a handful of allocations whatever its size.
+type evaluator struct {
+	steps, maxSteps int
+	depth           int
+	abort           bool // step or depth limit reached
+	bad             any  // first instance value of an unsupported Go type
+	useScope        bool
+
+	passed, total int
+	fails         []failRec
+	buf           []byte
+	described     []descRec
+	decls         []declRec
+	scope         []*resource
+	annots        []*annot // free list
+}
+
+// frame is one instance location; frames live on the Go stack and link to
+// their parent, so paths are only built when something is reported.
+type frame struct {
+	parent    *frame
+	key       string
+	idx       int // array index, or -1 for an object key (or the root)
+	declStart int // e.decls length when the location was entered
+	dStart    int // e.described length when the location was entered
+	descents  int // applicators that descended into children here
+}
+
+// declRec is a subschema with properties or patternProperties applied at
+// the current location; present counts the instance keys its properties
+// named.
+type declRec struct {
+	n       *node
+	present int
+}
+
+type descRec struct {
+	p0, p1     int // instance path in buf
+	undeclared []string
+}
+
+type failRec struct {
+	kw     string // reported keyword
+	at     string // keyword whose location is reported ("" = the schema itself)
+	n      *node
+	v      any
+	p0, p1 int // instance path in buf
+	a, b   int
+	names  []string
+}
+
+// mark is a restore point for branches whose outcome is discarded.
+type mark struct {
+	passed, total, fails, buf, described, decls int
+}
+
+func (e *evaluator) mark() mark {
+	return mark{e.passed, e.total, len(e.fails), len(e.buf), len(e.described), len(e.decls)}
+}
+
+func (e *evaluator) rollback(m mark) {
+	e.passed, e.total = m.passed, m.total
+	e.fails = e.fails[:m.fails]
+	e.buf = e.buf[:m.buf]
+	e.described = e.described[:m.described]
+	e.decls = e.decls[:m.decls]
+}
+
+func (e *evaluator) reset(s *Schema) {
+	e.steps, e.maxSteps, e.depth, e.abort, e.bad = 0, s.maxSteps, 0, false, nil
+	e.useScope = s.useScope
+	e.passed, e.total = 0, 0
+	e.fails = e.fails[:0]
+	e.buf = e.buf[:0]
+	e.described = e.described[:0]
+	e.decls = e.decls[:0]
+	e.scope = e.scope[:0]
+}
+
+// release drops references into the instance before pooling.
+func (e *evaluator) release() {
+	clear(e.fails)
+	clear(e.described)
+	clear(e.decls)
+	clear(e.scope)
+	if cap(e.buf) > 1<<20 {
+		e.buf = nil
+	}
+}
+
+func (e *evaluator) run(root *node, inst any) (*Result, error) {
+	f := frame{idx: -1}
+	valid := e.eval(root, inst, &f, true, nil)
+	e.finishFrame(&f, inst)
+	if e.abort {
+		return nil, ErrTooComplex
+	}
+	if e.bad != nil {
+		return nil, fmt.Errorf("evaluating instance: unsupported value of Go type %T", e.bad)
+	}
+	return e.result(valid), nil
+}
+
+// pass counts a check that held.
+func (e *evaluator) pass(count bool) {
+	if count {
+		e.total++
+		e.passed++
+	}
+}
+
+// fail counts a failed check and records it.
+func (e *evaluator) fail(count bool, kw, at string, n *node, v any, f *frame, a, b int, names []string) {
+	if !count {
+		return
+	}
+	e.total++
+	p0 := len(e.buf)
+	e.buf = appendPath(e.buf, f)
+	e.fails = append(e.fails, failRec{kw: kw, at: at, n: n, v: v, p0: p0, p1: len(e.buf), a: a, b: b, names: names})
+}
+
+func appendPath(b []byte, f *frame) []byte {
+	if f == nil || f.parent == nil {
+		return b
+	}
+	b = appendPath(b, f.parent)
+	b = append(b, '/')
+	if f.idx >= 0 {
+		return appendInt(b, f.idx)
+	}
+	for i := 0; i < len(f.key); i++ {
+		switch c := f.key[i]; c {
+		case '~':
+			b = append(b, '~', '0')
+		case '/':
+			b = append(b, '~', '1')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+func appendInt(b []byte, i int) []byte {
+	if i < 10 {
+		return append(b, byte('0'+i))
+	}
+	var tmp [20]byte
+	p := len(tmp)
+	for i > 0 {
+		p--
+		tmp[p] = byte('0' + i%10)
+		i /= 10
+	}
+	return append(b, tmp[p:]...)
+}
+
+// eval applies n to v at location f. count selects whether the checks are
+// counted and reported (false inside anyOf, oneOf, not, contains and if,
+// where only the verdict matters and evaluation stops at the first failure).
+// ann, when non-nil, collects the properties and items evaluated here for
+// unevaluated*.
+func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool {
+	if n.boolean != 0 {
+		if n.boolean > 0 {
+			return true
+		}
+		e.fail(count, "false", "", n, v, f, 0, 0, nil)
+		return false
+	}
+	e.steps++
+	e.depth++
+	if e.steps > e.maxSteps || e.depth > maxEvalDepth || e.abort {
+		e.abort = true
+		e.depth--
+		return false
+	}
+	pushed := false
+	if e.useScope && (len(e.scope) == 0 || e.scope[len(e.scope)-1] != n.res) {
+		e.scope = append(e.scope, n.res)
+		pushed = true
+	}
+	var ok bool
+	if n.unevalProps != nil || n.unevalPropsFalse || n.unevalItems != nil || n.unevalItemsFalse {
+		local := e.newAnnot()
+		ok = e.body(n, v, f, count, local)
+		if ok && ann != nil {
+			ann.merge(local)
+		}
+		e.freeAnnot(local)
+	} else {
+		ok = e.body(n, v, f, count, ann)
+	}
+	if pushed {
+		e.scope = e.scope[:len(e.scope)-1]
+	}
+	e.depth--
+	return ok
+}
+
+func (e *evaluator) body(n *node, v any, f *frame, count bool, ann *annot) bool {
+	valid := true
+	if n.ref != nil && !e.eval(n.ref, v, f, count, ann) {
+		if !count {
+			return false
+		}
+		valid = false
+	}
+	if n.dynRef != nil {
+		t := n.dynRef
+		if n.dynName != "" {
+			for _, r := range e.scope {
+				if d := r.dyn[n.dynName]; d != nil {
+					t = d
+					break
+				}
+			}
+		}
+		if !e.eval(t, v, f, count, ann) {
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	var num number
+	isNum := false
+	switch x := v.(type) {
+	case string:
+	case json.Number:
+		num, isNum = parseNumber(string(x))
+		if !isNum {
+			e.bad = v
+			return false
+		}
+	case map[string]any, []any, bool, nil:
+	default:
+		if kindOf(v) != kindNumber {
+			e.bad = v
+			return false
+		}
+		num, isNum = numberOf(v)
+		if !isNum {
+			e.bad = v
+			return false
+		}
+	}
+	if n.types != 0 {
+		if typeMatches(n.types, v, isNum && num.isInt()) {
+			e.pass(count)
+		} else {
+			e.fail(count, "type", "type", n, v, f, 0, 0, nil)
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.enum != nil {
+		if n.enum.has(v, &num, isNum) {
+			e.pass(count)
+		} else {
+			e.fail(count, "enum", "enum", n, v, f, 0, 0, nil)
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.hasConst {
+		if jsonEqual(n.constVal, v) {
+			e.pass(count)
+		} else {
+			e.fail(count, "const", "const", n, v, f, 0, 0, nil)
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if x, ok := v.(string); ok && n.anyStr && !e.str(n, x, f, count) {
+		if !count {
+			return false
+		}
+		valid = false
+	}
+	if isNum && n.anyNum && !e.num(n, &num, v, f, count) {
+		if !count {
+			return false
+		}
+		valid = false
+	}
+	if n.inPlace && !e.inPlace(n, v, f, count, ann) {
+		if !count {
+			return false
+		}
+		valid = false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if n.anyObj && !e.object(n, x, f, count, ann) {
+			valid = false
+		}
+	case []any:
+		if n.anyArr && !e.array(n, x, f, count, ann) {
+			valid = false
+		}
+	}
+	return valid
+}
+
+func typeMatches(types uint8, v any, isInt bool) bool {
+	switch v.(type) {
+	case string:
+		return types&typeString != 0
+	case map[string]any:
+		return types&typeObject != 0
+	case []any:
+		return types&typeArray != 0
+	case bool:
+		return types&typeBool != 0
+	case nil:
+		return types&typeNull != 0
+	}
+	return types&typeNumber != 0 || (isInt && types&typeInteger != 0)
+}
+
+func (s *enumSet) has(v any, num *number, isNum bool) bool {
+	switch x := v.(type) {
+	case string:
+		for _, m := range s.strs {
+			if m == x {
+				return true
+			}
+		}
+		return false
+	}
+	if isNum {
+		for i := range s.nums {
+			if cmpNumber(s.nums[i], *num) == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range s.others {
+		if jsonEqual(m, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *evaluator) num(n *node, x *number, v any, f *frame, count bool) bool {
+	valid := true
+	check := func(ok bool, kw string) bool {
+		if ok {
+			e.pass(count)
+			return true
+		}
+		e.fail(count, kw, kw, n, v, f, 0, 0, nil)
+		valid = false
+		return count
+	}
+	if n.multipleOf != nil && !check(isMultiple(*x, n.multipleOf.n), "multipleOf") {
+		return false
+	}
+	if n.minimum != nil && !check(cmpNumber(*x, n.minimum.n) >= 0, "minimum") {
+		return false
+	}
+	if n.maximum != nil && !check(cmpNumber(*x, n.maximum.n) <= 0, "maximum") {
+		return false
+	}
+	if n.exclMin != nil && !check(cmpNumber(*x, n.exclMin.n) > 0, "exclusiveMinimum") {
+		return false
+	}
+	if n.exclMax != nil && !check(cmpNumber(*x, n.exclMax.n) < 0, "exclusiveMaximum") {
+		return false
+	}
+	return valid
+}
+
+func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
+	valid := true
+	if n.minLength >= 0 || n.maxLength >= 0 {
+		l := runeCount(s)
+		if n.minLength >= 0 {
+			if l >= n.minLength {
+				e.pass(count)
+			} else {
+				e.fail(count, "minLength", "minLength", n, s, f, l, 0, nil)
+				if !count {
+					return false
+				}
+				valid = false
+			}
+		}
+		if n.maxLength >= 0 {
+			if l <= n.maxLength {
+				e.pass(count)
+			} else {
+				e.fail(count, "maxLength", "maxLength", n, s, f, l, 0, nil)
+				if !count {
+					return false
+				}
+				valid = false
+			}
+		}
+	}
+	if n.pattern != nil {
+		if n.pattern.match(s) {
+			e.pass(count)
+		} else {
+			e.fail(count, "pattern", "pattern", n, s, f, 0, 0, nil)
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.formatAssert {
+		if formatValid(n.format, s) {
+			e.pass(count)
+		} else {
+			e.fail(count, "format", "format", n, s, f, 0, 0, nil)
+			valid = false
+		}
+	}
+	return valid
+}
+
+// runeCount counts code points (ASCII fast path).
+func runeCount(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return i + countRunes(s[i:])
+		}
+	}
+	return len(s)
+}
+
+// inPlace evaluates the applicators that apply to the same location.
+func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bool {
+	valid := true
+	for _, s := range n.allOf {
+		if !e.eval(s, v, f, count, ann) {
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.anyOf != nil {
+		matched := 0
+		for _, s := range n.anyOf {
+			if e.branch(s, v, f, ann) {
+				matched++
+				if !count && ann == nil {
+					break
+				}
+			}
+		}
+		if matched > 0 {
+			e.pass(count)
+		} else {
+			e.fail(count, "anyOf", "anyOf", n, v, f, len(n.anyOf), 0, nil)
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.oneOf != nil {
+		first, second := -1, -1
+		for i, s := range n.oneOf {
+			if e.branch(s, v, f, ann) {
+				if first < 0 {
+					first = i
+				} else {
+					second = i
+					break
+				}
+			}
+		}
+		if first >= 0 && second < 0 {
+			e.pass(count)
+		} else {
+			e.fail(count, "oneOf", "oneOf", n, v, f, first, second, nil)
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.not != nil {
+		m := e.mark()
+		matched := e.eval(n.not, v, f, false, nil)
+		e.rollback(m)
+		if !matched {
+			e.pass(count)
+		} else {
+			e.fail(count, "not", "not", n, v, f, 0, 0, nil)
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.ifN != nil {
+		cond := e.branch(n.ifN, v, f, ann)
+		e.pass(count) // the condition selects a branch; it never fails
+		next := n.elseN
+		if cond {
+			next = n.thenN
+		}
+		if next != nil && !e.eval(next, v, f, count, ann) {
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.depSchemas != nil {
+		if obj, ok := v.(map[string]any); ok {
+			for _, d := range n.depSchemas {
+				if _, has := obj[d.prop]; !has {
+					continue
+				}
+				if !e.eval(d.n, v, f, count, ann) {
+					if !count {
+						return false
+					}
+					valid = false
+				}
+			}
+		}
+	}
+	return valid
+}
+
+// branch evaluates an alternative without counting; a failed branch leaves
+// no trace, a successful one keeps its annotations and described objects.
+func (e *evaluator) branch(s *node, v any, f *frame, ann *annot) bool {
+	m := e.mark()
+	var ba *annot
+	if ann != nil {
+		ba = e.newAnnot()
+	}
+	ok := e.eval(s, v, f, false, ba)
+	if !ok {
+		e.rollback(m)
+	} else if ba != nil {
+		ann.merge(ba)
+	}
+	if ba != nil {
+		e.freeAnnot(ba)
+	}
+	return ok
+}
+
+// child applies n to the child value v of the location pf.
+func (e *evaluator) child(n *node, v any, pf *frame, key string, idx int, count bool) bool {
+	if n.boolean > 0 {
+		return true
+	}
+	f := frame{parent: pf, key: key, idx: idx, declStart: len(e.decls), dStart: len(e.described)}
+	ok := e.eval(n, v, &f, count, nil)
+	if len(e.decls) > f.declStart || f.descents > 1 {
+		e.finishFrame(&f, v)
+	}
+	return ok
+}

@@ -1,0 +1,578 @@
+package schema
+
+import "slices"
+
+// annot collects, for one location, what unevaluatedProperties and
+// unevaluatedItems must skip: the properties and items that adjacent
+// keywords and successful in-place subschemas evaluated.
+type annot struct {
+	props    map[string]struct{}
+	allProps bool
+	items    int // items [0, items) evaluated
+	allItems bool
+	idx      map[int]struct{} // items matched by contains
+}
+
+func (e *evaluator) newAnnot() *annot {
+	if k := len(e.annots); k > 0 {
+		a := e.annots[k-1]
+		e.annots = e.annots[:k-1]
+		clear(a.props)
+		clear(a.idx)
+		a.allProps, a.items, a.allItems = false, 0, false
+		return a
+	}
+	return &annot{}
+}
+
+func (e *evaluator) freeAnnot(a *annot) { e.annots = append(e.annots, a) }
+
+func (a *annot) addProp(k string) {
+	if a.allProps {
+		return
+	}
+	if a.props == nil {
+		a.props = map[string]struct{}{}
+	}
+	a.props[k] = struct{}{}
+}
+
+func (a *annot) hasProp(k string) bool {
+	if a.allProps {
+		return true
+	}
+	_, ok := a.props[k]
+	return ok
+}
+
+func (a *annot) addIdx(i int) {
+	if a.idx == nil {
+		a.idx = map[int]struct{}{}
+	}
+	a.idx[i] = struct{}{}
+}
+
+func (a *annot) hasItem(i int) bool {
+	if a.allItems || i < a.items {
+		return true
+	}
+	_, ok := a.idx[i]
+	return ok
+}
+
+func (a *annot) merge(b *annot) {
+	a.allProps = a.allProps || b.allProps
+	if !a.allProps {
+		for k := range b.props {
+			a.addProp(k)
+		}
+	}
+	a.allItems = a.allItems || b.allItems
+	a.items = max(a.items, b.items)
+	for i := range b.idx {
+		a.addIdx(i)
+	}
+}
+
+// redo reports whether a loop over an object's keys (in Go's random map
+// order) recorded several failures or described objects; it is then run
+// again in sorted key order so the output is deterministic.
+func (e *evaluator) redo(m mark) bool {
+	return !e.abort && (len(e.fails)-m.fails > 1 || len(e.described)-m.described > 1)
+}
+
+func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
+	valid := true
+	check := func(ok bool, kw string, a int, names []string) bool {
+		if ok {
+			e.pass(count)
+			return true
+		}
+		e.fail(count, kw, kw, n, obj, f, a, 0, names)
+		valid = false
+		return count
+	}
+	if n.minProps >= 0 && !check(len(obj) >= n.minProps, "minProperties", 0, nil) {
+		return false
+	}
+	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, "maxProperties", 0, nil) {
+		return false
+	}
+	if n.hasRequired {
+		ok := true
+		for _, r := range n.required {
+			if _, has := obj[r]; !has {
+				ok = false
+				break
+			}
+		}
+		var missing []string
+		if !ok && count {
+			missing = missingOf(obj, n.required)
+		}
+		if !check(ok, "required", 0, missing) {
+			return false
+		}
+	}
+	if n.depRequired != nil {
+		ok := true
+		var missing []string
+		for _, d := range n.depRequired {
+			if _, has := obj[d.prop]; !has {
+				continue
+			}
+			for _, r := range d.required {
+				if _, has := obj[r]; !has {
+					ok = false
+					if count {
+						missing = append(missing, r+" (required by "+d.prop+")")
+					}
+				}
+			}
+		}
+		if !check(ok, n.depRequiredKw, 0, missing) {
+			return false
+		}
+	}
+	present := 0
+	if n.props != nil {
+		for i := range n.props {
+			p := &n.props[i]
+			cv, has := obj[p.name]
+			if !has {
+				continue
+			}
+			present++
+			if ann != nil {
+				ann.addProp(p.name)
+			}
+			if !e.child(p.n, cv, f, p.name, -1, count) {
+				if !count {
+					return false
+				}
+				valid = false
+			}
+		}
+		if present > 0 {
+			f.descents++
+		}
+	}
+	if n.patProps != nil {
+		m := e.mark()
+		entered := false
+		for k, cv := range obj {
+			ok, in := e.patternKey(n, k, cv, f, count, ann)
+			entered = entered || in
+			if !ok {
+				if !count {
+					return false
+				}
+				valid = false
+			}
+		}
+		if e.redo(m) {
+			e.rollback(m)
+			for _, k := range sortedKeys(obj) {
+				e.patternKey(n, k, obj[k], f, count, ann)
+			}
+		}
+		if entered {
+			f.descents++
+		}
+	}
+	if n.props != nil || n.patProps != nil {
+		e.decls = append(e.decls, declRec{n: n, present: present})
+	}
+	if n.addlFalse {
+		ok := present == len(obj)
+		if !ok && n.patProps != nil {
+			ok = true
+			for k := range obj {
+				if n.property(k) == nil && !n.matchesPattern(k) {
+					ok = false
+					break
+				}
+			}
+		}
+		var extra []string
+		if !ok && count {
+			extra = undeclaredOf(obj, n)
+		}
+		if ok {
+			e.pass(count)
+		} else {
+			e.fail(count, "false", "additionalProperties", n, obj, f, 0, 0, extra)
+			if !count {
+				return false
+			}
+			valid = false
+		}
+		if ann != nil {
+			ann.allProps = true
+		}
+	} else if n.addl != nil {
+		m := e.mark()
+		entered := false
+		for k, cv := range obj {
+			ok, in := e.additionalKey(n, k, cv, f, count)
+			entered = entered || in
+			if !ok {
+				if !count {
+					return false
+				}
+				valid = false
+			}
+		}
+		if e.redo(m) {
+			e.rollback(m)
+			for _, k := range sortedKeys(obj) {
+				e.additionalKey(n, k, obj[k], f, count)
+			}
+		}
+		if entered {
+			f.descents++
+		}
+		if ann != nil {
+			ann.allProps = true
+		}
+	}
+	if n.propNames != nil {
+		var bad []string
+		for k := range obj {
+			m := e.mark()
+			ok := e.child(n.propNames, k, f, k, -1, false)
+			e.rollback(m)
+			if !ok {
+				if !count {
+					return false
+				}
+				bad = append(bad, k)
+			}
+		}
+		slices.Sort(bad)
+		if !check(bad == nil, "propertyNames", 0, bad) {
+			return false
+		}
+	}
+	if n.unevalPropsFalse || n.unevalProps != nil {
+		if !e.unevaluatedProps(n, obj, f, count, ann) {
+			return false
+		}
+	}
+	return valid
+}
+
+func (e *evaluator) unevaluatedProps(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
+	valid := true
+	if n.unevalPropsFalse {
+		var rest []string
+		for k := range obj {
+			if !ann.hasProp(k) {
+				rest = append(rest, k)
+			}
+		}
+		slices.Sort(rest)
+		if rest == nil {
+			e.pass(count)
+		} else {
+			e.fail(count, "false", "unevaluatedProperties", n, obj, f, 0, 0, rest)
+			valid = false
+		}
+	} else {
+		m := e.mark()
+		entered := false
+		for k, cv := range obj {
+			if ann.hasProp(k) {
+				continue
+			}
+			entered = true
+			if !e.child(n.unevalProps, cv, f, k, -1, count) {
+				if !count {
+					return false
+				}
+				valid = false
+			}
+		}
+		if e.redo(m) {
+			e.rollback(m)
+			for _, k := range sortedKeys(obj) {
+				if !ann.hasProp(k) {
+					e.child(n.unevalProps, obj[k], f, k, -1, count)
+				}
+			}
+		}
+		if entered {
+			f.descents++
+		}
+	}
+	ann.allProps = true
+	return valid
+}
+
+// patternKey applies every matching patternProperties schema to one key.
+func (e *evaluator) patternKey(n *node, k string, cv any, f *frame, count bool, ann *annot) (valid, entered bool) {
+	valid = true
+	for i := range n.patProps {
+		p := &n.patProps[i]
+		if !p.p.match(k) {
+			continue
+		}
+		entered = true
+		if ann != nil {
+			ann.addProp(k)
+		}
+		if !e.child(p.n, cv, f, k, -1, count) {
+			valid = false
+			if !count {
+				return
+			}
+		}
+	}
+	return
+}
+
+// additionalKey applies additionalProperties to a key that neither
+// properties nor patternProperties name.
+func (e *evaluator) additionalKey(n *node, k string, cv any, f *frame, count bool) (valid, entered bool) {
+	if n.property(k) != nil || n.matchesPattern(k) {
+		return true, false
+	}
+	return e.child(n.addl, cv, f, k, -1, count), true
+}
+
+func (n *node) matchesPattern(k string) bool {
+	for i := range n.patProps {
+		if n.patProps[i].p.match(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func missingOf(obj map[string]any, names []string) []string {
+	var out []string
+	for _, r := range names {
+		if _, has := obj[r]; !has {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func undeclaredOf(obj map[string]any, n *node) []string {
+	var out []string
+	for k := range obj {
+		if n.property(k) == nil && !n.matchesPattern(k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) bool {
+	valid := true
+	check := func(ok bool, kw, at string, a, b int) bool {
+		if ok {
+			e.pass(count)
+			return true
+		}
+		e.fail(count, kw, at, n, arr, f, a, b, nil)
+		valid = false
+		return count
+	}
+	if n.minItems >= 0 && !check(len(arr) >= n.minItems, "minItems", "minItems", 0, 0) {
+		return false
+	}
+	if n.maxItems >= 0 && !check(len(arr) <= n.maxItems, "maxItems", "maxItems", 0, 0) {
+		return false
+	}
+	if n.uniqueItems {
+		i, j := firstDuplicate(arr)
+		if !check(i < 0, "uniqueItems", "uniqueItems", i, j) {
+			return false
+		}
+	}
+	np := min(len(n.prefix), len(arr))
+	for i := 0; i < np; i++ {
+		if !e.child(n.prefix[i], arr[i], f, "", i, count) {
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if np > 0 {
+		f.descents++
+		if ann != nil {
+			ann.items = max(ann.items, np)
+		}
+	}
+	if n.items != nil && len(arr) > len(n.prefix) {
+		for i := len(n.prefix); i < len(arr); i++ {
+			if !e.child(n.items, arr[i], f, "", i, count) {
+				if !count {
+					return false
+				}
+				valid = false
+			}
+		}
+		f.descents++
+		if ann != nil {
+			ann.allItems = true
+		}
+	}
+	if n.itemsFalse && !check(len(arr) <= len(n.prefix), "false", n.itemsKw, len(n.prefix), 0) {
+		return false
+	}
+	if n.contains != nil && !e.containsCheck(n, arr, f, count, ann) {
+		if !count {
+			return false
+		}
+		valid = false
+	}
+	if n.unevalItemsFalse || n.unevalItems != nil {
+		first := -1
+		for i := range arr {
+			if !ann.hasItem(i) {
+				first = i
+				break
+			}
+		}
+		if n.unevalItemsFalse {
+			if !check(first < 0, "false", "unevaluatedItems", first, 0) {
+				return false
+			}
+		} else if first >= 0 {
+			for i := first; i < len(arr); i++ {
+				if ann.hasItem(i) {
+					continue
+				}
+				if !e.child(n.unevalItems, arr[i], f, "", i, count) {
+					if !count {
+						return false
+					}
+					valid = false
+				}
+			}
+			f.descents++
+		}
+		ann.allItems = true
+	}
+	return valid
+}
+
+func (e *evaluator) containsCheck(n *node, arr []any, f *frame, count bool, ann *annot) bool {
+	least := 1
+	kw := "contains"
+	if n.minContains >= 0 {
+		least, kw = n.minContains, "minContains"
+	}
+	matches := 0
+	for i, it := range arr {
+		m := e.mark()
+		if e.child(n.contains, it, f, "", i, false) {
+			matches++
+			if ann != nil {
+				ann.addIdx(i)
+			}
+			if !count && ann == nil && n.maxContains < 0 && matches >= least {
+				break
+			}
+		} else {
+			e.rollback(m)
+		}
+	}
+	if matches > 0 {
+		f.descents++
+	}
+	valid := true
+	if matches >= least {
+		e.pass(count)
+	} else {
+		e.fail(count, kw, kw, n, arr, f, matches, least, nil)
+		if !count {
+			return false
+		}
+		valid = false
+	}
+	if n.maxContains >= 0 {
+		if matches <= n.maxContains {
+			e.pass(count)
+		} else {
+			e.fail(count, "maxContains", "maxContains", n, arr, f, matches, 0, nil)
+			valid = false
+		}
+	}
+	return valid
+}
+
+// finishFrame records the Described entry of a location when a subschema
+// with properties applied there, and merges duplicate entries that arise
+// when several subschemas descend into the same child.
+func (e *evaluator) finishFrame(f *frame, v any) {
+	if f.descents > 1 && len(e.described)-f.dStart > 1 {
+		e.dedupe(f.dStart)
+	}
+	if len(e.decls) <= f.declStart {
+		return
+	}
+	decls := e.decls[f.declStart:]
+	obj, _ := v.(map[string]any)
+	described := false
+	for _, d := range decls {
+		if d.n.props != nil {
+			described = true
+			break
+		}
+	}
+	if described && obj != nil {
+		var und []string
+		if len(decls) != 1 || decls[0].n.patProps != nil || decls[0].present != len(obj) {
+			for k := range obj {
+				declared := false
+				for _, d := range decls {
+					if d.n.declares(k) {
+						declared = true
+						break
+					}
+				}
+				if !declared {
+					und = append(und, k)
+				}
+			}
+			slices.Sort(und)
+		}
+		p0 := len(e.buf)
+		e.buf = appendPath(e.buf, f)
+		e.described = append(e.described, descRec{p0: p0, p1: len(e.buf), undeclared: und})
+	}
+	e.decls = e.decls[:f.declStart]
+}
+
+// dedupe merges described entries from start on that share a path: a key
+// is undeclared only if every subschema there left it undeclared.
+func (e *evaluator) dedupe(start int) {
+	seen := map[string]int{}
+	out := e.described[:start]
+	for _, d := range e.described[start:] {
+		p := string(e.buf[d.p0:d.p1])
+		if i, ok := seen[p]; ok {
+			out[i].undeclared = intersect(out[i].undeclared, d.undeclared)
+			continue
+		}
+		seen[p] = len(out)
+		out = append(out, d)
+	}
+	e.described = out
+}
+
+func intersect(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if _, ok := slices.BinarySearch(b, x); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}

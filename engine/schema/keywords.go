@@ -1,0 +1,558 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/verifier-dev/verifier/engine/ecmaregex"
+	"github.com/verifier-dev/verifier/engine/format"
+)
+
+// compile returns the node for loc, compiling it (and what it refers to) on
+// first use.
+func (c *compiler) compile(loc *schemaLoc) (*node, error) {
+	if loc.node != nil {
+		return loc.node, nil
+	}
+	ptr := loc.ptr
+	if !loc.doc.main {
+		ptr = loc.doc.uri + "#" + loc.ptr
+	}
+	n := &node{loc: ptr, res: loc.res, minLength: -1, maxLength: -1, minItems: -1, maxItems: -1,
+		minContains: -1, maxContains: -1, minProps: -1, maxProps: -1}
+	loc.node = n
+	c.count++
+	if c.count > c.opts.MaxNodes {
+		return nil, c.errAt(loc.doc, loc.ptr, fmt.Sprintf("the schema has more than %d subschemas", c.opts.MaxNodes), "split it into smaller schemas or raise the node limit")
+	}
+	switch v := loc.raw.(type) {
+	case bool:
+		n.boolean = -1
+		if v {
+			n.boolean = 1
+		}
+		return n, nil
+	case map[string]any:
+		k := kwCompiler{c: c, loc: loc, obj: v, n: n}
+		if err := k.all(); err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
+	return nil, c.errAt(loc.doc, loc.ptr, "a schema must be an object or a boolean, found "+describe(loc.raw),
+		"replace it with an object such as {} (anything goes), true or false")
+}
+
+// kwCompiler compiles the keywords of one object schema.
+type kwCompiler struct {
+	c   *compiler
+	loc *schemaLoc
+	obj map[string]any
+	n   *node
+}
+
+func (k *kwCompiler) err(kw, problem, fix string) error {
+	return k.c.errAt(k.loc.doc, k.loc.at(kw), problem, fix)
+}
+
+func (k *kwCompiler) typeErr(kw, want string) error {
+	return k.err(kw, fmt.Sprintf("%s must be %s, found %s", kw, want, describe(k.obj[kw])), fixFor(kw, want))
+}
+
+func fixFor(kw, want string) string {
+	switch kw {
+	case "type":
+		return `use one of "array", "boolean", "integer", "null", "number", "object", "string", or an array of them`
+	case "required":
+		return `list the property names as strings, e.g. "required": ["id", "total"]`
+	}
+	return fmt.Sprintf("write %s as %s", kw, want)
+}
+
+func (k *kwCompiler) all() error {
+	dia := k.loc.dia
+	n := k.n
+	if dia.draft == Draft7 {
+		if _, ok := k.obj["$ref"]; ok { // draft-07: $ref overrides its siblings
+			return k.ref("$ref")
+		}
+	} else {
+		if err := k.ref("$ref"); err != nil {
+			return err
+		}
+		if err := k.ref("$dynamicRef"); err != nil {
+			return err
+		}
+	}
+	if dia.validation {
+		if err := k.validation(); err != nil {
+			return err
+		}
+	}
+	if err := k.format(); err != nil {
+		return err
+	}
+	if dia.applicator {
+		if err := k.applicators(); err != nil {
+			return err
+		}
+	}
+	if dia.unevaluated && dia.draft == Draft2020 {
+		var err error
+		if n.unevalProps, n.unevalPropsFalse, err = k.aggregate("unevaluatedProperties"); err != nil {
+			return err
+		}
+		if n.unevalItems, n.unevalItemsFalse, err = k.aggregate("unevaluatedItems"); err != nil {
+			return err
+		}
+		if n.unevalProps != nil || n.unevalItems != nil {
+			k.c.hasUneval = true
+		}
+	}
+	n.anyNum = n.multipleOf != nil || n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil
+	n.anyStr = n.minLength >= 0 || n.maxLength >= 0 || n.pattern != nil || n.formatAssert
+	n.anyArr = n.minItems >= 0 || n.maxItems >= 0 || n.uniqueItems || n.prefix != nil || n.items != nil ||
+		n.itemsFalse || n.contains != nil || n.unevalItems != nil || n.unevalItemsFalse
+	n.anyObj = n.minProps >= 0 || n.maxProps >= 0 || n.hasRequired || n.depRequired != nil || n.props != nil ||
+		n.patProps != nil || n.addl != nil || n.addlFalse || n.propNames != nil || n.unevalProps != nil ||
+		n.unevalPropsFalse
+	n.inPlace = n.ref != nil || n.dynRef != nil || n.allOf != nil || n.anyOf != nil || n.oneOf != nil ||
+		n.not != nil || n.ifN != nil || n.depSchemas != nil
+	return nil
+}
+
+// sub compiles the subschema at kw (and further tokens) of this schema.
+func (k *kwCompiler) sub(tokens ...string) (*node, error) {
+	ptr := k.loc.ptr
+	for _, t := range tokens {
+		ptr += "/" + escapeToken(t)
+	}
+	l, ok := k.c.locAt(k.loc.doc, ptr)
+	if !ok {
+		return nil, k.c.errAt(k.loc.doc, ptr, "subschema cannot be located", "check the keyword's value")
+	}
+	return k.c.compile(l)
+}
+
+func (k *kwCompiler) ref(kw string) error {
+	v, ok := k.obj[kw]
+	if !ok {
+		return nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return k.typeErr(kw, "a string (a URI reference such as \"#/$defs/item\")")
+	}
+	l, frag, err := k.c.resolveRef(k.loc, kw, s)
+	if err != nil {
+		return err
+	}
+	t, err := k.c.compile(l)
+	if err != nil {
+		return err
+	}
+	if kw == "$ref" {
+		k.n.ref = t
+		return nil
+	}
+	k.n.dynRef = t
+	if frag != "" {
+		if obj, ok := l.raw.(map[string]any); ok && obj["$dynamicAnchor"] == frag {
+			k.n.dynName = frag
+			k.c.needDyn = true
+		}
+	}
+	return nil
+}
+
+func (k *kwCompiler) number(kw string) (*numKw, error) {
+	v, ok := k.obj[kw]
+	if !ok {
+		return nil, nil
+	}
+	if kindOf(v) != kindNumber {
+		return nil, k.typeErr(kw, "a number")
+	}
+	n, ok := numberOf(v)
+	if !ok {
+		return nil, k.typeErr(kw, "a finite number")
+	}
+	return &numKw{n: n, lit: n.String()}, nil
+}
+
+// count reads a non-negative integer keyword; -1 when absent.
+func (k *kwCompiler) count(kw string) (int, error) {
+	v, ok := k.obj[kw]
+	if !ok {
+		return -1, nil
+	}
+	if kindOf(v) == kindNumber {
+		if n, ok := numberOf(v); ok {
+			if i, ok := n.toInt(); ok {
+				return i, nil
+			}
+		}
+	}
+	return 0, k.typeErr(kw, "a non-negative integer")
+}
+
+func (k *kwCompiler) strings(kw string, v any) ([]string, error) {
+	a, ok := v.([]any)
+	if !ok {
+		return nil, k.typeErr(kw, "an array of strings")
+	}
+	out := make([]string, 0, len(a))
+	seen := make(map[string]bool, len(a))
+	for _, e := range a {
+		s, ok := e.(string)
+		if !ok {
+			return nil, k.typeErr(kw, "an array of strings")
+		}
+		if seen[s] {
+			return nil, k.err(kw, fmt.Sprintf("%s lists %q twice", kw, s), "list each property name once")
+		}
+		seen[s] = true
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (k *kwCompiler) regex(ptr, src string) (*pattern, error) {
+	re, err := ecmaregex.Compile(src)
+	if err != nil {
+		fix := "correct the regular expression (ECMA-262 syntax)"
+		if errors.Is(err, ecmaregex.ErrUnsupported) {
+			fix = "patterns run on RE2, which never backtracks: rewrite it without look-around or back-references"
+		}
+		return nil, k.c.errAt(k.loc.doc, ptr, fmt.Sprintf("pattern %q cannot be compiled: %v", src, err), fix)
+	}
+	return &pattern{src: src, re: re, fast: newFastMatcher(re)}, nil
+}
+
+func (k *kwCompiler) validation() error {
+	n := k.n
+	if v, ok := k.obj["type"]; ok {
+		switch t := v.(type) {
+		case string:
+			if n.types = typeBit(t); n.types == 0 {
+				return k.err("type", fmt.Sprintf("unknown type %q", t), fixFor("type", ""))
+			}
+		case []any:
+			if len(t) == 0 {
+				return k.err("type", "type is an empty array", fixFor("type", ""))
+			}
+			for _, e := range t {
+				s, _ := e.(string)
+				b := typeBit(s)
+				if b == 0 {
+					return k.err("type", fmt.Sprintf("unknown type %s", describe(e)), fixFor("type", ""))
+				}
+				if n.types&b != 0 {
+					return k.err("type", fmt.Sprintf("type lists %q twice", s), "list each type once")
+				}
+				n.types |= b
+			}
+		default:
+			return k.typeErr("type", "a string or an array of strings")
+		}
+	}
+	if v, ok := k.obj["enum"]; ok {
+		a, ok := v.([]any)
+		if !ok {
+			return k.typeErr("enum", "an array of allowed values")
+		}
+		e := &enumSet{vals: a}
+		for _, m := range a {
+			switch kindOf(m) {
+			case kindString:
+				e.strs = append(e.strs, m.(string))
+			case kindNumber:
+				num, ok := numberOf(m)
+				if !ok {
+					return k.typeErr("enum", "an array of JSON values")
+				}
+				e.nums = append(e.nums, num)
+			default:
+				e.others = append(e.others, m)
+			}
+		}
+		n.enum = e
+	}
+	if v, ok := k.obj["const"]; ok {
+		n.hasConst, n.constVal = true, v
+	}
+	var err error
+	if n.multipleOf, err = k.number("multipleOf"); err != nil {
+		return err
+	}
+	if n.multipleOf != nil && n.multipleOf.n.sign() <= 0 {
+		return k.err("multipleOf", "multipleOf must be greater than 0", "use a positive number such as 0.01")
+	}
+	for _, p := range []struct {
+		kw  string
+		dst **numKw
+	}{{"minimum", &n.minimum}, {"maximum", &n.maximum}, {"exclusiveMinimum", &n.exclMin}, {"exclusiveMaximum", &n.exclMax}} {
+		if *p.dst, err = k.number(p.kw); err != nil {
+			return err
+		}
+	}
+	for _, p := range []struct {
+		kw  string
+		dst *int
+	}{{"minLength", &n.minLength}, {"maxLength", &n.maxLength}, {"minItems", &n.minItems}, {"maxItems", &n.maxItems},
+		{"minProperties", &n.minProps}, {"maxProperties", &n.maxProps}} {
+		if *p.dst, err = k.count(p.kw); err != nil {
+			return err
+		}
+	}
+	if k.loc.dia.draft == Draft2020 {
+		if n.minContains, err = k.count("minContains"); err != nil {
+			return err
+		}
+		if n.maxContains, err = k.count("maxContains"); err != nil {
+			return err
+		}
+	}
+	if v, ok := k.obj["pattern"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return k.typeErr("pattern", "a string (a regular expression)")
+		}
+		if n.pattern, err = k.regex(k.loc.at("pattern"), s); err != nil {
+			return err
+		}
+	}
+	if v, ok := k.obj["uniqueItems"]; ok {
+		b, ok := v.(bool)
+		if !ok {
+			return k.typeErr("uniqueItems", "true or false")
+		}
+		n.uniqueItems = b
+	}
+	if v, ok := k.obj["required"]; ok {
+		if n.required, err = k.strings("required", v); err != nil {
+			return err
+		}
+		n.hasRequired = true
+	}
+	depKw := "dependentRequired"
+	if k.loc.dia.draft == Draft7 {
+		depKw = "dependencies"
+	}
+	if v, ok := k.obj[depKw]; ok {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return k.typeErr(depKw, "an object of property name lists")
+		}
+		for _, prop := range sortedKeys(m) {
+			if _, isArr := m[prop].([]any); !isArr && depKw == "dependencies" {
+				continue // schema form: an applicator
+			}
+			req, err := k.strings(depKw, m[prop])
+			if err != nil {
+				return err
+			}
+			n.depRequired = append(n.depRequired, depRequired{prop: prop, required: req})
+		}
+		if n.depRequired != nil {
+			n.depRequiredKw = depKw
+		}
+	}
+	return nil
+}
+
+func (k *kwCompiler) format() error {
+	v, ok := k.obj["format"]
+	if !ok {
+		return nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return k.typeErr("format", "a string")
+	}
+	k.n.format = s
+	assert := !k.c.opts.FormatAnnotationOnly || k.loc.dia.formatVocab
+	k.n.formatAssert = assert && format.Known(s)
+	return nil
+}
+
+func (k *kwCompiler) schemaList(kw string) ([]*node, error) {
+	v, ok := k.obj[kw]
+	if !ok {
+		return nil, nil
+	}
+	a, ok := v.([]any)
+	if !ok || len(a) == 0 {
+		return nil, k.typeErr(kw, "a non-empty array of schemas")
+	}
+	out := make([]*node, len(a))
+	for i := range a {
+		s, err := k.sub(kw, strconv.Itoa(i))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func (k *kwCompiler) one(kw string) (*node, error) {
+	if _, ok := k.obj[kw]; !ok {
+		return nil, nil
+	}
+	return k.sub(kw)
+}
+
+// aggregate compiles a keyword whose false value is one check per object or
+// array (additionalProperties, unevaluated*, items after prefixItems).
+func (k *kwCompiler) aggregate(kw string) (*node, bool, error) {
+	v, ok := k.obj[kw]
+	if !ok {
+		return nil, false, nil
+	}
+	if b, ok := v.(bool); ok && !b {
+		return nil, true, nil
+	}
+	s, err := k.sub(kw)
+	return s, false, err
+}
+
+func (k *kwCompiler) schemaMap(kw string) ([]string, map[string]any, error) {
+	v, ok := k.obj[kw]
+	if !ok {
+		return nil, nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, nil, k.typeErr(kw, "an object of schemas")
+	}
+	return sortedKeys(m), m, nil
+}
+
+func (k *kwCompiler) applicators() error {
+	n := k.n
+	var err error
+	for _, p := range []struct {
+		kw  string
+		dst *[]*node
+	}{{"allOf", &n.allOf}, {"anyOf", &n.anyOf}, {"oneOf", &n.oneOf}} {
+		if *p.dst, err = k.schemaList(p.kw); err != nil {
+			return err
+		}
+	}
+	for _, p := range []struct {
+		kw  string
+		dst **node
+	}{{"not", &n.not}, {"if", &n.ifN}, {"then", &n.thenN}, {"else", &n.elseN}, {"contains", &n.contains}, {"propertyNames", &n.propNames}} {
+		if *p.dst, err = k.one(p.kw); err != nil {
+			return err
+		}
+	}
+	if err := k.objectApplicators(); err != nil {
+		return err
+	}
+	return k.arrayApplicators()
+}
+
+func (k *kwCompiler) objectApplicators() error {
+	n := k.n
+	// The decoded schema is a Go map, so the order the properties were
+	// written in is gone; sorted order keeps evaluation deterministic.
+	keys, _, err := k.schemaMap("properties")
+	if err != nil {
+		return err
+	}
+	if keys != nil {
+		n.props = make([]propEntry, 0, len(keys))
+	}
+	for _, key := range keys {
+		s, err := k.sub("properties", key)
+		if err != nil {
+			return err
+		}
+		n.props = append(n.props, propEntry{name: key, n: s})
+	}
+	if len(n.props) > 8 {
+		n.propMap = make(map[string]*node, len(n.props))
+		for _, p := range n.props {
+			n.propMap[p.name] = p.n
+		}
+	}
+	keys, _, err = k.schemaMap("patternProperties")
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		p, err := k.regex(k.loc.at("patternProperties")+"/"+escapeToken(key), key)
+		if err != nil {
+			return err
+		}
+		s, err := k.sub("patternProperties", key)
+		if err != nil {
+			return err
+		}
+		n.patProps = append(n.patProps, patEntry{p: p, n: s})
+	}
+	if n.addl, n.addlFalse, err = k.aggregate("additionalProperties"); err != nil {
+		return err
+	}
+	depKw := "dependentSchemas"
+	if k.loc.dia.draft == Draft7 {
+		depKw = "dependencies"
+	}
+	keys, m, err := k.schemaMap(depKw)
+	if err != nil {
+		return err
+	}
+	for _, key := range keys {
+		if _, isArr := m[key].([]any); isArr && depKw == "dependencies" {
+			continue
+		}
+		s, err := k.sub(depKw, key)
+		if err != nil {
+			return err
+		}
+		n.depSchemas = append(n.depSchemas, depSchema{prop: key, n: s})
+		n.depSchKw = depKw
+	}
+	return nil
+}
+
+func (k *kwCompiler) arrayApplicators() error {
+	n := k.n
+	var err error
+	if k.loc.dia.draft == Draft2020 {
+		if n.prefix, err = k.schemaList("prefixItems"); err != nil {
+			return err
+		}
+		n.itemsKw = "items"
+		n.items, n.itemsFalse, err = k.aggregate("items")
+		return err
+	}
+	v, ok := k.obj["items"]
+	if !ok {
+		return nil
+	}
+	if _, isArr := v.([]any); isArr {
+		if n.prefix, err = k.schemaList("items"); err != nil {
+			return err
+		}
+		n.itemsKw = "additionalItems"
+		n.items, n.itemsFalse, err = k.aggregate("additionalItems")
+		return err
+	}
+	n.itemsKw = "items"
+	n.items, n.itemsFalse, err = k.aggregate("items")
+	return err
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,457 @@
+package schema
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/verifier-dev/verifier/engine/format"
+)
+
+// foundLimit bounds the quoted instance in Found and messages.
+const foundLimit = 80
+
+func formatValid(name, s string) bool { return format.Valid(name, s) }
+
+func countRunes(s string) int { return utf8.RuneCountInString(s) }
+
+// spans are offsets into the evaluator's buffer for one failure's strings.
+type spans struct {
+	path, kwLoc, exp, found, msg [2]int
+}
+
+// result formats the recorded failures and described objects; every string
+// of the result is a slice of one buffer.
+func (e *evaluator) result(valid bool) *Result {
+	res := &Result{Valid: valid, Passed: e.passed, Total: e.total}
+	sp := make([]spans, len(e.fails))
+	for i := range e.fails {
+		sp[i] = e.formatFailure(&e.fails[i])
+	}
+	all := string(e.buf)
+	sub := func(s [2]int) string { return all[s[0]:s[1]] }
+	if len(e.fails) > 0 {
+		res.Failures = make([]Failure, len(e.fails))
+		for i := range e.fails {
+			res.Failures[i] = Failure{
+				Keyword:         e.fails[i].kw,
+				InstancePath:    sub(sp[i].path),
+				KeywordLocation: sub(sp[i].kwLoc),
+				Expected:        sub(sp[i].exp),
+				Found:           sub(sp[i].found),
+				Message:         sub(sp[i].msg),
+			}
+		}
+	}
+	if len(e.described) > 0 {
+		res.Described = make([]Described, len(e.described))
+		for i, d := range e.described {
+			res.Described[i] = Described{InstancePath: all[d.p0:d.p1], Undeclared: d.undeclared}
+		}
+	}
+	return res
+}
+
+func (e *evaluator) formatFailure(r *failRec) spans {
+	var s spans
+	s.path = [2]int{r.p0, r.p1}
+	path := e.buf[r.p0:r.p1]
+	st := len(e.buf)
+	e.buf = append(e.buf, r.n.loc...)
+	if r.at != "" {
+		e.buf = append(e.buf, '/')
+		e.buf = append(e.buf, r.at...)
+	}
+	s.kwLoc = [2]int{st, len(e.buf)}
+	st = len(e.buf)
+	e.appendExpected(r)
+	s.exp = [2]int{st, len(e.buf)}
+	st = len(e.buf)
+	e.appendFound(r)
+	s.found = [2]int{st, len(e.buf)}
+	found := string(e.buf[s.found[0]:s.found[1]])
+	st = len(e.buf)
+	if len(path) == 0 {
+		e.buf = append(e.buf, "The root value "...)
+	} else {
+		e.buf = append(e.buf, "The value at "...)
+		e.buf = append(e.buf, e.buf[r.p0:r.p1]...)
+		e.buf = append(e.buf, ' ')
+	}
+	e.appendMessage(r, found)
+	s.msg = [2]int{st, len(e.buf)}
+	return s
+}
+
+func (e *evaluator) appendExpected(r *failRec) {
+	b := e.buf
+	n := r.n
+	switch r.kw {
+	case "type":
+		b = appendTypes(b, n.types)
+	case "enum":
+		b = append(b, "one of "...)
+		b = appendValues(b, n.enum.vals)
+	case "const":
+		b = append(b, "equal to "...)
+		b = appendJSON(b, n.constVal, foundLimit)
+	case "multipleOf":
+		b = append(b, "multiple of "...)
+		b = append(b, n.multipleOf.lit...)
+	case "minimum":
+		b = append(append(b, ">= "...), n.minimum.lit...)
+	case "maximum":
+		b = append(append(b, "<= "...), n.maximum.lit...)
+	case "exclusiveMinimum":
+		b = append(append(b, "> "...), n.exclMin.lit...)
+	case "exclusiveMaximum":
+		b = append(append(b, "< "...), n.exclMax.lit...)
+	case "minLength":
+		b = append(strconv.AppendInt(append(b, "at least "...), int64(n.minLength), 10), " characters"...)
+	case "maxLength":
+		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxLength), 10), " characters"...)
+	case "pattern":
+		b = append(append(b, "pattern "...), n.pattern.src...)
+	case "format":
+		b = append(append(b, "format "...), n.format...)
+	case "minItems":
+		b = append(strconv.AppendInt(append(b, "at least "...), int64(n.minItems), 10), " items"...)
+	case "maxItems":
+		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxItems), 10), " items"...)
+	case "uniqueItems":
+		b = append(b, "unique items"...)
+	case "contains", "minContains":
+		b = append(strconv.AppendInt(append(b, "at least "...), int64(r.b), 10), " items matching contains"...)
+	case "maxContains":
+		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxContains), 10), " items matching contains"...)
+	case "minProperties":
+		b = append(strconv.AppendInt(append(b, "at least "...), int64(n.minProps), 10), " properties"...)
+	case "maxProperties":
+		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxProps), 10), " properties"...)
+	case "required":
+		b = append(b, "required: "...)
+		b = appendList(b, n.required)
+	case "dependentRequired", "dependencies":
+		b = append(b, "the properties that present properties require"...)
+	case "propertyNames":
+		b = append(b, "property names valid against propertyNames"...)
+	case "anyOf":
+		b = append(strconv.AppendInt(append(b, "a match for at least one of "...), int64(len(n.anyOf)), 10), " alternatives"...)
+	case "oneOf":
+		b = append(strconv.AppendInt(append(b, "a match for exactly one of "...), int64(len(n.oneOf)), 10), " alternatives"...)
+	case "not":
+		b = append(b, "no match for the schema under not"...)
+	case "false":
+		switch r.at {
+		case "":
+			b = append(b, "no value here (the schema is false)"...)
+		case "additionalProperties":
+			b = append(b, "no properties beyond those declared"...)
+		case "unevaluatedProperties":
+			b = append(b, "no properties that no subschema evaluated"...)
+		case "unevaluatedItems":
+			b = append(b, "no items that no subschema evaluated"...)
+		default:
+			b = append(strconv.AppendInt(append(b, "at most "...), int64(r.a), 10), " items"...)
+		}
+	}
+	e.buf = b
+}
+
+func (e *evaluator) appendFound(r *failRec) {
+	b := e.buf
+	switch r.kw {
+	case "minLength", "maxLength":
+		b = appendDescribe(b, r.v)
+		b = append(strconv.AppendInt(append(b, " ("...), int64(r.a), 10), " characters)"...)
+	case "minItems", "maxItems":
+		b = append(strconv.AppendInt(append(b, "array of "...), int64(len(r.v.([]any))), 10), " items"...)
+	case "minProperties", "maxProperties":
+		b = append(strconv.AppendInt(append(b, "object with "...), int64(len(r.v.(map[string]any))), 10), " properties"...)
+	case "uniqueItems":
+		b = append(strconv.AppendInt(append(b, "items "...), int64(r.a), 10), " and "...)
+		b = append(strconv.AppendInt(b, int64(r.b), 10), " are equal"...)
+	case "contains", "minContains", "maxContains":
+		b = append(strconv.AppendInt(b, int64(r.a), 10), " matching items"...)
+	case "required", "dependentRequired", "dependencies":
+		b = append(b, "missing: "...)
+		b = appendList(b, r.names)
+	case "propertyNames":
+		b = append(b, "invalid names: "...)
+		b = appendQuotedList(b, r.names)
+	case "oneOf":
+		if r.a < 0 {
+			b = append(b, "no matching alternative"...)
+		} else {
+			b = append(strconv.AppendInt(append(b, "alternatives "...), int64(r.a), 10), " and "...)
+			b = append(strconv.AppendInt(b, int64(r.b), 10), " both match"...)
+		}
+	case "false":
+		switch r.at {
+		case "":
+			b = appendDescribe(b, r.v)
+		case "additionalProperties", "unevaluatedProperties":
+			b = append(b, "extra: "...)
+			b = appendList(b, r.names)
+		case "unevaluatedItems":
+			b = strconv.AppendInt(append(b, "unevaluated item at index "...), int64(r.a), 10)
+		default:
+			b = append(strconv.AppendInt(append(b, "array of "...), int64(len(r.v.([]any))), 10), " items"...)
+		}
+	default:
+		b = appendDescribe(b, r.v)
+	}
+	e.buf = b
+}
+
+// appendMessage completes the sentence that starts with the location.
+func (e *evaluator) appendMessage(r *failRec, found string) {
+	b := e.buf
+	n := r.n
+	but := func(b []byte) []byte { return append(append(append(b, ", but it is "...), found...), '.') }
+	switch r.kw {
+	case "type":
+		b = but(appendTypes(append(b, "must be of type "...), n.types))
+	case "enum":
+		b = but(appendValues(append(b, "must be one of "...), n.enum.vals))
+	case "const":
+		b = but(appendJSON(append(b, "must equal "...), n.constVal, foundLimit))
+	case "multipleOf":
+		b = but(append(append(b, "must be a multiple of "...), n.multipleOf.lit...))
+	case "minimum":
+		b = but(append(append(b, "must be at least "...), n.minimum.lit...))
+	case "maximum":
+		b = but(append(append(b, "must be at most "...), n.maximum.lit...))
+	case "exclusiveMinimum":
+		b = but(append(append(b, "must be greater than "...), n.exclMin.lit...))
+	case "exclusiveMaximum":
+		b = but(append(append(b, "must be less than "...), n.exclMax.lit...))
+	case "minLength":
+		b = strconv.AppendInt(append(b, "must be at least "...), int64(n.minLength), 10)
+		b = append(strconv.AppendInt(append(b, " characters long, but it has "...), int64(r.a), 10), '.')
+	case "maxLength":
+		b = strconv.AppendInt(append(b, "must be at most "...), int64(n.maxLength), 10)
+		b = append(strconv.AppendInt(append(b, " characters long, but it has "...), int64(r.a), 10), '.')
+	case "pattern":
+		b = but(append(append(b, "must match the pattern "...), n.pattern.src...))
+	case "format":
+		b = but(append(append(b, "must be a valid "...), n.format...))
+	case "minItems", "maxItems":
+		b = append(append(append(b, "must have "...), e.expectedOf(r)...), ", but it has "...)
+		b = append(strconv.AppendInt(b, int64(len(r.v.([]any))), 10), '.')
+	case "minProperties", "maxProperties":
+		b = append(append(append(b, "must have "...), e.expectedOf(r)...), ", but it has "...)
+		b = append(strconv.AppendInt(b, int64(len(r.v.(map[string]any))), 10), '.')
+	case "uniqueItems":
+		b = append(append(append(b, "must not contain duplicates, but "...), found...), '.')
+	case "contains", "minContains", "maxContains":
+		b = append(append(append(b, "must contain "...), e.expectedOf(r)...), " schema, but it has "...)
+		b = append(strconv.AppendInt(b, int64(r.a), 10), '.')
+	case "required":
+		b = append(b, "is missing the required "...)
+		b = append(plural(b, len(r.names), "property ", "properties "), strings.Join(r.names, ", ")...)
+		b = append(b, "; add it with a valid value."...)
+	case "dependentRequired", "dependencies":
+		b = append(append(append(b, "is missing "...), strings.Join(r.names, ", ")...), "; add them or drop the property that requires them."...)
+	case "propertyNames":
+		b = append(appendQuotedList(append(b, "has property names that propertyNames rejects: "...), r.names), "; rename or remove them."...)
+	case "anyOf":
+		b = strconv.AppendInt(append(b, "matches none of the "...), int64(len(n.anyOf)), 10)
+		b = append(b, " anyOf alternatives; make it fit one of them."...)
+	case "oneOf":
+		if r.a < 0 {
+			b = strconv.AppendInt(append(b, "matches none of the "...), int64(len(n.oneOf)), 10)
+			b = append(b, " oneOf alternatives; make it fit exactly one of them."...)
+		} else {
+			b = append(strconv.AppendInt(append(b, "matches oneOf alternatives "...), int64(r.a), 10), " and "...)
+			b = append(strconv.AppendInt(b, int64(r.b), 10), "; it must match exactly one."...)
+		}
+	case "not":
+		b = append(b, "must not match the schema under not, but it does."...)
+	case "false":
+		switch r.at {
+		case "":
+			b = append(b, "is not allowed here (the schema is false); remove it."...)
+		case "additionalProperties":
+			b = append(append(append(b, "has properties the schema does not declare: "...), strings.Join(r.names, ", ")...), "; remove them."...)
+		case "unevaluatedProperties":
+			b = append(append(append(b, "has properties no subschema evaluated: "...), strings.Join(r.names, ", ")...), "; remove or declare them."...)
+		case "unevaluatedItems":
+			b = append(strconv.AppendInt(append(b, "has an item no subschema evaluated at index "...), int64(r.a), 10), "; remove it or describe it."...)
+		default:
+			b = strconv.AppendInt(append(b, "may hold at most "...), int64(r.a), 10)
+			b = append(strconv.AppendInt(append(b, " items, but it has "...), int64(len(r.v.([]any))), 10), '.')
+		}
+	}
+	e.buf = b
+}
+
+func (e *evaluator) expectedOf(r *failRec) []byte {
+	st := len(e.buf)
+	e.appendExpected(r)
+	out := slices.Clone(e.buf[st:])
+	e.buf = e.buf[:st]
+	return out
+}
+
+func plural(b []byte, k int, one, many string) []byte {
+	if k == 1 {
+		return append(b, one...)
+	}
+	return append(b, many...)
+}
+
+func appendTypes(b []byte, types uint8) []byte {
+	first := true
+	for _, t := range typeNames {
+		if types&t.bit == 0 {
+			continue
+		}
+		if !first {
+			b = append(b, " or "...)
+		}
+		first = false
+		b = append(b, t.name...)
+	}
+	return b
+}
+
+func appendList(b []byte, names []string) []byte {
+	return append(b, strings.Join(names, ", ")...)
+}
+
+func appendQuotedList(b []byte, names []string) []byte {
+	for i, s := range names {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendJSONString(b, s)
+	}
+	return b
+}
+
+func appendValues(b []byte, vals []any) []byte {
+	st := len(b)
+	for i, v := range vals {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = appendJSON(b, v, foundLimit)
+		if len(b)-st > foundLimit {
+			return truncate(b, st, foundLimit)
+		}
+	}
+	return b
+}
+
+// describe renders a value as its JSON type and at most foundLimit
+// characters of it, e.g. `string "abc"` or `number 5`.
+func describe(v any) string { return string(appendDescribe(nil, v)) }
+
+func appendDescribe(b []byte, v any) []byte {
+	k := kindOf(v)
+	if k == kindNull {
+		return append(b, "null"...)
+	}
+	b = append(b, k.String()...)
+	b = append(b, ' ')
+	return appendJSON(b, v, foundLimit)
+}
+
+// appendJSON appends compact JSON of v (sorted keys), cut to limit bytes
+// with a trailing ellipsis.
+func appendJSON(b []byte, v any, limit int) []byte {
+	st := len(b)
+	b = appendJSONRec(b, v, st+limit+1)
+	if len(b)-st > limit {
+		return truncate(b, st, limit)
+	}
+	return b
+}
+
+func truncate(b []byte, st, limit int) []byte {
+	cut := st + limit - 1
+	for cut > st && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return append(b[:cut], "…"...)
+}
+
+func appendJSONRec(b []byte, v any, stop int) []byte {
+	if len(b) > stop {
+		return b
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case string:
+		if len(x) > 4*foundLimit {
+			x = x[:4*foundLimit]
+		}
+		return appendJSONString(b, x)
+	case json.Number:
+		return append(b, x...)
+	case []any:
+		b = append(b, '[')
+		for i, c := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONRec(b, c, stop)
+			if len(b) > stop {
+				return b
+			}
+		}
+		return append(b, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendJSONRec(b, x[k], stop)
+			if len(b) > stop {
+				return b
+			}
+		}
+		return append(b, '}')
+	}
+	if n, ok := numberOf(v); ok {
+		return append(b, n.String()...)
+	}
+	return append(b, '?')
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
