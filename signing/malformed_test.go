@@ -12,7 +12,9 @@ func TestVerifyReceiptMalformed(t *testing.T) {
 	const at = "2026-11-01T00:00:00.000000+00:00"
 	good := sign(t, s, ContextVerify, []byte(`{"result":"pass","verified_at":"`+at+`"}`), at)
 	sig := strings.Split(strings.Split(string(good), `"signature":"`)[1], `"`)[0]
-	withAtt := func(att string) string { return `{"result":"pass","verified_at":"` + at + `","attestation":` + att + `}` }
+	withAtt := func(att string) string {
+		return `{"result":"pass","verified_at":"` + at + `","attestation":` + att + `}`
+	}
 	attOf := func(alg, kv, ts, sig string) string {
 		return fmt.Sprintf(`{"algorithm":%q,"key_version":%q,"timestamp":%q,"signature":%q}`, alg, kv, ts, sig)
 	}

@@ -1,0 +1,63 @@
+package signing
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+// FuzzVerifyReceipt: arbitrary bytes never panic, the report agrees with the
+// error, every error wraps a sentinel, and a receipt that verifies still
+// verifies in its canonical form. Seeds are in testdata/fuzz/FuzzVerifyReceipt.
+func FuzzVerifyReceipt(f *testing.F) {
+	s := testSigner(f)
+	keys := s.Keys()
+	const at = "2026-11-01T00:00:00.000000+00:00"
+	f.Add(sign(f, s, ContextVerify, []byte(`{"result":"pass","n":1.0,"verified_at":"`+at+`"}`), at))
+	f.Add(sign(f, s, ContextTrustScore, []byte(`{"score":[1,2,{"a":null}]}`), at))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		report, err := VerifyReceipt(data, keys)
+		if report == nil {
+			t.Fatal("nil report")
+		}
+		if report.Valid != (err == nil) {
+			t.Fatalf("report.Valid = %v with error %v", report.Valid, err)
+		}
+		if err != nil {
+			if !errors.Is(err, ErrMalformedReceipt) && !errors.Is(err, ErrBadSignature) && !errors.Is(err, ErrUnknownKey) {
+				t.Fatalf("error wraps no sentinel: %v", err)
+			}
+			return
+		}
+		if report.Context != ContextVerify && report.Context != ContextTrustScore {
+			t.Fatalf("valid under unknown context %q", report.Context)
+		}
+		canonical, err := Canonicalize(data)
+		if err != nil {
+			t.Fatalf("a valid receipt does not canonicalize: %v", err)
+		}
+		if _, err := VerifyReceipt(canonical, keys); err != nil {
+			t.Fatalf("the canonical form of a valid receipt fails: %v", err)
+		}
+	})
+}
+
+// FuzzCanonicalize: canonicalization never panics and is idempotent.
+func FuzzCanonicalize(f *testing.F) {
+	for _, seed := range []string{`{"b":[1.0,-0,1e21,"\u00e9"],"a":{}}`, `"\ud83d\ude00"`, `[1e-7, 5e-324]`, `{"a":1,"a":2}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		once, err := Canonicalize(data)
+		if err != nil {
+			return
+		}
+		twice, err := Canonicalize(once)
+		if err != nil {
+			t.Fatalf("canonical form %q does not canonicalize: %v", once, err)
+		}
+		if !bytes.Equal(once, twice) {
+			t.Fatalf("not idempotent: %q then %q", once, twice)
+		}
+	})
+}
