@@ -212,7 +212,18 @@ func TestPurgeExpired(t *testing.T) {
 		}
 	}
 
-	// The next day: yesterday's counters go, at open as well as while running.
+	// The next day: yesterday's counters go, while running as well as at
+	// open.
+	c.Add(24 * time.Hour)
+	if _, err := s.TakeAllowance(ctx, "client-new", c.Now(), 10); err != nil {
+		t.Fatal(err)
+	}
+	if a, p, e := bucketLen(t, s, bucketAllowance), bucketLen(t, s, bucketPayments), bucketLen(t, s, bucketPaymentExp); a != 1 || p != 0 || e != 0 {
+		t.Errorf("a day later: %d allowance keys, %d payments, %d expiries, want 1, 0, 0", a, p, e)
+	}
+	if _, err := s.UsePayment(ctx, "pay-today", c.Now()); err != nil {
+		t.Fatal(err)
+	}
 	c.Add(24 * time.Hour)
 	path := s.Path()
 	if err := s.Close(); err != nil {
@@ -224,7 +235,7 @@ func TestPurgeExpired(t *testing.T) {
 	}
 	defer s.Close()
 	if a, p, e := bucketLen(t, s, bucketAllowance), bucketLen(t, s, bucketPayments), bucketLen(t, s, bucketPaymentExp); a != 0 || p != 0 || e != 0 {
-		t.Errorf("reopened a day later: %d allowance keys, %d payments, %d expiries, want 0, 0, 0", a, p, e)
+		t.Errorf("reopened two days later: %d allowance keys, %d payments, %d expiries, want 0, 0, 0", a, p, e)
 	}
 	if err := s.Verify(ctx); err != nil {
 		t.Errorf("Verify() = %v", err)

@@ -123,6 +123,7 @@ func OpenBolt(path string, opts *Options) (*Bolt, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
+	b.nextPurge.Store(b.now().Add(purgeInterval).UnixNano()) // init purged
 	return b, nil
 }
 
@@ -160,6 +161,9 @@ func (b *Bolt) init() (err error) {
 		return purge(tx, b.now())
 	})
 }
+
+// errStop ends a bbolt ForEach early.
+var errStop = errors.New("stop")
 
 // readSchemaVersion returns the file's schema version: 0 for a new, empty
 // file. A file with buckets but no version was written by another program.

@@ -40,9 +40,11 @@ func TestPutVerdictReceiptRoundTrip(t *testing.T) {
 
 func TestReceiptNotFound(t *testing.T) {
 	s := openTemp(t, nil)
-	_, err := s.Receipt(context.Background(), "missing")
-	if !errors.Is(err, ErrNotFound) {
-		t.Errorf("Receipt(missing) error = %v, want ErrNotFound", err)
+	put(t, s, testVerdict("present", "seller", true, t0))
+	for _, id := range []string{"missing", "", "presen", "present ", strings.Repeat("x", maxIDLen+1)} {
+		if _, err := s.Receipt(context.Background(), id); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Receipt(%.20q) error = %v, want ErrNotFound", id, err)
+		}
 	}
 }
 
