@@ -1,0 +1,230 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/verifier-dev/verifier/engine"
+)
+
+// Tool names, as MCP clients call them.
+const (
+	ToolVerifySchema  = "verify_schema"
+	ToolRecord        = "get_verification_record"
+	ToolVerifyReceipt = "verify_receipt"
+)
+
+// RemoteAddrHeader carries the client's address (host:port) to tool
+// handlers over HTTP: NewMCPHandler overwrites it with the connection's
+// address on every request, so a value sent by the client never arrives.
+// Handlers read it with ClientAddr.
+const RemoteAddrHeader = "X-Mcp-Remote-Addr"
+
+// mcpServerName names the server in the MCP initialize result.
+const mcpServerName = "verifier"
+
+// mcpInstructions is the server's `instructions`: the workflow in brief.
+const mcpInstructions = `Agent Output Verifier: checks an agent's JSON output against the buyer's JSON Schema (draft 2020-12 or draft-07) plus optional bounds and cross-field rules, and answers pass/fail with an Ed25519-signed receipt anyone can check offline.
+
+Workflow:
+1. Before delivering (seller) or before paying (buyer), call verify_schema with task_id, expected_schema and submitted_output (plus bounds/rules for totals, dates and cross-field consistency).
+2. On result "fail", repair the output from hints[] (each names the check, the $.path, what was expected and what was found) and call verify_schema again. Repeat until "pass".
+3. On "pass", attach the whole answer (it is the signed receipt) to the delivery; the buyer pays only after it checks out.
+4. To check a receipt someone gave you, call verify_receipt with it (and the original request, to recompute the hashes and re-run the verdict). Pay only when valid is true.
+5. To judge a seller before trusting its work, call get_verification_record with its agent_id: a signed 0-100 trust score from its past verdicts.
+
+An invalid request comes back as isError with a JSON error object whose fields[] say what to fix; nothing is charged for it.`
+
+// NewMCPServer returns the verifier's MCP server: the tools verify_schema,
+// get_verification_record and verify_receipt, each a thin adapter over a
+// typed core of svc, and instructions that summarise the workflow. The same
+// server serves stdio (ServeStdio) and HTTP (NewMCPHandler).
+func NewMCPServer(svc *Service) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{
+		Name:    mcpServerName,
+		Title:   "Agent Output Verifier",
+		Version: svc.Version,
+	}, &mcp.ServerOptions{
+		Instructions: mcpInstructions,
+		Logger:       svc.log(),
+		// The tool list never changes and the server sends no log messages:
+		// advertise exactly that.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+	})
+	srv.AddTool(verifySchemaTool(), svc.mcpVerifySchema)
+	srv.AddTool(recordTool(), svc.mcpRecord)
+	srv.AddTool(verifyReceiptTool(), svc.mcpVerifyReceipt)
+	return srv
+}
+
+// ServeStdio serves MCP on in and out (normally os.Stdin and os.Stdout) as
+// newline-delimited JSON-RPC until the client closes in or ctx is done.
+// Nothing but protocol frames is written to out; logs go to svc.Log. A
+// cancelled ctx is a clean shutdown and returns nil.
+func ServeStdio(ctx context.Context, svc *Service, in io.Reader, out io.Writer) error {
+	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	err := NewMCPServer(svc).Run(ctx, t)
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("serving mcp on stdio: %w", err)
+	}
+	return nil
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// NewMCPHandler returns the streamable-HTTP MCP endpoint (mount it at
+// /mcp). It is stateless with JSON responses: every POST carries one
+// complete exchange and is answered with application/json, so any replica
+// can serve any request, no session state lives in memory, and per-request
+// data (the client address, a payment in _meta) always belongs to the
+// request at hand. The verifier never calls back into the client (no
+// sampling, elicitation or server-initiated notifications), which is all
+// that stateful mode would add; GET and DELETE answer 405.
+//
+// Before the SDK sees a request, the handler overwrites RemoteAddrHeader
+// with r.RemoteAddr. A caller that trusts a proxy sets r.RemoteAddr to the
+// forwarded client address before calling it.
+func NewMCPHandler(svc *Service) http.Handler {
+	srv := NewMCPServer(svc)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: true,
+		Logger:       svc.log(),
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set(RemoteAddrHeader, r.RemoteAddr)
+		h.ServeHTTP(w, r)
+	})
+}
+
+// ClientAddr returns the client's address of a tool call that came over
+// NewMCPHandler, or "" over stdio and in-memory transports.
+func ClientAddr(req *mcp.CallToolRequest) string {
+	if req == nil || req.Extra == nil || req.Extra.Header == nil {
+		return ""
+	}
+	return req.Extra.Header.Get(RemoteAddrHeader)
+}
+
+// answerResult is a successful tool result: the signed answer as structured
+// content, and as content a short text for people followed by the same JSON
+// for clients that read only text.
+func answerResult(text string, answer []byte) *mcp.CallToolResult {
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: string(answer)}},
+		StructuredContent: json.RawMessage(answer),
+	}
+}
+
+// errorResult is a tool result with isError set: the error object of
+// SPEC §6 as structured content and, as text, its message and fixes
+// followed by the same JSON.
+func errorResult(e *Error) *mcp.CallToolResult {
+	if e.NextActions == nil {
+		e.NextActions = []engine.NextAction{}
+	}
+	body, err := engine.MarshalJSON(e)
+	if err != nil { // an Error always encodes; keep a readable result anyway
+		body = []byte(`{"code":"internal_error","status":500,"retryable":false,"charged":false,"message":"The error could not be encoded.","next_actions":[]}`)
+	}
+	var text strings.Builder
+	fmt.Fprintf(&text, "Error %s (%d): %s", e.Code, e.Status, e.Message)
+	for _, f := range e.Fields {
+		fmt.Fprintf(&text, "\n- %s %s. Fix: %s", f.Field, f.Problem, f.Fix)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text.String()}, &mcp.TextContent{Text: string(body)}},
+		StructuredContent: json.RawMessage(body),
+		IsError:           true,
+	}
+}
+
+// logCall records one tool call at debug level: the tool, how it ended and
+// how long it took — never the caller's values.
+func (s *Service) logCall(ctx context.Context, tool string, start time.Time, outcome string) {
+	s.log().DebugContext(ctx, "mcp tool call", "tool", tool, "outcome", outcome, "duration", time.Since(start))
+}
+
+// toolArgs splits a tool's arguments object into its members, kept raw.
+// Arguments that are absent mean {}. A non-object, a duplicate or unknown
+// member, or invalid JSON is a 422 naming the field.
+func toolArgs(raw json.RawMessage, known ...string) (map[string][]byte, *Error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return map[string][]byte{}, nil
+	}
+	invalid := func(field, problem, fix string) *Error {
+		return InvalidRequest([]engine.FieldProblem{{Field: field, Problem: problem, Fix: fix}})
+	}
+	fixKnown := "Send only these arguments: " + strings.Join(known, ", ") + "."
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.ReadToken()
+	if err != nil || tok.Kind() != '{' {
+		return nil, invalid("arguments", "must be a JSON object", fixKnown)
+	}
+	members := make(map[string][]byte)
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return nil, invalid("arguments", argsSyntaxProblem(err), "Send the arguments as one JSON object without duplicate keys.")
+		}
+		key := name.String()
+		val, err := dec.ReadValue()
+		if err != nil {
+			return nil, invalid(fieldName(key, known), argsSyntaxProblem(err), "Send well-formed JSON (I-JSON, RFC 7493).")
+		}
+		if !slices.Contains(known, key) {
+			return nil, invalid(fieldName(key, known), "is not a known argument", fixKnown)
+		}
+		members[key] = bytes.Clone(val)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, invalid("arguments", argsSyntaxProblem(err), "Send the arguments as one JSON object.")
+	}
+	return members, nil
+}
+
+// fieldName names a member in an error without echoing an unknown key.
+func fieldName(key string, known []string) string {
+	if slices.Contains(known, key) {
+		return key
+	}
+	return "arguments"
+}
+
+func argsSyntaxProblem(err error) string {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
+		return "has a duplicate key (I-JSON forbids it)"
+	}
+	return "is not valid JSON"
+}
+
+// jsonKind returns the JSON kind of a raw value: '{', '[', '"', '0', 't'/'f' or 'n'.
+func jsonKind(raw []byte) byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return 0
+	}
+	switch c := raw[0]; {
+	case c == '-' || (c >= '0' && c <= '9'):
+		return '0'
+	default:
+		return c
+	}
+}

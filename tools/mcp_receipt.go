@@ -1,0 +1,188 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/signing"
+)
+
+// Where verify_receipt took its keys from.
+const (
+	keySourceServer    = "server"
+	keySourcePublicKey = "public_key"
+)
+
+const verifyReceiptDescription = `Check a receipt offline: the signed answer of verify_schema (or a trust record of get_verification_record), from this verifier or any service using the same scheme. Answers which checks held (signature, key, timestamp, and with the original request: output_hash, schema_hash, rules_hash, request_hash and a re-run of the verdict) and an overall valid boolean.
+
+When to call: before paying a seller who hands you a receipt, or before relying on a record someone forwarded. Pass the original request too: only then is the receipt tied to the output you actually received.
+
+What to do with the answer: valid false means reject the receipt (do not pay on it); valid true with attested_result "pass" means the work was verified as claimed. isError: the arguments are malformed; fix them as fields[] says.`
+
+const verifyReceiptInput = `{"type":"object","additionalProperties":false,"required":["receipt"],"properties":{` +
+	`"receipt":{"type":"object","description":"the signed answer exactly as received, attestation included"},` +
+	`"request":{"type":["object","null"],"default":null,"description":"the original verification request (the arguments of verify_schema); when given, the hashes are recomputed and the verdict re-run"},` +
+	`"public_key":{"type":"string","description":"the signer's Ed25519 public key, standard base64 of its 32 bytes; default: this verifier's published keys"}}}`
+
+const verifyReceiptOutput = `{"type":"object","title":"receipt report","description":"Which checks of the receipt held.",` +
+	`"required":["valid","checks","request_checked","key_source","attested_result","next_actions"],"properties":{` +
+	`"valid":{"type":"boolean","description":"true only when every check held"},` +
+	`"context":{"type":"string","description":"the signature context that verified: verify-schema or trust-score attestation"},` +
+	`"key_version":{"type":"string"},` +
+	`"checks":{"type":"array","items":{"type":"object","required":["name","ok"],"properties":{` +
+	`"name":{"type":"string"},"ok":{"type":"boolean"},"detail":{"type":"string"}}}},` +
+	`"request_checked":{"type":"boolean","description":"the original request was given: hashes recomputed and verdict re-run"},` +
+	`"key_source":{"type":"string","enum":["server","public_key"]},` +
+	`"attested_result":{"type":["string","null"],"description":"the result the receipt attests (pass or fail) when it is valid; null otherwise"},` +
+	`"next_actions":` + nextActionsSchema + `}}`
+
+// receiptAnswer is verify_receipt's structured content: the report of
+// CheckReceipt and what follows from it.
+type receiptAnswer struct {
+	*ReceiptReport
+	RequestChecked bool                `json:"request_checked"`
+	KeySource      string              `json:"key_source"`
+	AttestedResult *string             `json:"attested_result"`
+	NextActions    []engine.NextAction `json:"next_actions"`
+}
+
+func verifyReceiptTool() *mcp.Tool {
+	f := false
+	return &mcp.Tool{
+		Name:         ToolVerifyReceipt,
+		Title:        "Check a signed receipt",
+		Description:  verifyReceiptDescription,
+		InputSchema:  json.RawMessage(verifyReceiptInput),
+		OutputSchema: outputOrError("The receipt report or, when isError is set, the error object.", verifyReceiptOutput),
+		Annotations: &mcp.ToolAnnotations{
+			Title:           "Check a signed receipt",
+			ReadOnlyHint:    true,
+			IdempotentHint:  false,
+			DestructiveHint: &f,
+			OpenWorldHint:   &f,
+		},
+	}
+}
+
+// mcpVerifyReceipt adapts verify_receipt to Service.CheckReceipt. The
+// receipt and request are passed on as the bytes the client sent.
+func (s *Service) mcpVerifyReceipt(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	start := time.Now()
+	args, e := toolArgs(req.Params.Arguments, "receipt", "request", "public_key")
+	var keys signing.KeyResolver
+	source := keySourceServer
+	if e == nil {
+		keys, source, e = s.receiptArgs(args)
+	}
+	if e != nil {
+		s.logCall(ctx, ToolVerifyReceipt, start, e.Code)
+		return errorResult(e), nil
+	}
+	request := args["request"]
+	if jsonKind(request) == 'n' {
+		request = nil
+	}
+	report, _ := s.CheckReceipt(args["receipt"], request, keys) // the report lists every failure
+	ans := receiptAnswer{ReceiptReport: report, RequestChecked: request != nil, KeySource: source}
+	if report.Valid {
+		var head struct {
+			Result *string `json:"result"`
+		}
+		_ = json.Unmarshal(args["receipt"], &head) // valid: it parsed as I-JSON already
+		ans.AttestedResult = head.Result
+	}
+	ans.NextActions = receiptNextActions(ans)
+	body, err := engine.MarshalJSON(ans)
+	if err != nil {
+		s.logCall(ctx, ToolVerifyReceipt, start, CodeInternal)
+		return errorResult(AsError(err)), nil
+	}
+	s.logCall(ctx, ToolVerifyReceipt, start, fmt.Sprintf("valid=%t", report.Valid))
+	return answerResult(receiptText(ans), body), nil
+}
+
+// receiptArgs checks verify_receipt's arguments and picks the keys.
+func (s *Service) receiptArgs(args map[string][]byte) (signing.KeyResolver, string, *Error) {
+	var problems []engine.FieldProblem
+	switch raw, sent := args["receipt"]; {
+	case !sent:
+		problems = append(problems, engine.FieldProblem{Field: "receipt", Problem: "is required",
+			Fix: "Send receipt: the signed answer object exactly as received, attestation included."})
+	case jsonKind(raw) != '{':
+		problems = append(problems, engine.FieldProblem{Field: "receipt", Problem: "must be a JSON object",
+			Fix: "Send the signed answer as an object, not as a string holding JSON."})
+	}
+	if raw, sent := args["request"]; sent && jsonKind(raw) != '{' && jsonKind(raw) != 'n' {
+		problems = append(problems, engine.FieldProblem{Field: "request", Problem: "must be an object or null",
+			Fix: "Send the original verification request as an object, or leave request out."})
+	}
+	var keys signing.KeyResolver
+	source := keySourceServer
+	if raw, sent := args["public_key"]; sent {
+		var b64 string
+		var keyErr error
+		if jsonKind(raw) == '"' && json.Unmarshal(raw, &b64) == nil {
+			keys, keyErr = signing.KeysFromBase64("", b64)
+		}
+		if keys == nil || keyErr != nil {
+			problems = append(problems, engine.FieldProblem{Field: "public_key", Problem: "is not an Ed25519 public key in standard base64",
+				Fix: "Send the 32-byte public key as standard base64 (44 characters), as the agent card's publicKeys list it, or leave public_key out."})
+		}
+		source = keySourcePublicKey
+	} else if s.Keys != nil {
+		keys = s.Keys
+	} else {
+		problems = append(problems, engine.FieldProblem{Field: "public_key", Problem: "is required here",
+			Fix: "This verifier has no key store; send the signer's public key as standard base64."})
+	}
+	if len(problems) > 0 {
+		return nil, "", InvalidRequest(problems)
+	}
+	return keys, source, nil
+}
+
+func receiptNextActions(a receiptAnswer) []engine.NextAction {
+	switch {
+	case !a.Valid:
+		return []engine.NextAction{{Action: "reject_receipt"}}
+	case a.AttestedResult != nil && *a.AttestedResult == "fail":
+		return []engine.NextAction{{Action: "withhold_payment", For: "buyer"}, {Action: "repair_and_reverify", For: "seller", Using: "hints"}}
+	case !a.RequestChecked:
+		return []engine.NextAction{{Action: "recheck_with_request", Using: "verify_receipt"}}
+	case a.AttestedResult != nil && *a.AttestedResult == "pass":
+		return []engine.NextAction{{Action: "proceed_to_payment", For: "buyer"}}
+	default:
+		return []engine.NextAction{{Action: "rely_on_record"}}
+	}
+}
+
+// receiptText renders a receipt report for a person.
+func receiptText(a receiptAnswer) string {
+	var b strings.Builder
+	if a.Valid {
+		fmt.Fprintf(&b, "Receipt VALID: signed with key %s", a.KeyVersion)
+		if a.AttestedResult != nil {
+			fmt.Fprintf(&b, "; it attests result %q", *a.AttestedResult)
+		}
+		b.WriteString(".\n")
+	} else {
+		b.WriteString("Receipt NOT valid: do not rely on it.\n")
+	}
+	for _, c := range a.Checks {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(&b, "%s %s: %s\n", mark, c.Name, c.Detail)
+	}
+	if !a.RequestChecked {
+		b.WriteString("The original request was not given, so the hashes were not recomputed: pass it as request to tie the receipt to the output you hold.")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,63 @@
+package tools
+
+import "encoding/json"
+
+// JSON Schema fragments shared by the tools' hand-written input and output
+// schemas. They use only keywords that draft-07 and draft 2020-12 read alike
+// and name no $schema, so every client's validator (ajv, jsonschema-go, …)
+// compiles them as they are. Output schemas leave additional properties
+// open: answers may grow fields.
+
+const (
+	hashSchema   = `{"type":"string","pattern":"^[0-9a-f]{64}$","description":"lowercase hex SHA-256 of RFC 8785 (JCS) canonical JSON"}`
+	timeSchema   = `{"type":"string","description":"UTC, RFC 3339 with microseconds and +00:00, e.g. 2026-10-01T01:01:09.606993+00:00"}`
+	countSchema  = `{"type":"integer","minimum":0}`
+	stringsArray = `{"type":"array","items":{"type":"string"}}`
+
+	nextActionsSchema = `{"type":"array","description":"what to do next, in order","items":{"type":"object","required":["action"],"properties":{` +
+		`"action":{"type":"string"},"using":{"type":"string"},"for":{"type":"string"},"fields":` + stringsArray + `}}}`
+
+	ratioSchema = `{"type":"object","required":["ratio","passed","total"],"properties":{` +
+		`"ratio":{"type":"number","minimum":0,"maximum":1,"description":"passed/total rounded to 6 decimals; 1 when total is 0"},` +
+		`"passed":` + countSchema + `,"total":` + countSchema + `}}`
+
+	verifyBlockSchema = `{"type":"object","description":"how to check the signature offline",` +
+		`"required":["public_key_url","key_version","canonicalization","hash_algorithm","service","mcp"],"properties":{` +
+		`"public_key_url":{"type":"string"},"key_version":{"type":"string"},"canonicalization":{"type":"string"},` +
+		`"hash_algorithm":{"type":"string"},"service":{"type":"string"},"mcp":{"type":"string"}}}`
+
+	attestationSchema = `{"type":"object","description":"Ed25519 signature over the JCS bytes of {context, algorithm, key_version, attested_at, response: the answer without attestation}",` +
+		`"required":["algorithm","key_version","timestamp","signature"],"properties":{` +
+		`"algorithm":{"type":"string","enum":["Ed25519"]},"key_version":{"type":"string"},` +
+		`"timestamp":` + timeSchema + `,"signature":{"type":"string","description":"standard base64"}}}`
+
+	// errorSchema is the error object of SPEC §6, the structured content of
+	// every result with isError set.
+	errorSchema = `{"type":"object","title":"error","description":"The call could not be served (isError is true); nothing was charged unless charged is true. fields[] says what to fix.",` +
+		`"required":["code","status","retryable","charged","message","next_actions"],"properties":{` +
+		`"code":{"type":"string","description":"stable: invalid_request, payload_too_large, not_found, rate_limited, internal_error, unavailable, …"},` +
+		`"status":{"type":"integer","description":"the matching HTTP status"},` +
+		`"retryable":{"type":"boolean"},"charged":{"type":"boolean"},"message":{"type":"string"},` +
+		`"retry_after":{"type":"integer","minimum":0,"description":"seconds to wait before retrying"},` +
+		`"next_actions":` + nextActionsSchema + `,` +
+		`"fields":{"type":"array","items":{"type":"object","required":["field","problem","fix"],"properties":{` +
+		`"field":{"type":"string"},"problem":{"type":"string"},"fix":{"type":"string"}}}},` +
+		`"correlation_id":{"type":"string"}}}`
+)
+
+// outputOrError is a tool's output schema: its answer or, on a result with
+// isError set, the error object. MCP requires an object at the root, and
+// clients validate structured content whether or not isError is set.
+func outputOrError(description, answer string) json.RawMessage {
+	return json.RawMessage(`{"type":"object","description":` + quote(description) +
+		`,"anyOf":[` + answer + `,` + errorSchema + `]}`)
+}
+
+// quote returns s as a JSON string.
+func quote(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a Go string always encodes
+	}
+	return string(b)
+}

@@ -1,0 +1,169 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/verifier-dev/verifier/engine"
+)
+
+// textHints is how many hints the text of a verify_schema result lists.
+const textHints = 3
+
+const verifySchemaDescription = `Verify an agent's JSON output against the buyer's JSON Schema, optional bounds and cross-field rules; get pass/fail, the share of checks that held, repair hints and an Ed25519-signed receipt.
+
+When to call: before delivering work (seller: prove it meets the spec) and before paying for it (buyer: check it yourself). Send the output exactly as it will be delivered.
+
+What to do with the answer:
+- result "fail": repair the output using hints[] (check, $.path, expected, found), then call verify_schema again with the same expected_schema, bounds and rules. Repeat until it passes.
+- result "pass": attach the whole answer as the receipt (seller) or proceed to payment (buyer). Anyone can check it offline with verify_receipt.
+- isError: the request itself is invalid; fix the fields named in fields[] and call again. Nothing was charged.
+
+Each call issues a new receipt (not idempotent) and records the verdict in agent_id's reputation.`
+
+// verifySchemaInput is the verification request of SPEC §1 as a JSON
+// Schema. expected_schema and submitted_output take any JSON value; the
+// engine checks them, with errors that say what to fix.
+const verifySchemaInput = `{"type":"object","additionalProperties":false,` +
+	`"required":["task_id","expected_schema","submitted_output"],"properties":{` +
+	`"task_id":{"type":"string","minLength":1,"maxLength":200,"description":"your id for this piece of work"},` +
+	`"agent_id":{"type":["string","null"],"minLength":1,"maxLength":200,"default":null,"description":"who produced the output (e.g. the seller); its verdicts build its reputation. null: no agent"},` +
+	`"expected_schema":{"description":"the JSON Schema the output must satisfy: an object or boolean, draft 2020-12 unless $schema names draft-07. A $ref may not leave the document (nothing is fetched)"},` +
+	`"submitted_output":{"description":"the output under test: any JSON value (null is a value)"},` +
+	`"strict_content_check":{"type":"boolean","default":false,"description":"content findings (blank or placeholder strings such as TODO, fields the schema does not declare) block the result instead of warning"},` +
+	`"bounds":{"type":["object","null"],"default":null,"description":"ranges: path (e.g. total, line_items[].quantity, issued) -> {min, max, if_present}; min/max are numbers or ISO 8601 dates","additionalProperties":` + boundInput + `},` +
+	`"rules":{"type":["array","null"],"default":null,"description":"cross-field rules, e.g. {\"type\":\"sum_equals\",\"field\":\"line_items[].line_total\",\"equals_field\":\"total\",\"tolerance\":0.01}","items":` + ruleInput + `},` +
+	`"enforce_rules":{"type":"boolean","default":false,"description":"rule violations block the result instead of warning"},` +
+	`"detail":{"type":"string","enum":["full","compact"],"default":"full","description":"full: hints, flags, errors and ratios; compact: the verdict, hashes and signature only"}}}`
+
+const boundInput = `{"type":"object","additionalProperties":false,"properties":{` +
+	`"min":{"type":["number","string"],"description":"lowest allowed value: a number, or an ISO 8601 date / date-time"},` +
+	`"max":{"type":["number","string"],"description":"highest allowed value: a number, or an ISO 8601 date / date-time"},` +
+	`"if_present":{"type":"boolean","default":false,"description":"skip the bound when the path resolves to nothing"}}}`
+
+const ruleInput = `{"type":"object","additionalProperties":false,"required":["type","field"],"properties":{` +
+	`"type":{"type":"string","enum":["sum_equals","gte","lte","exists_in","unique"]},` +
+	`"field":{"type":"string","description":"path of the checked values, e.g. line_items[].line_total"},` +
+	`"equals_field":{"type":"string","description":"sum_equals: path of the expected sum (or give equals)"},` +
+	`"equals":{"type":"number","description":"sum_equals: the expected sum (or give equals_field)"},` +
+	`"other_field":{"type":"string","description":"gte/lte: path of the value to compare with (or give value)"},` +
+	`"value":{"type":"number","description":"gte/lte: the number to compare with (or give other_field)"},` +
+	`"in_field":{"type":"string","description":"exists_in: path of the allowed values (or give values)"},` +
+	`"values":{"type":"array","description":"exists_in: the allowed values (or give in_field)"},` +
+	`"tolerance":{"type":"number","minimum":0,"default":1e-9,"description":"sum_equals: allowed difference"},` +
+	`"if_present":{"type":"boolean","default":false,"description":"skip the rule when field resolves to nothing"}}}`
+
+// verifyAnswerOutput is the answer of SPEC §4. A compact answer has only
+// the required members.
+const verifyAnswerOutput = `{"type":"object","title":"answer","description":"The signed verification answer; the whole object is the receipt.",` +
+	`"required":["summary","next_actions","result","verification_id","task_id","agent_id","output_hash","schema_hash","rules_hash",` +
+	`"verified_at","verifier_version","enforce_rules","strict_content_check","verify","attestation"],"properties":{` +
+	`"summary":{"type":"object","required":["result","blocking_checks"],"properties":{"result":{"type":"string","enum":["pass","fail"]},"blocking_checks":` + stringsArray + `}},` +
+	`"next_actions":` + nextActionsSchema + `,` +
+	`"result":{"type":"string","enum":["pass","fail"]},` +
+	`"verification_id":{"type":"string","description":"UUIDv4 of this verification"},` +
+	`"task_id":{"type":"string"},"agent_id":{"type":["string","null"]},` +
+	`"output_hash":` + hashSchema + `,"schema_hash":` + hashSchema + `,"rules_hash":` + hashSchema + `,"request_hash":` + hashSchema + `,` +
+	`"verified_at":` + timeSchema + `,"verifier_version":{"type":"string"},` +
+	`"enforce_rules":{"type":"boolean"},"strict_content_check":{"type":"boolean"},` +
+	`"errors":` + stringsArray + `,"errors_total":` + countSchema + `,"errors_omitted":` + countSchema + `,` +
+	`"errors_detail":{"type":"array","items":{"type":"object","required":["check","path","expected","found","message"],"properties":{` +
+	`"check":{"type":"string"},"path":{"type":"string"},"expected":{"type":"string"},"found":{"type":"string"},"message":{"type":"string"}}}},` +
+	`"errors_detail_total":` + countSchema + `,"errors_detail_omitted":` + countSchema + `,` +
+	`"flags":{"type":"array","items":{"type":"object","required":["check","field","severity","detail"],"properties":{` +
+	`"check":{"type":"string"},"field":{"type":"string"},"severity":{"type":"string","enum":["error","warning"]},"detail":{"type":"string"}}}},` +
+	`"flags_total":` + countSchema + `,"flags_omitted":` + countSchema + `,` +
+	`"hints":{"type":"array","description":"every failed check, enough to repair the output","items":{"type":"object","required":["source","check","path","expected","found"],"properties":{` +
+	`"source":{"type":"string","enum":["schema","integrity"]},"check":{"type":"string"},"path":{"type":"string"},"expected":{"type":"string"},"found":{"type":"string"}}}},` +
+	`"hints_total":` + countSchema + `,"hints_omitted":` + countSchema + `,` +
+	`"schema_compliance":` + ratioSchema + `,"integrity_checks":` + ratioSchema + `,"overall":` + ratioSchema + `,` +
+	`"verify":` + verifyBlockSchema + `,"attestation":` + attestationSchema + `}}`
+
+func verifySchemaTool() *mcp.Tool {
+	f := false
+	return &mcp.Tool{
+		Name:         ToolVerifySchema,
+		Title:        "Verify output against a JSON Schema",
+		Description:  verifySchemaDescription,
+		InputSchema:  json.RawMessage(verifySchemaInput),
+		OutputSchema: outputOrError("The signed verification answer or, when isError is set, the error object.", verifyAnswerOutput),
+		Annotations: &mcp.ToolAnnotations{
+			Title:           "Verify output against a JSON Schema",
+			ReadOnlyHint:    true,
+			IdempotentHint:  false, // each call issues a new receipt
+			DestructiveHint: &f,
+			OpenWorldHint:   &f,
+		},
+	}
+}
+
+// mcpVerifySchema adapts verify_schema to Service.Verify: the arguments
+// object is the request body, passed on byte for byte, so MCP, REST and the
+// CLI run the same decoding, checks and signing.
+func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	start := time.Now()
+	body := []byte(req.Params.Arguments)
+	if len(body) == 0 {
+		body = []byte("{}")
+	}
+	v, err := s.Verify(ctx, body)
+	if err != nil {
+		e := AsError(err)
+		s.logCall(ctx, ToolVerifySchema, start, e.Code)
+		return errorResult(e), nil
+	}
+	s.logCall(ctx, ToolVerifySchema, start, v.Outcome.Result())
+	return answerResult(verifyText(v), v.Answer), nil
+}
+
+// verifyText renders a verification for a person: verdict, ratios, the
+// first hints and what to do next.
+func verifyText(v *Verified) string {
+	out, req := v.Outcome, v.Request
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: task %q", strings.ToUpper(out.Result()), req.TaskID)
+	if req.AgentID != nil {
+		fmt.Fprintf(&b, ", agent %q", *req.AgentID)
+	}
+	var blocking []string
+	for _, f := range out.Findings {
+		if f.Blocking && !slices.Contains(blocking, f.Check) {
+			blocking = append(blocking, f.Check)
+		}
+	}
+	if out.Pass {
+		b.WriteString(": every blocking check held.\n")
+	} else {
+		fmt.Fprintf(&b, ": blocking checks failed: %s.\n", strings.Join(blocking, ", "))
+	}
+	fmt.Fprintf(&b, "schema_compliance %s, integrity_checks %s, overall %s\n",
+		ratioText(out.Schema), ratioText(out.Integrity), ratioText(out.Overall))
+	if n := len(out.Findings); n > 0 {
+		label := "Hints"
+		if out.Pass {
+			label = "Warnings (not blocking)"
+		}
+		fmt.Fprintf(&b, "%s (%d of %d):\n", label, min(n, textHints), n)
+		for _, f := range out.Findings[:min(n, textHints)] {
+			fmt.Fprintf(&b, "- %s at %s: expected %s, found %s\n", f.Check, f.Path, f.Expected, f.Found)
+		}
+	}
+	fmt.Fprintf(&b, "Receipt: verification_id %s, signed with Ed25519 key %s; the structured content is the signed answer.\n",
+		v.Verdict.VerificationID, v.Verdict.KeyVersion)
+	if out.Pass {
+		b.WriteString("Next: attach this signed answer as the receipt (seller), or proceed to payment (buyer); verify_receipt checks it offline.")
+	} else {
+		b.WriteString("Next: repair the output using the hints, then call verify_schema again with the same expected_schema, bounds and rules.")
+	}
+	return b.String()
+}
+
+func ratioText(r engine.Ratio) string {
+	return fmt.Sprintf("%d/%d (%g)", r.Passed, r.Total, r.Ratio)
+}

@@ -1,0 +1,208 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/store"
+)
+
+// MaxAgentIDChars bounds an agent id, in characters (SPEC §1).
+const MaxAgentIDChars = 200
+
+// scoreDecimals is how many decimals the numbers of a trust record keep.
+const scoreDecimals = 1e6
+
+// TrustRecord is the signed trust record of one agent (SPEC §8), before its
+// attestation: the answer of get_verification_record and GET /score/{agent_id}.
+// Its fields are in the order they are sent.
+type TrustRecord struct {
+	RecordID        string              `json:"record_id"`
+	AgentID         string              `json:"agent_id"`
+	HasHistory      bool                `json:"has_history"`
+	Score           float64             `json:"score"`
+	Interval        ScoreInterval       `json:"interval"`
+	Message         string              `json:"message"`
+	NextActions     []engine.NextAction `json:"next_actions"`
+	Inputs          RecordInputs        `json:"inputs"`
+	Formula         string              `json:"formula"`
+	RecentVerdicts  []RecentVerdict     `json:"recent_verdicts"`
+	VerifiedAt      string              `json:"verified_at"`
+	VerifierVersion string              `json:"verifier_version"`
+	Verify          engine.VerifyBlock  `json:"verify"`
+}
+
+// ScoreInterval is the confidence interval of a trust score, on 0–100.
+type ScoreInterval struct {
+	Lower      float64 `json:"lower"`
+	Upper      float64 `json:"upper"`
+	Confidence float64 `json:"confidence"`
+}
+
+// RecordInputs are the numbers a trust score was computed from (see
+// store.Formula). Times use engine.VerifiedAtLayout; first and last seen are
+// null for an agent without history.
+type RecordInputs struct {
+	Total                   int     `json:"total"`
+	Passed                  int     `json:"passed"`
+	Failed                  int     `json:"failed"`
+	PassRate                float64 `json:"pass_rate"`
+	RecencyWeightedPassRate float64 `json:"recency_weighted_pass_rate"`
+	WeightedPassed          float64 `json:"weighted_passed"`
+	WeightedFailed          float64 `json:"weighted_failed"`
+	EffectiveN              float64 `json:"effective_n"`
+	HalfLifeDays            float64 `json:"half_life_days"`
+	Z                       float64 `json:"z"`
+	FirstSeen               *string `json:"first_seen"`
+	LastSeen                *string `json:"last_seen"`
+	EvaluatedAt             string  `json:"evaluated_at"`
+}
+
+// RecentVerdict is one of the agent's most recent verdicts; its compact
+// receipt is at GET /receipts/{verification_id}.
+type RecentVerdict struct {
+	VerificationID string       `json:"verification_id"`
+	TaskID         string       `json:"task_id"`
+	Result         string       `json:"result"`
+	OutputHash     string       `json:"output_hash"`
+	Overall        engine.Ratio `json:"overall"`
+	VerifiedAt     string       `json:"verified_at"`
+}
+
+// Record returns the agent's signed trust record (SPEC §8): a 0–100 score
+// with its 95% interval, the inputs and formula it came from and the recent
+// verdicts, signed under signing.ContextTrustScore. An agent with no
+// history (never seen, or a test- agent) gets a signed record that says so.
+// Errors are *Error values: 422 for an invalid agent id, 503 when the
+// service has no store or the store fails.
+func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
+	if problem := agentIDProblem(agentID); problem != nil {
+		return nil, InvalidRequest([]engine.FieldProblem{*problem})
+	}
+	if s.Store == nil {
+		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
+			"This verifier runs without a reputation store, so it keeps no trust records. Nothing was charged.")
+	}
+	now := s.now().UTC()
+	sc, err := s.Store.Score(ctx, agentID, now)
+	if err != nil {
+		s.log().Error("reading trust score", "err", err)
+		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
+			"The trust record could not be read. Nothing was charged; send the request again.").WithRetryAfter(1)
+	}
+	signer := s.Keys.Current()
+	rec := newTrustRecord(sc, now)
+	rec.RecordID = uuid.NewString()
+	rec.VerifierVersion = s.Version
+	rec.Verify = engine.VerifyBlock{
+		PublicKeyURL:     s.publicURL() + "/.well-known/agent-card.json",
+		KeyVersion:       signer.KeyVersion(),
+		Canonicalization: engine.Canonicalization,
+		HashAlgorithm:    engine.HashAlgorithm,
+		Service:          ServiceName,
+		MCP:              s.publicURL() + "/mcp",
+	}
+	body, err := engine.MarshalJSON(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encoding trust record: %w", err)
+	}
+	att, err := signer.Attest(signing.ContextTrustScore, body, rec.VerifiedAt)
+	if err != nil {
+		return nil, fmt.Errorf("signing trust record: %w", err)
+	}
+	signed, err := signing.AppendAttestation(body, att)
+	if err != nil {
+		return nil, fmt.Errorf("signing trust record: %w", err)
+	}
+	return signed, nil
+}
+
+// agentIDProblem returns the problem with an agent id, or nil.
+func agentIDProblem(agentID string) *engine.FieldProblem {
+	n := utf8.RuneCountInString(agentID)
+	switch {
+	case !utf8.ValidString(agentID):
+		return &engine.FieldProblem{Field: "agent_id", Problem: "is not valid UTF-8",
+			Fix: "Send agent_id as the same UTF-8 string the verification requests used."}
+	case n == 0 || n > MaxAgentIDChars:
+		return &engine.FieldProblem{Field: "agent_id", Problem: "must be 1 to 200 characters long",
+			Fix: "Send the agent_id that verification requests named, 1 to 200 characters."}
+	}
+	return nil
+}
+
+// newTrustRecord lays out a score evaluated at now; the caller fills in the
+// identity, version and verify block.
+func newTrustRecord(sc store.Score, now time.Time) *TrustRecord {
+	in := sc.Inputs
+	rec := &TrustRecord{
+		AgentID:    sc.AgentID,
+		HasHistory: sc.HasHistory,
+		Score:      round(sc.Score),
+		Interval:   ScoreInterval{Lower: round(sc.Interval[0]), Upper: round(sc.Interval[1]), Confidence: in.Confidence},
+		NextActions: []engine.NextAction{
+			{Action: "verify_before_paying", Using: "verify_schema"},
+			{Action: "check_receipts", Using: "verify_receipt"},
+		},
+		Inputs: RecordInputs{
+			Total:                   in.Total,
+			Passed:                  in.Passed,
+			Failed:                  in.Failed,
+			PassRate:                round(in.PassRate),
+			RecencyWeightedPassRate: round(in.RecencyWeightedPassRate),
+			WeightedPassed:          round(in.WeightedPassed),
+			WeightedFailed:          round(in.WeightedFailed),
+			EffectiveN:              round(in.EffectiveN),
+			HalfLifeDays:            in.HalfLifeDays,
+			Z:                       in.Z,
+			FirstSeen:               formatTime(in.FirstSeen),
+			LastSeen:                formatTime(in.LastSeen),
+			EvaluatedAt:             in.EvaluatedAt.UTC().Format(engine.VerifiedAtLayout),
+		},
+		Formula:        sc.Formula,
+		RecentVerdicts: make([]RecentVerdict, 0, len(sc.Recent)),
+		VerifiedAt:     now.Format(engine.VerifiedAtLayout),
+	}
+	for _, v := range sc.Recent {
+		rec.RecentVerdicts = append(rec.RecentVerdicts, RecentVerdict{
+			VerificationID: v.VerificationID,
+			TaskID:         v.TaskID,
+			Result:         v.Result,
+			OutputHash:     v.OutputHash,
+			Overall:        engine.Ratio{Ratio: v.Overall.Ratio, Passed: v.Overall.Passed, Total: v.Overall.Total},
+			VerifiedAt:     v.VerifiedAt.UTC().Format(engine.VerifiedAtLayout),
+		})
+	}
+	switch {
+	case store.IsTestAgent(sc.AgentID):
+		rec.Message = "Agent ids starting with 'test-' are verified and receipted but kept out of reputation, so this agent has no trust score."
+	case !sc.HasHistory:
+		rec.Message = "No verdicts are recorded for this agent yet, so there is no trust score: treat it as unknown and verify its output before paying."
+	default:
+		rec.Message = fmt.Sprintf("Trust score %.1f of 100 (95%% interval %.1f–%.1f) from %d verdict(s), %d passed; recent verdicts weigh more (30-day half-life).",
+			rec.Score, rec.Interval.Lower, rec.Interval.Upper, in.Total, in.Passed)
+	}
+	return rec
+}
+
+// round keeps six decimals, like the ratios of answers, so records read
+// cleanly.
+func round(x float64) float64 {
+	return math.Round(x*scoreDecimals) / scoreDecimals
+}
+
+func formatTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.UTC().Format(engine.VerifiedAtLayout)
+	return &s
+}
