@@ -40,13 +40,15 @@ func allBuckets() [][]byte {
 const (
 	DefaultTimeout      = time.Second
 	DefaultMaxBatchSize = 1000
-	// purgeInterval is how often expired allowance days and payment ids are
-	// deleted, besides at open.
-	purgeInterval = 10 * time.Minute
-	// PaymentRetention is how long a used payment id is kept past its expiry,
-	// to absorb clock skew between this host and the payer.
-	PaymentRetention = time.Hour
 )
+
+// PaymentRetention is how long a used payment id is kept past its expiry,
+// to absorb clock skew between this host and the payer.
+const PaymentRetention = time.Hour
+
+// purgeInterval is how often expired allowance days and payment ids are
+// deleted while running, besides at open.
+const purgeInterval = 10 * time.Minute
 
 // Options configure [OpenBolt]. A nil *Options, and every zero field, means
 // the documented default.

@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -14,15 +15,37 @@ import (
 	"time"
 )
 
-// crashChildEnv, when set, makes the test binary run crashChild on the
-// store file it names instead of the tests.
-const crashChildEnv = "STORE_CRASH_CHILD_DB"
+// These environment variables, when set, make the test binary act as a
+// child process on the store file they name instead of running the tests.
+const (
+	crashChildEnv = "STORE_CRASH_CHILD_DB" // crashChild
+	openChildEnv  = "STORE_OPEN_CHILD_DB"  // openChild
+)
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(crashChildEnv); path != "" {
 		os.Exit(crashChild(path))
 	}
+	if path := os.Getenv(openChildEnv); path != "" {
+		os.Exit(openChild(path))
+	}
 	os.Exit(m.Run())
+}
+
+// openChild tries to open the store with a short lock timeout and prints
+// the error; it exits 0 when the error is ErrLocked.
+func openChild(path string) int {
+	s, err := OpenBolt(path, &Options{Timeout: 200 * time.Millisecond})
+	if err == nil {
+		s.Close()
+		fmt.Println("opened")
+		return 1
+	}
+	fmt.Println(err)
+	if !errors.Is(err, ErrLocked) {
+		return 1
+	}
+	return 0
 }
 
 // crashWriters is how many goroutines of the child write at once.

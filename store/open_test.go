@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -109,6 +110,23 @@ func TestSecondOpenIsLocked(t *testing.T) {
 	}
 	if err := s.Check(context.Background()); err != nil {
 		t.Errorf("Check() on the first store = %v", err)
+	}
+}
+
+func TestSecondProcessIsLocked(t *testing.T) {
+	s := openTemp(t, nil)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), openChildEnv+"="+s.Path())
+	start := time.Now()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("second process: %v, output %q; want ErrLocked", err, out)
+	}
+	if !strings.Contains(string(out), s.Path()) || !strings.Contains(string(out), "locked") {
+		t.Errorf("second process error %q does not say the file %s is locked", out, s.Path())
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("second process took %s", d)
 	}
 }
 
