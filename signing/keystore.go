@@ -276,11 +276,21 @@ func readState(dir string) (state, error) {
 	if err := checkPerm(dir, true); err != nil {
 		return state{}, err
 	}
+	// "current" first: a rotation writes the key file before it moves
+	// "current", so the listing that follows includes the key it names.
+	var st state
+	b, err := os.ReadFile(filepath.Join(dir, currentFile))
+	hasCurrent := err == nil
+	switch {
+	case hasCurrent:
+		st.current = strings.TrimSpace(string(b))
+	case !errors.Is(err, fs.ErrNotExist):
+		return state{}, fmt.Errorf("reading current key version: %w", err)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return state{}, fmt.Errorf("reading key folder: %w", err)
 	}
-	var st state
 	for _, e := range entries {
 		name := e.Name()
 		if !strings.HasSuffix(name, keyFileSuffix) || strings.HasPrefix(name, tempPrefix) {
@@ -301,14 +311,9 @@ func readState(dir string) (state, error) {
 		vb, _ := parseVersion(b)
 		return cmp.Or(cmp.Compare(va.n, vb.n), strings.Compare(a, b))
 	})
-	b, err := os.ReadFile(filepath.Join(dir, currentFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if !hasCurrent {
 		return st, nil
-	case err != nil:
-		return state{}, fmt.Errorf("reading current key version: %w", err)
 	}
-	st.current = strings.TrimSpace(string(b))
 	if !slices.Contains(st.versions, st.current) {
 		return st, fmt.Errorf("%w: %s names %q; point it at one of the key files or run `verifier keys rotate`",
 			errDanglingCurrent, filepath.Join(dir, currentFile), st.current)

@@ -199,6 +199,29 @@ func TestRotateKeyConcurrentGoroutines(t *testing.T) {
 		mu   sync.Mutex
 		made []string
 	)
+	done := make(chan struct{})
+	readers := sync.WaitGroup{}
+	for range 2 {
+		// Opening while others rotate always sees a whole store.
+		readers.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				ks, err := OpenKeyStore(dir, nil)
+				if err != nil {
+					t.Errorf("OpenKeyStore during rotations: %v", err)
+					return
+				}
+				if _, ok := ks.Lookup(ks.Current().KeyVersion()); !ok {
+					t.Errorf("current key %s is not among the published keys", ks.Current().KeyVersion())
+					return
+				}
+			}
+		})
+	}
 	for range workers {
 		wg.Go(func() {
 			for range each {
@@ -214,6 +237,8 @@ func TestRotateKeyConcurrentGoroutines(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	close(done)
+	readers.Wait()
 	versions := checkConsistent(t, dir, 1+workers*each)
 	slices.Sort(made)
 	want := slices.Sorted(slices.Values(versions[1:]))

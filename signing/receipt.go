@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // MaxReceiptBytes bounds the receipts VerifyReceipt reads. Canonicalizing
@@ -62,7 +63,7 @@ func (r *ReceiptReport) fail(name string, sentinel error, format string, args ..
 // (when there is one) names the same key.
 //
 // Every mismatch is an error wrapping ErrMalformedReceipt, ErrUnknownKey or
-// ErrBadSignature (joined when several checks fail). The report is never nil:
+// ErrBadSignature (all of them, when several checks fail). The report is never nil:
 // it lists each check that ran, passed or failed, for display.
 //
 // The receipt's numbers must each be exactly the float64 that JCS signs
@@ -120,8 +121,28 @@ func (r *ReceiptReport) verify(receipt []byte, keys KeyResolver) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return checkErrors(errs)
 }
+
+// checkErrors is several failed checks as one error, on one line.
+type checkErrors []error
+
+func (e checkErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Unwrap lets errors.Is find each check's sentinel.
+func (e checkErrors) Unwrap() []error { return e }
 
 // parse checks the receipt is one exact I-JSON object and decodes its
 // members, as canonical raw JSON, by exact name.
