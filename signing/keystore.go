@@ -1,6 +1,7 @@
 package signing
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -93,16 +94,11 @@ func OpenKeyStore(dir string, opts *KeyStoreOptions) (*KeyStore, error) {
 			return nil, fmt.Errorf("opening key store: %w", err)
 		}
 	}
-	var (
-		st  state
-		err error
-	)
-	switch {
-	case env != nil:
-		st, err = readStateIfExists(dir)
-	default:
-		st, err = openOrInit(dir, opts)
+	readOrInit := openOrInit
+	if env != nil {
+		readOrInit = readStateIfExists // the folder's keys are only published
 	}
+	st, err := readOrInit(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening key store: %w", err)
 	}
@@ -144,7 +140,7 @@ func (k *KeyStore) PublicKeys() []PublicKey { return slices.Clone(k.public) }
 // Lookup returns the public key of keyVersion. KeyStore is a KeyResolver.
 func (k *KeyStore) Lookup(keyVersion string) (ed25519.PublicKey, bool) {
 	pub, ok := k.byVer[keyVersion]
-	return pub, ok
+	return bytes.Clone(pub), ok // the caller cannot change the store's key
 }
 
 // RotateKey makes a new key the current one in dir and returns its public
@@ -322,7 +318,7 @@ func readState(dir string) (state, error) {
 }
 
 // readStateIfExists is readState for a folder that need not exist (env key).
-func readStateIfExists(dir string) (state, error) {
+func readStateIfExists(dir string, _ *KeyStoreOptions) (state, error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return state{}, nil
 	}
