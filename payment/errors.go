@@ -1,0 +1,151 @@
+package payment
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Error codes of allowance and payment refusals (SPEC §6, §7). They are
+// stable: clients branch on them.
+const (
+	CodeRateLimited            = "rate_limited"            // 429: free allowance used, payment off
+	CodePaymentRequired        = "payment_required"        // 402: pay to be served
+	CodePaymentInvalid         = "payment_invalid"         // 402: the payment cannot be accepted
+	CodePaymentReplayed        = "payment_replayed"        // 402: the payment was already used
+	CodeSettlementFailed       = "settlement_failed"       // 402: the work was done but the payment did not settle; answer withheld
+	CodeFacilitatorUnavailable = "facilitator_unavailable" // 503: the facilitator is down or slow; retry
+)
+
+// CodeFreeTrialExhausted is free_trial.code (and the MCP _meta code) once a
+// client has used its free allowance for the day.
+const CodeFreeTrialExhausted = "free_trial_exhausted"
+
+// NextAction tells the caller what to do next; the JSON of engine.NextAction.
+type NextAction struct {
+	Action string   `json:"action"`
+	Using  string   `json:"using,omitempty"`
+	For    string   `json:"for,omitempty"`
+	Fields []string `json:"fields,omitempty"`
+}
+
+// FreeTrial is the 402 body's live free_trial object.
+type FreeTrial struct {
+	// Available: this client has free calls left today.
+	Available            bool      `json:"available"`
+	RemainingCallsToday  int       `json:"remaining_calls_today"`
+	ResetsAt             time.Time `json:"resets_at"`
+	CallsPerClientPerDay int       `json:"calls_per_client_per_day"`
+	// Code is CodeFreeTrialExhausted once the allowance is used up.
+	Code string `json:"code,omitempty"`
+	// Reason says why this request was not free although calls are left:
+	// ReasonBodyTooLarge, ReasonNotCovered or ReasonProbe.
+	Reason string `json:"reason,omitempty"`
+	// MaxFreeBodyBytes is the largest body served free.
+	MaxFreeBodyBytes int64 `json:"max_free_body_bytes"`
+	// Covers names what the allowance pays for.
+	Covers string `json:"covers"`
+}
+
+// Reasons a request with free calls left still needs payment.
+const (
+	ReasonBodyTooLarge = "body_over_free_tier_limit"
+	ReasonNotCovered   = "route_not_in_free_allowance"
+	ReasonProbe        = "discovery_probe"
+)
+
+// freeCovers is FreeTrial.Covers.
+const freeCovers = "POST /verify/schema, POST /verify/deliverable and MCP verify_schema"
+
+// Error is a refusal: the error shape of SPEC §6 (the same JSON fields as
+// tools.Error, so the HTTP layer renders either), with the x402 data of a
+// 402. It marshals as the response body: the §6 fields, free_trial, and for
+// a 402 the PaymentRequired fields (x402Version, error, resource, accepts,
+// extensions) as well, so the body also reads as a PaymentRequired.
+type Error struct {
+	Code        string       `json:"code"`
+	Status      int          `json:"status"`
+	Retryable   bool         `json:"retryable"`
+	Charged     bool         `json:"charged"`
+	Message     string       `json:"message"`
+	RetryAfter  *int         `json:"retry_after,omitempty"`
+	NextActions []NextAction `json:"next_actions"`
+	FreeTrial   *FreeTrial   `json:"free_trial,omitempty"`
+	// PaymentRequired is set on every 402: it goes in the PAYMENT-REQUIRED
+	// header and, over MCP, is the tool result's structured content.
+	PaymentRequired *PaymentRequired `json:"-"`
+	// Settlement is the failed settlement of a settlement_failed refusal.
+	Settlement *SettleResponse `json:"-"`
+	// Header holds the response headers (PAYMENT-REQUIRED, PAYMENT-RESPONSE,
+	// Retry-After, Free-Allowance-*).
+	Header http.Header `json:"-"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// errorFields is Error without its methods, for marshalling.
+type errorFields Error
+
+// MarshalJSON writes the response body.
+func (e *Error) MarshalJSON() ([]byte, error) {
+	base, err := json.Marshal((*errorFields)(e))
+	if err != nil || e.PaymentRequired == nil {
+		return base, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(base, &fields); err != nil {
+		return nil, err
+	}
+	pr, err := json.Marshal(e.PaymentRequired)
+	if err != nil {
+		return nil, err
+	}
+	var prFields map[string]json.RawMessage
+	if err := json.Unmarshal(pr, &prFields); err != nil {
+		return nil, err
+	}
+	maps.Copy(fields, prFields)
+	return json.Marshal(fields)
+}
+
+// Plain is the §6 error object without the x402 fields (for MCP _meta).
+func (e *Error) Plain() any { return (*errorFields)(e) }
+
+// MCPMeta is the _meta of an MCP payment-required tool result: the code
+// (CodeFreeTrialExhausted when the allowance is used up, else e.Code), the
+// error object and the free_trial object.
+func (e *Error) MCPMeta() map[string]any {
+	code := e.Code
+	if e.FreeTrial != nil && e.FreeTrial.Code != "" && e.Code == CodePaymentRequired {
+		code = e.FreeTrial.Code
+	}
+	m := map[string]any{"code": code, "error": e.Plain()}
+	if e.FreeTrial != nil {
+		m["free_trial"] = e.FreeTrial
+	}
+	return m
+}
+
+// IsPaymentRequired reports whether e is a 402 with PaymentRequired data:
+// over MCP it becomes the x402 payment-required tool result rather than a
+// plain error result.
+func (e *Error) IsPaymentRequired() bool { return e.PaymentRequired != nil }
+
+// withRetryAfter marks e retryable after seconds (at least 1) and sets the
+// Retry-After header.
+func (e *Error) withRetryAfter(seconds int) *Error {
+	seconds = max(seconds, 1)
+	e.Retryable = true
+	e.RetryAfter = &seconds
+	e.header().Set("Retry-After", strconv.Itoa(seconds))
+	return e
+}
+
+func (e *Error) header() http.Header {
+	if e.Header == nil {
+		e.Header = http.Header{}
+	}
+	return e.Header
+}

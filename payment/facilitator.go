@@ -1,0 +1,127 @@
+package payment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// ErrFacilitatorUnavailable is wrapped when the facilitator cannot be
+// reached, times out, or answers with something other than a verify or
+// settle response. Nothing was verified or settled.
+var ErrFacilitatorUnavailable = errors.New("facilitator unavailable")
+
+// maxFacilitatorReply bounds what is read of a facilitator answer.
+const maxFacilitatorReply = 1 << 20
+
+// Facilitator is a client of an x402 v2 facilitator's HTTP API. Each call is
+// bounded by Timeout.
+type Facilitator struct {
+	URL     string       // base URL, without the trailing slash
+	Client  *http.Client // nil means http.DefaultClient
+	Timeout time.Duration
+}
+
+// facilitatorRequest is the body of POST /verify and POST /settle.
+type facilitatorRequest struct {
+	X402Version         int                 `json:"x402Version"`
+	PaymentPayload      json.RawMessage     `json:"paymentPayload"`
+	PaymentRequirements PaymentRequirements `json:"paymentRequirements"`
+}
+
+// Verify asks the facilitator whether p is a valid payment for req (what
+// this server offered, not the client's copy). An invalid payment is a
+// VerifyResponse with IsValid false, not an error.
+func (f *Facilitator) Verify(ctx context.Context, p *PaymentPayload, req PaymentRequirements) (*VerifyResponse, error) {
+	var vr VerifyResponse
+	body := facilitatorRequest{X402Version: X402Version, PaymentPayload: p.Raw, PaymentRequirements: req}
+	has := func(m map[string]json.RawMessage) bool { _, ok := m["isValid"]; return ok }
+	if err := f.post(ctx, "/verify", body, &vr, has); err != nil {
+		return nil, fmt.Errorf("verifying payment: %w", err)
+	}
+	return &vr, nil
+}
+
+// Settle asks the facilitator to execute the payment p for req. A failed
+// settlement is a SettleResponse with Success false, not an error.
+func (f *Facilitator) Settle(ctx context.Context, p *PaymentPayload, req PaymentRequirements) (*SettleResponse, error) {
+	var sr SettleResponse
+	body := facilitatorRequest{X402Version: X402Version, PaymentPayload: p.Raw, PaymentRequirements: req}
+	has := func(m map[string]json.RawMessage) bool { _, ok := m["success"]; return ok }
+	if err := f.post(ctx, "/settle", body, &sr, has); err != nil {
+		return nil, fmt.Errorf("settling payment: %w", err)
+	}
+	if sr.Network == "" {
+		sr.Network = req.Network
+	}
+	return &sr, nil
+}
+
+// Supported reads the facilitator's GET /supported.
+func (f *Facilitator) Supported(ctx context.Context) (*SupportedResponse, error) {
+	var sr SupportedResponse
+	has := func(m map[string]json.RawMessage) bool { _, ok := m["kinds"]; return ok }
+	if err := f.do(ctx, http.MethodGet, "/supported", nil, &sr, has); err != nil {
+		return nil, fmt.Errorf("reading supported kinds: %w", err)
+	}
+	return &sr, nil
+}
+
+func (f *Facilitator) post(ctx context.Context, path string, body any, out any, valid func(map[string]json.RawMessage) bool) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	return f.do(ctx, http.MethodPost, path, b, out, valid)
+}
+
+// do calls the facilitator. Any status is accepted when the body is the
+// expected answer (valid says so): the reference client treats a non-2xx
+// reply carrying isValid/success as that answer. Anything else, including a
+// timeout, wraps ErrFacilitatorUnavailable.
+func (f *Facilitator) do(ctx context.Context, method, path string, body []byte, out any, valid func(map[string]json.RawMessage) bool) error {
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = DefaultFacilitatorTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, f.URL+path, rd)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrFacilitatorUnavailable, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	client := f.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrFacilitatorUnavailable, err)
+	}
+	defer resp.Body.Close()
+	reply, err := io.ReadAll(io.LimitReader(resp.Body, maxFacilitatorReply))
+	if err != nil {
+		return fmt.Errorf("%w: reading the reply: %v", ErrFacilitatorUnavailable, err)
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(reply, &fields) != nil || !valid(fields) {
+		return fmt.Errorf("%w: %s %s answered HTTP %d without a valid x402 reply", ErrFacilitatorUnavailable, method, path, resp.StatusCode)
+	}
+	if err := json.Unmarshal(reply, out); err != nil {
+		return fmt.Errorf("%w: %s %s: %v", ErrFacilitatorUnavailable, method, path, err)
+	}
+	return nil
+}

@@ -1,0 +1,478 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/verifier-dev/verifier/store"
+)
+
+// Headers of free answers (SPEC §7).
+const (
+	HeaderAllowanceRemaining = "Free-Allowance-Remaining"
+	HeaderAllowanceLimit     = "Free-Allowance-Limit"
+	HeaderAllowanceResets    = "Free-Allowance-Resets" // RFC 3339, the next UTC midnight
+)
+
+// feePayerRetry is how long to wait before asking the facilitator again for
+// its Solana fee payer after a failed lookup.
+const feePayerRetry = 30 * time.Second
+
+// facilitatorRetryAfter is the retry_after of facilitator_unavailable.
+const facilitatorRetryAfter = 5
+
+// Gate decides, per request, whether it is served free (the daily
+// allowance), paid (an x402 payment verified by the facilitator, settled
+// after the work), or refused (429 past the allowance with payment off, 402
+// with what to pay, 503 when the facilitator is down). A nil *Gate admits
+// everything free: stdio mode has no allowance and no payment.
+type Gate struct {
+	cfg      Config
+	st       store.Store
+	now      func() time.Time
+	fac      *Facilitator
+	evm, svm Chain
+	amounts  map[Kind]string
+
+	mu           sync.Mutex
+	feePayer     string    // Solana fee payer, "" until known
+	feePayerNext time.Time // no lookup before this time
+}
+
+// NewGate checks cfg and builds the gate. st counts the allowance and the
+// used payments; now is the clock (nil: time.Now); client calls the
+// facilitator (nil: a client without its own timeout, each call being
+// bounded by cfg.FacilitatorTimeout).
+func NewGate(cfg Config, st store.Store, now func() time.Time, client *http.Client) (*Gate, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if st == nil {
+		return nil, fmt.Errorf("%w: no store", ErrConfig)
+	}
+	cfg = cfg.withDefaults()
+	if now == nil {
+		now = time.Now
+	}
+	g := &Gate{cfg: cfg, st: st, now: now, amounts: map[Kind]string{}, feePayer: cfg.SolanaFeePayer}
+	g.evm, g.svm = chains(cfg.Network)
+	g.amounts[KindVerify], _ = atomicAmount(cfg.PriceVerify)
+	g.amounts[KindScore], _ = atomicAmount(cfg.PriceScore)
+	if cfg.PaymentOn() {
+		g.fac = &Facilitator{URL: cfg.FacilitatorURL, Client: client, Timeout: cfg.FacilitatorTimeout}
+	}
+	return g, nil
+}
+
+// Config returns the configuration in force, defaults filled in.
+func (g *Gate) Config() Config { return g.cfg }
+
+// PaymentOn reports whether the gate takes payments.
+func (g *Gate) PaymentOn() bool { return g != nil && g.cfg.PaymentOn() }
+
+// Price is kind's price in USDC ("0.02").
+func (g *Gate) Price(kind Kind) string {
+	if kind == KindScore {
+		return g.cfg.PriceScore
+	}
+	return g.cfg.PriceVerify
+}
+
+// ClientID is the allowance key of the request's client (see [ClientID]).
+func (g *Gate) ClientID(r *http.Request) string { return ClientID(r, g.cfg.TrustProxy) }
+
+// Request is one call to admit.
+type Request struct {
+	Route Route
+	// Client is the client id ([Gate.ClientID]).
+	Client string
+	// PaymentHeader is the PAYMENT-SIGNATURE header (HTTP), PaymentJSON the
+	// _meta["x402/payment"] object (MCP); at most one is set.
+	PaymentHeader string
+	PaymentJSON   json.RawMessage
+	// BodySize is the request body's size in bytes (verify routes).
+	BodySize int64
+	// Probe marks the x402 discovery probe (a POST with no body to a verify
+	// route): with payment on it gets the 402, and uses no allowance.
+	Probe bool
+}
+
+// Admission is a request let through: free (the allowance, or payment off)
+// or paid (verified and recorded, not yet settled). After the work, call
+// Settle before answering.
+type Admission struct {
+	allowance *store.Allowance // free verify calls: the allowance after this one
+
+	gate    *Gate
+	route   Route
+	payload *PaymentPayload
+	req     PaymentRequirements
+	payer   string
+
+	mu        sync.Mutex
+	settled   *SettleResponse
+	settleErr error
+}
+
+// Paid reports whether the request is paid (Settle will charge it).
+func (a *Admission) Paid() bool { return a != nil && a.payload != nil }
+
+// Payer is the paying address ("" when free).
+func (a *Admission) Payer() string {
+	if a == nil {
+		return ""
+	}
+	return a.payer
+}
+
+// Requirements is the requirement the payment was made for (nil when free).
+func (a *Admission) Requirements() *PaymentRequirements {
+	if !a.Paid() {
+		return nil
+	}
+	r := a.req
+	return &r
+}
+
+// Header is what a free answer carries: the Free-Allowance-* headers (empty
+// for paid answers and for routes outside the allowance).
+func (a *Admission) Header() http.Header {
+	h := http.Header{}
+	if a != nil && a.allowance != nil {
+		setAllowanceHeaders(h, *a.allowance)
+	}
+	return h
+}
+
+func setAllowanceHeaders(h http.Header, a store.Allowance) {
+	h.Set(HeaderAllowanceRemaining, strconv.Itoa(a.Remaining))
+	h.Set(HeaderAllowanceLimit, strconv.Itoa(a.Limit))
+	h.Set(HeaderAllowanceResets, a.Resets.UTC().Format(time.RFC3339))
+}
+
+// Admit lets a request through or refuses it. A refusal is an *Error
+// (errors.As): 429 rate_limited, 402 payment_required / payment_invalid /
+// payment_replayed, 503 facilitator_unavailable. Any other error is a fault
+// of the store (500). Call Admit after the request is known to be valid: an
+// invalid request is rejected before any payment step.
+func (g *Gate) Admit(ctx context.Context, r Request) (*Admission, error) {
+	if g == nil {
+		return &Admission{}, nil
+	}
+	if r.Client == "" {
+		r.Client = unknownClient
+	}
+	now := g.now()
+	payOn := g.cfg.PaymentOn()
+	if payOn && (r.PaymentHeader != "" || len(r.PaymentJSON) > 0) {
+		return g.admitPaid(ctx, r, now)
+	}
+	switch r.Route.Kind {
+	case KindScore:
+		if !payOn {
+			return &Admission{}, nil
+		}
+		return nil, g.paymentRequired(ctx, r, now, nil, ReasonNotCovered)
+	case KindVerify:
+	default:
+		return nil, fmt.Errorf("admitting request: unknown route kind %d", r.Route.Kind)
+	}
+	switch {
+	case r.Probe && !payOn:
+		return &Admission{}, nil
+	case r.Probe:
+		return nil, g.paymentRequired(ctx, r, now, nil, ReasonProbe)
+	case payOn && r.BodySize > g.cfg.FreeTierMaxBody:
+		return nil, g.paymentRequired(ctx, r, now, nil, ReasonBodyTooLarge)
+	}
+	a, err := g.st.TakeAllowance(ctx, r.Client, now, g.cfg.freeLimit())
+	if err != nil {
+		return nil, fmt.Errorf("taking free allowance: %w", err)
+	}
+	if a.Granted {
+		return &Admission{allowance: &a}, nil
+	}
+	if !payOn {
+		return nil, g.rateLimited(a, now)
+	}
+	return nil, g.paymentRequired(ctx, r, now, &a, "")
+}
+
+// admitPaid checks a payment: decode, match against what is offered,
+// scheme checks, facilitator verify, then the replay guard. Nothing is
+// recorded unless the facilitator said the payment is valid.
+func (g *Gate) admitPaid(ctx context.Context, r Request, now time.Time) (*Admission, error) {
+	offers, err := g.offers(ctx, r.Route.Kind)
+	if err != nil {
+		return nil, g.unavailable(err)
+	}
+	var p *PaymentPayload
+	if r.PaymentHeader != "" {
+		p, err = DecodePaymentSignature(r.PaymentHeader)
+	} else {
+		p, err = ParsePaymentPayload(r.PaymentJSON)
+	}
+	if err != nil {
+		return nil, g.invalid(r, offers, "invalid_payment_payload",
+			"The payment is not an x402 v2 PaymentPayload (standard base64 JSON in the Payment-Signature header, or a JSON object in _meta[\"x402/payment\"]).")
+	}
+	if p.X402Version != X402Version {
+		return nil, g.invalid(r, offers, "invalid_x402_version", "The payment is not x402 version 2.")
+	}
+	var req *PaymentRequirements
+	for i := range offers {
+		if offers[i].matches(p.Accepted) {
+			req = &offers[i]
+			break
+		}
+	}
+	if req == nil {
+		return nil, g.invalid(r, offers, "no_matching_requirements",
+			"The payment's accepted requirement is not one this route offers: scheme, network, amount, asset, payTo and maxTimeoutSeconds must be copied from accepts.")
+	}
+	id, expires, reason := checkScheme(p, *req, now)
+	if reason != "" {
+		return nil, g.invalid(r, offers, reason, "The signed payment does not pay what the accepted requirement asks ("+reason+").")
+	}
+	vr, err := g.fac.Verify(ctx, p, *req)
+	if err != nil {
+		return nil, g.unavailable(err)
+	}
+	if !vr.IsValid {
+		reason := vr.InvalidReason
+		if reason == "" {
+			reason = "invalid_payment"
+		}
+		return nil, g.invalid(r, offers, reason, "The facilitator refused the payment ("+reason+").")
+	}
+	first, err := g.st.UsePayment(ctx, id, expires)
+	if err != nil {
+		return nil, fmt.Errorf("recording payment: %w", err)
+	}
+	if !first {
+		e := g.refusal402(r, offers, CodePaymentReplayed, "payment_already_used",
+			"This payment was already used; a payment is accepted once. Nothing was charged for this request; pay again with a fresh payment.", nil)
+		return nil, e
+	}
+	return &Admission{gate: g, route: r.Route, payload: p, req: *req, payer: vr.Payer}, nil
+}
+
+// Settle charges a paid admission after the work (a free one returns nil,
+// nil). It settles once; later calls return the first outcome. A failure is
+// an *Error: settlement_failed (402, the payment did not go through) or
+// facilitator_unavailable (503); either way the answer must be withheld.
+func (a *Admission) Settle(ctx context.Context) (*SettleResponse, error) {
+	if !a.Paid() {
+		return nil, nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.settled != nil || a.settleErr != nil {
+		return a.settled, a.settleErr
+	}
+	g := a.gate
+	sr, err := g.fac.Settle(ctx, a.payload, a.req)
+	switch {
+	case err != nil:
+		e := g.unavailable(err)
+		e.Message = "The payment could not be settled: the facilitator did not answer in time. The answer is withheld and, as far as this server knows, nothing was charged; send the request again with a fresh payment."
+		a.settleErr = e
+	case !sr.Success:
+		reason := sr.ErrorReason
+		if reason == "" {
+			reason = "settlement_failed"
+		}
+		offers, oerr := g.offers(ctx, a.route.Kind)
+		if oerr != nil {
+			offers = []PaymentRequirements{a.req}
+		}
+		e := g.refusal402(Request{Route: a.route}, offers, CodeSettlementFailed, reason,
+			"The payment did not settle ("+reason+"), so the answer is withheld. Nothing was charged; send the request again with a fresh payment.", nil)
+		e.Settlement = sr
+		if h, herr := EncodeHeader(sr); herr == nil {
+			e.header().Set(HeaderPaymentResponse, h)
+		}
+		a.settleErr = e
+	default:
+		if sr.Payer == "" {
+			sr.Payer = a.payer
+		}
+		a.settled = sr
+	}
+	return a.settled, a.settleErr
+}
+
+// HeaderValue is the PAYMENT-RESPONSE header value of s.
+func (s *SettleResponse) HeaderValue() string {
+	h, err := EncodeHeader(s)
+	if err != nil { // a SettleResponse always marshals
+		panic(err)
+	}
+	return h
+}
+
+// offers is what kind costs: one requirement per configured pay-to
+// address. The Solana one needs the facilitator's fee payer; while it is
+// unknown only the EVM one is offered, and with nothing to offer the error
+// wraps ErrFacilitatorUnavailable.
+func (g *Gate) offers(ctx context.Context, kind Kind) ([]PaymentRequirements, error) {
+	amount := g.amounts[kind]
+	var out []PaymentRequirements
+	if g.cfg.PayToEVM != "" {
+		out = append(out, PaymentRequirements{
+			Scheme: SchemeExact, Network: g.evm.Network, Amount: amount, Asset: g.evm.Asset,
+			PayTo: g.cfg.PayToEVM, MaxTimeoutSeconds: g.cfg.MaxTimeoutSeconds,
+			Extra: map[string]any{"name": g.evm.EIP712Name, "version": g.evm.EIP712Version},
+		})
+	}
+	var feeErr error
+	if g.cfg.PayToSolana != "" {
+		var feePayer string
+		feePayer, feeErr = g.solanaFeePayer(ctx)
+		if feeErr == nil {
+			out = append(out, PaymentRequirements{
+				Scheme: SchemeExact, Network: g.svm.Network, Amount: amount, Asset: g.svm.Asset,
+				PayTo: g.cfg.PayToSolana, MaxTimeoutSeconds: g.cfg.MaxTimeoutSeconds,
+				Extra: map[string]any{"feePayer": feePayer},
+			})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("nothing to offer: %w", feeErr)
+	}
+	return out, nil
+}
+
+// solanaFeePayer is the configured fee payer, or the one the facilitator's
+// GET /supported lists for the Solana network (looked up at most every
+// feePayerRetry).
+func (g *Gate) solanaFeePayer(ctx context.Context) (string, error) {
+	g.mu.Lock()
+	if g.feePayer != "" {
+		defer g.mu.Unlock()
+		return g.feePayer, nil
+	}
+	if g.now().Before(g.feePayerNext) {
+		g.mu.Unlock()
+		return "", fmt.Errorf("%w: the Solana fee payer is not known yet", ErrFacilitatorUnavailable)
+	}
+	g.feePayerNext = g.now().Add(feePayerRetry)
+	g.mu.Unlock()
+
+	sup, err := g.fac.Supported(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, k := range sup.Kinds {
+		if fp, _ := k.Extra["feePayer"].(string); k.Network == g.svm.Network && k.Scheme == SchemeExact && checkSolanaAddress(fp) == nil {
+			g.mu.Lock()
+			g.feePayer = fp
+			g.mu.Unlock()
+			return fp, nil
+		}
+	}
+	return "", fmt.Errorf("%w: the facilitator supports no exact payments on %s", ErrFacilitatorUnavailable, g.svm.Network)
+}
+
+// paymentRequired is the 402 for an unpaid request. a is the allowance
+// already read (nil: peek it); reason says why a client with free calls
+// left must pay.
+func (g *Gate) paymentRequired(ctx context.Context, r Request, now time.Time, a *store.Allowance, reason string) error {
+	offers, err := g.offers(ctx, r.Route.Kind)
+	if err != nil {
+		return g.unavailable(err)
+	}
+	if a == nil {
+		peek, err := g.st.PeekAllowance(ctx, r.Client, now, g.cfg.freeLimit())
+		if err != nil {
+			return fmt.Errorf("reading free allowance: %w", err)
+		}
+		a = &peek
+	}
+	ft := g.freeTrial(*a, reason)
+	price := g.Price(r.Route.Kind)
+	var msg string
+	switch {
+	case ft.Code == CodeFreeTrialExhausted && r.Route.Kind == KindVerify:
+		msg = fmt.Sprintf("The free allowance of %d verifications per day for this client is used up (it resets at %s). Each further call costs %s USDC, paid with x402; nothing was charged.",
+			a.Limit, a.Resets.UTC().Format(time.RFC3339), price)
+	case reason == ReasonBodyTooLarge:
+		msg = fmt.Sprintf("The request body is above the free tier's limit of %d bytes, so this call costs %s USDC, paid with x402; nothing was charged.", g.cfg.FreeTierMaxBody, price)
+	case reason == ReasonProbe:
+		msg = fmt.Sprintf("x402 discovery: this route costs %s USDC per call past the free allowance; send the request with a JSON body.", price)
+	default:
+		msg = fmt.Sprintf("This route costs %s USDC per call, paid with x402; nothing was charged.", price)
+	}
+	return g.refusal402(r, offers, CodePaymentRequired, "Payment required", msg, ft)
+}
+
+func (g *Gate) freeTrial(a store.Allowance, reason string) *FreeTrial {
+	ft := &FreeTrial{
+		Available: a.Remaining > 0, RemainingCallsToday: a.Remaining, ResetsAt: a.Resets.UTC(),
+		CallsPerClientPerDay: a.Limit, MaxFreeBodyBytes: g.cfg.FreeTierMaxBody, Covers: freeCovers,
+	}
+	if a.Remaining == 0 {
+		ft.Code = CodeFreeTrialExhausted
+	} else {
+		ft.Reason = reason
+	}
+	return ft
+}
+
+// refusal402 builds a 402 carrying PaymentRequired (x402Error in its error
+// field) in the PAYMENT-REQUIRED header.
+func (g *Gate) refusal402(r Request, offers []PaymentRequirements, code, x402Error, msg string, ft *FreeTrial) *Error {
+	pr := &PaymentRequired{
+		X402Version: X402Version, Error: x402Error, Resource: r.Route.resource(), Accepts: offers,
+		Extensions: map[string]Extension{"bazaar": r.Route.bazaar()},
+	}
+	e := &Error{
+		Code: code, Status: http.StatusPaymentRequired, Message: msg, FreeTrial: ft, PaymentRequired: pr,
+		NextActions: []NextAction{{Action: "pay", Using: "x402"}},
+	}
+	if h, err := EncodeHeader(pr); err == nil {
+		e.header().Set(HeaderPaymentRequired, h)
+	}
+	e.header().Set("Cache-Control", "no-store")
+	if ft != nil {
+		setAllowanceHeaders(e.header(), store.Allowance{Remaining: ft.RemainingCallsToday, Limit: ft.CallsPerClientPerDay, Resets: ft.ResetsAt})
+	}
+	return e
+}
+
+func (g *Gate) invalid(r Request, offers []PaymentRequirements, reason, msg string) *Error {
+	return g.refusal402(r, offers, CodePaymentInvalid, reason, msg+" Nothing was charged; pay again with one of the offered requirements.", nil)
+}
+
+// unavailable is the 503 when the facilitator cannot be reached.
+func (g *Gate) unavailable(err error) *Error {
+	msg := "The payment facilitator is unavailable, so the payment could not be checked. Nothing was charged; send the request again shortly."
+	if !errors.Is(err, ErrFacilitatorUnavailable) {
+		msg = "The payment could not be checked. Nothing was charged; send the request again shortly."
+	}
+	e := &Error{
+		Code: CodeFacilitatorUnavailable, Status: http.StatusServiceUnavailable, Message: msg,
+		NextActions: []NextAction{{Action: "retry_later"}},
+	}
+	return e.withRetryAfter(facilitatorRetryAfter)
+}
+
+// rateLimited is the 429 past the allowance with payment off.
+func (g *Gate) rateLimited(a store.Allowance, now time.Time) *Error {
+	secs := int(a.Resets.Sub(now).Seconds() + 0.999)
+	e := &Error{
+		Code: CodeRateLimited, Status: http.StatusTooManyRequests,
+		Message: fmt.Sprintf("The free allowance of %d verifications per day for this client is used up; it resets at %s (in %d seconds). Nothing was charged.",
+			a.Limit, a.Resets.UTC().Format(time.RFC3339), secs),
+		NextActions: []NextAction{{Action: "retry_later"}},
+		FreeTrial:   g.freeTrial(a, ""),
+	}
+	setAllowanceHeaders(e.header(), a)
+	return e.withRetryAfter(secs)
+}
