@@ -44,7 +44,10 @@ const envVersionPrefix = "env-"
 type KeyStoreOptions struct {
 	// EnvSeed is the value of VERIFIER_SIGNING_KEY: standard base64 of a
 	// 32-byte Ed25519 seed. "" (the default) means unset. When set, that key
-	// is the current one and the folder's keys are only published.
+	// is the current one and the folder's keys are only published. The env
+	// key is published only while it is set: nothing of it is written to
+	// the folder, so after retiring it its receipts verify only with its
+	// public key kept elsewhere (an agent card, --key).
 	EnvSeed string
 	// Now gives the time that names new keys (their month). Nil means
 	// time.Now.
