@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -101,11 +102,15 @@ func (nopWriteCloser) Close() error { return nil }
 // with r.RemoteAddr. A caller that trusts a proxy sets r.RemoteAddr to the
 // forwarded client address before calling it.
 func NewMCPHandler(svc *Service) http.Handler {
-	srv := NewMCPServer(svc)
+	return mcpHTTPHandler(NewMCPServer(svc), svc.log())
+}
+
+// mcpHTTPHandler serves srv as NewMCPHandler describes.
+func mcpHTTPHandler(srv *mcp.Server, log *slog.Logger) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
-		Logger:       svc.log(),
+		Logger:       log,
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set(RemoteAddrHeader, r.RemoteAddr)

@@ -1,0 +1,153 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/verifier-dev/verifier/signing"
+)
+
+func TestMCPVerifySchema(t *testing.T) {
+	svc := quietService(t, true)
+	c := connectMCP(t, svc)
+	tests := []struct {
+		name       string
+		args       string
+		result     string
+		wantText   []string
+		wantFields []string // keys the structured answer must have
+		noFields   []string // keys it must not have
+	}{
+		{
+			name: "pass", args: string(readTestdata(t, "invoice-pass.json")), result: "pass",
+			wantText:   []string{"PASS: task \"inv-2026-0042\", agent \"seller-7\"", "schema_compliance ", "overall ", "attach this signed answer"},
+			wantFields: []string{"hints", "request_hash", "overall"},
+		},
+		{
+			name: "fail", args: string(readTestdata(t, "invoice-fail.json")), result: "fail",
+			wantText:   []string{"FAIL: task \"inv-2026-0043\"", "blocking checks failed: schema:", "Hints (3 of ", "- schema:", "repair the output using the hints"},
+			wantFields: []string{"hints", "errors_detail", "flags"},
+		},
+		{
+			name: "compact fail", args: string(withDetail(t, readTestdata(t, "invoice-fail.json"), "compact")), result: "fail",
+			wantText: []string{"FAIL", "Hints (3 of "},
+			noFields: []string{"hints", "request_hash", "overall"},
+		},
+		{
+			name: "boolean schema, null output", result: "pass",
+			args:     `{"task_id":"t-1","expected_schema":true,"submitted_output":null}`,
+			wantText: []string{"PASS: task \"t-1\": every blocking check held."},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := c.call(t, ToolVerifySchema, tt.args)
+			if res.IsError {
+				t.Fatalf("isError: %s", text(res))
+			}
+			ans := structured(t, res)
+			if ans["result"] != tt.result {
+				t.Errorf("result = %v, want %s", ans["result"], tt.result)
+			}
+			for _, want := range tt.wantText {
+				if !strings.Contains(text(res), want) {
+					t.Errorf("text does not contain %q:\n%s", want, text(res))
+				}
+			}
+			for _, k := range tt.wantFields {
+				if _, ok := ans[k]; !ok {
+					t.Errorf("answer has no %s", k)
+				}
+			}
+			for _, k := range tt.noFields {
+				if _, ok := ans[k]; ok {
+					t.Errorf("compact answer has %s", k)
+				}
+			}
+			report, err := signing.VerifyReceipt(structuredJSON(t, res), svc.Keys)
+			if err != nil || report.Context != signing.ContextVerify {
+				t.Errorf("the structured answer does not verify as a receipt: %v", err)
+			}
+			if _, err := svc.Store.Receipt(context.Background(), ans["verification_id"].(string)); err != nil {
+				t.Errorf("verdict not stored: %v", err)
+			}
+		})
+	}
+}
+
+// TestMCPVerifySchemaSameAsCore checks that the tool runs the one core: the
+// same request gives the same answer over MCP as from Service.Verify, up to
+// the verification id and signature.
+func TestMCPVerifySchemaSameAsCore(t *testing.T) {
+	svc := quietService(t, true)
+	at := time.Date(2026, 10, 1, 1, 1, 9, 606993000, time.UTC)
+	svc.Now = func() time.Time { return at }
+	c := connectMCP(t, svc)
+	body := readTestdata(t, "invoice-fail.json")
+	res := c.call(t, ToolVerifySchema, string(body))
+	core, err := svc.Verify(context.Background(), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]any
+	if err := json.Unmarshal(core.Answer, &want); err != nil {
+		t.Fatal(err)
+	}
+	got := structured(t, res)
+	for _, m := range []map[string]any{want, got} {
+		delete(m, "verification_id")
+		delete(m, "attestation")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MCP answer differs from Service.Verify (-core +mcp):\n%s", diff)
+	}
+}
+
+func TestMCPVerifySchemaInvalidArguments(t *testing.T) {
+	c := connectMCP(t, quietService(t, true))
+	tests := []struct {
+		name, args string
+		fields     []string
+	}{
+		{"no arguments", ``, []string{"task_id", "expected_schema", "submitted_output"}},
+		{"missing submitted_output", `{"task_id":"t","expected_schema":{}}`, []string{"submitted_output"}},
+		{"unknown argument", `{"task_id":"t","expected_schema":{},"submitted_output":1,"expected_schma":{}}`, nil},
+		{"bad rule type", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"sum","field":"a"}]}`, []string{"rules[0].type"}},
+		{"schema not a schema", `{"task_id":"t","expected_schema":42,"submitted_output":1}`, []string{"expected_schema"}},
+		{"task_id too long", `{"task_id":"` + strings.Repeat("x", 201) + `","expected_schema":{},"submitted_output":1}`, []string{"task_id"}},
+		// The arguments reach the engine byte for byte: I-JSON violations
+		// that a decode-and-re-encode would hide are still caught.
+		{"duplicate key", `{"task_id":"t","expected_schema":{},"submitted_output":{"a":1,"a":2}}`, []string{"submitted_output"}},
+		{"integer beyond 2^53", `{"task_id":"t","expected_schema":{},"submitted_output":9007199254740993}`, []string{"submitted_output"}},
+		{"remote ref", `{"task_id":"t","expected_schema":{"$ref":"https://example.com/s.json"},"submitted_output":1}`, []string{`expected_schema["$ref"]`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := c.call(t, ToolVerifySchema, tt.args)
+			wantError(t, res, CodeInvalidRequest, 422, tt.fields...)
+			if !strings.Contains(text(res), "Fix: ") {
+				t.Errorf("text gives no fix:\n%s", text(res))
+			}
+		})
+	}
+}
+
+func TestVerifyTextCapsHints(t *testing.T) {
+	svc := quietService(t, false)
+	v, err := svc.Verify(context.Background(), readTestdata(t, "invoice-fail.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := verifyText(v)
+	if n := strings.Count(got, "\n- "); n != textHints {
+		t.Errorf("text lists %d hints, want %d:\n%s", n, textHints, got)
+	}
+	if !strings.Contains(got, v.Verdict.VerificationID) {
+		t.Errorf("text does not name the verification id:\n%s", got)
+	}
+}
