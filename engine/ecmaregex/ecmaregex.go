@@ -8,7 +8,10 @@
 // input only, . matches any code point but \n, \r, U+2028 and U+2029,
 // \u{…} and surrogate-pair escapes name one code point, and \p{…} accepts
 // ECMA-262's General_Category, Script and binary property names. ES2025
-// modifier groups such as (?i:…) are understood.
+// modifier groups such as (?i:…) are understood, with ECMA-262's case
+// folding (simple case folding, as RE2's). One difference remains: under i,
+// ECMA-262's \b and \B count U+017F and U+212A as word characters, RE2's
+// do not.
 //
 // The u flag makes the syntax strict, as in every engine that applies it
 // (ajv among them): escapes are limited to the syntax characters and / (so

@@ -19,6 +19,7 @@ type parser struct {
 	pos   int
 	depth int
 
+	flags    flags         // modifiers in force where the parser stands
 	ncap     int           // capturing groups seen so far
 	names    []namedGroup  // named groups, in order
 	refs     []backref     // back-references, checked once all groups are known
@@ -299,7 +300,10 @@ func (p *parser) group() (node, error) {
 			return nil, err
 		}
 	}
+	outer := p.flags
+	p.flags = (outer | g.add) &^ g.remove
 	sub, err := p.disjunction()
+	p.flags = outer
 	if err != nil {
 		return nil, err
 	}
@@ -454,7 +458,7 @@ func (p *parser) classEscape(inClass bool) (classItem, error) {
 	single := func(r rune) (classItem, error) { return classItem{lo: r, hi: r}, nil }
 	switch c {
 	case 'd', 'D', 'w', 'W', 's', 'S':
-		set := charSet{set: escapeSet(unicode.ToLower(c))}
+		set := charSet{set: escapeSet(unicode.ToLower(c), p.flags&flagIgnoreCase != 0)}
 		if unicode.IsUpper(c) {
 			set = set.negate()
 		}
@@ -466,6 +470,11 @@ func (p *parser) classEscape(inClass bool) (classItem, error) {
 		}
 		if c == 'P' {
 			set = set.negate()
+		}
+		if set.neg && p.flags&flagIgnoreCase != 0 {
+			// ECMA-262 complements \P{…} before case folding, RE2 after:
+			// spell the complement out so RE2 folds the right set.
+			set = charSet{set: re2Table(set.re2).complement()}
 		}
 		return classItem{isSet: true, set: set}, nil
 	case 'f':
@@ -694,13 +703,18 @@ func mightBothParticipate(a, b []altPosition) bool {
 
 // escapeSet returns the set of \d, \w or \s (c lower-case) with the u flag:
 // ASCII digits, ASCII word characters, and ECMA-262 white space plus line
-// terminators.
-func escapeSet(c rune) runeSet {
+// terminators. Under the i modifier \w also holds U+017F and U+212A, whose
+// case folds are ASCII letters (ECMA-262's WordCharacters).
+func escapeSet(c rune, ignoreCase bool) runeSet {
 	switch c {
 	case 'd':
 		return setOf(runeRange{'0', '9'})
 	case 'w':
-		return setOf(runeRange{'0', '9'}, runeRange{'A', 'Z'}, runeRange{'_', '_'}, runeRange{'a', 'z'})
+		w := setOf(runeRange{'0', '9'}, runeRange{'A', 'Z'}, runeRange{'_', '_'}, runeRange{'a', 'z'})
+		if ignoreCase {
+			w = union(w, setOf(runeRange{0x017f, 0x017f}, runeRange{0x212a, 0x212a}))
+		}
+		return w
 	}
 	return union(tableSet(unicode.Zs), setOf(runeRange{'\t', '\r'}, runeRange{0x2028, 0x2029},
 		runeRange{0xfeff, 0xfeff}))

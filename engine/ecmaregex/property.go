@@ -275,3 +275,12 @@ func knownScript(long string) bool {
 	}
 	return long == "Unknown" || long == "Katakana_Or_Hiragana"
 }
+
+// re2Table returns the Go table behind an RE2 class name (a General_Category
+// or a Script).
+func re2Table(name string) runeSet {
+	if t, ok := unicode.Categories[name]; ok {
+		return tableSet(t)
+	}
+	return tableSet(unicode.Scripts[name])
+}
