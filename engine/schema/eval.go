@@ -179,6 +179,12 @@ func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool 
 		e.fail(count, "false", "", n, v, f, 0, 0, nil)
 		return false
 	}
+	for n.pureRef && !e.useScope {
+		n = n.ref
+	}
+	if n.boolean != 0 {
+		return e.eval(n, v, f, count, ann)
+	}
 	e.steps++
 	e.depth++
 	if e.steps > e.maxSteps || e.depth > maxEvalDepth || e.abort {
@@ -234,28 +240,50 @@ func (e *evaluator) body(n *node, v any, f *frame, count bool, ann *annot) bool 
 			valid = false
 		}
 	}
+	if !e.value(n, v, f, count) {
+		if !count {
+			return false
+		}
+		valid = false
+	}
+	if n.inPlace && !e.inPlace(n, v, f, count, ann) {
+		if !count {
+			return false
+		}
+		valid = false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if n.anyObj && !e.object(n, x, f, count, ann) {
+			valid = false
+		}
+	case []any:
+		if n.anyArr && !e.array(n, x, f, count, ann) {
+			valid = false
+		}
+	}
+	return valid
+}
+
+// value evaluates the assertions on the value itself: type, enum, const and
+// the string and number keywords.
+func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 	var num number
 	isNum := false
 	switch x := v.(type) {
-	case string:
+	case string, map[string]any, []any, bool, nil:
 	case json.Number:
-		num, isNum = parseNumber(string(x))
-		if !isNum {
+		if num, isNum = parseNumber(string(x)); !isNum {
 			e.bad = v
 			return false
 		}
-	case map[string]any, []any, bool, nil:
 	default:
-		if kindOf(v) != kindNumber {
-			e.bad = v
-			return false
-		}
-		num, isNum = numberOf(v)
-		if !isNum {
+		if num, isNum = numberOf(v); !isNum {
 			e.bad = v
 			return false
 		}
 	}
+	valid := true
 	if n.types != 0 {
 		if typeMatches(n.types, v, isNum && num.isInt()) {
 			e.pass(count)
@@ -296,28 +324,144 @@ func (e *evaluator) body(n *node, v any, f *frame, count bool, ann *annot) bool 
 		valid = false
 	}
 	if isNum && n.anyNum && !e.num(n, &num, v, f, count) {
-		if !count {
-			return false
-		}
 		valid = false
-	}
-	if n.inPlace && !e.inPlace(n, v, f, count, ann) {
-		if !count {
-			return false
-		}
-		valid = false
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		if n.anyObj && !e.object(n, x, f, count, ann) {
-			valid = false
-		}
-	case []any:
-		if n.anyArr && !e.array(n, x, f, count, ann) {
-			valid = false
-		}
 	}
 	return valid
+}
+
+// leafChecks evaluates a leaf schema without recording anything: it
+// returns the number of checks when every one holds, or -1 (the caller then
+// evaluates again on the recording path).
+func leafChecks(n *node, v any) int {
+	k := 0
+	switch x := v.(type) {
+	case string:
+		if n.types != 0 {
+			if n.types&typeString == 0 {
+				return -1
+			}
+			k++
+		}
+		if n.enum != nil {
+			if !n.enum.hasString(x) {
+				return -1
+			}
+			k++
+		}
+		if n.hasConst {
+			if c, ok := n.constVal.(string); !ok || c != x {
+				return -1
+			}
+			k++
+		}
+		if n.anyStr {
+			if n.minLength >= 0 || n.maxLength >= 0 {
+				l := runeCount(x)
+				if n.minLength >= 0 {
+					if l < n.minLength {
+						return -1
+					}
+					k++
+				}
+				if n.maxLength >= 0 {
+					if l > n.maxLength {
+						return -1
+					}
+					k++
+				}
+			}
+			if n.pattern != nil {
+				if !n.pattern.match(x) {
+					return -1
+				}
+				k++
+			}
+			if n.formatAssert {
+				if !formatValid(n.format, x) {
+					return -1
+				}
+				k++
+			}
+		}
+		return k
+	case json.Number:
+		num, ok := parseNumber(string(x))
+		if !ok {
+			return -1
+		}
+		if n.types != 0 {
+			if n.types&typeNumber == 0 && (n.types&typeInteger == 0 || !num.isInt()) {
+				return -1
+			}
+			k++
+		}
+		if n.enum != nil {
+			if !n.enum.hasNumber(&num) {
+				return -1
+			}
+			k++
+		}
+		if n.hasConst {
+			if !jsonEqual(n.constVal, v) {
+				return -1
+			}
+			k++
+		}
+		if n.anyNum {
+			if n.multipleOf != nil {
+				if !isMultiple(num, n.multipleOf.n) {
+					return -1
+				}
+				k++
+			}
+			if n.minimum != nil {
+				if cmpNumber(num, n.minimum.n) < 0 {
+					return -1
+				}
+				k++
+			}
+			if n.maximum != nil {
+				if cmpNumber(num, n.maximum.n) > 0 {
+					return -1
+				}
+				k++
+			}
+			if n.exclMin != nil {
+				if cmpNumber(num, n.exclMin.n) <= 0 {
+					return -1
+				}
+				k++
+			}
+			if n.exclMax != nil {
+				if cmpNumber(num, n.exclMax.n) >= 0 {
+					return -1
+				}
+				k++
+			}
+		}
+		return k
+	case map[string]any, []any, bool, nil:
+		if n.types != 0 {
+			if !typeMatches(n.types, v, false) {
+				return -1
+			}
+			k++
+		}
+		if n.enum != nil {
+			if !n.enum.has(v, nil, false) {
+				return -1
+			}
+			k++
+		}
+		if n.hasConst {
+			if !jsonEqual(n.constVal, v) {
+				return -1
+			}
+			k++
+		}
+		return k
+	}
+	return -1
 }
 
 func typeMatches(types uint8, v any, isInt bool) bool {
@@ -336,23 +480,30 @@ func typeMatches(types uint8, v any, isInt bool) bool {
 	return types&typeNumber != 0 || (isInt && types&typeInteger != 0)
 }
 
-func (s *enumSet) has(v any, num *number, isNum bool) bool {
-	switch x := v.(type) {
-	case string:
-		for _, m := range s.strs {
-			if m == x {
-				return true
-			}
+func (s *enumSet) hasString(x string) bool {
+	for _, m := range s.strs {
+		if m == x {
+			return true
 		}
-		return false
+	}
+	return false
+}
+
+func (s *enumSet) hasNumber(num *number) bool {
+	for i := range s.nums {
+		if cmpNumber(s.nums[i], *num) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *enumSet) has(v any, num *number, isNum bool) bool {
+	if x, ok := v.(string); ok {
+		return s.hasString(x)
 	}
 	if isNum {
-		for i := range s.nums {
-			if cmpNumber(s.nums[i], *num) == 0 {
-				return true
-			}
-		}
-		return false
+		return s.hasNumber(num)
 	}
 	for _, m := range s.others {
 		if jsonEqual(m, v) {
@@ -573,6 +724,16 @@ func (e *evaluator) branch(s *node, v any, f *frame, ann *annot) bool {
 func (e *evaluator) child(n *node, v any, pf *frame, key string, idx int, count bool) bool {
 	if n.boolean > 0 {
 		return true
+	}
+	if n.leaf && !e.abort {
+		if k := leafChecks(n, v); k >= 0 {
+			e.steps++
+			if count {
+				e.total += k
+				e.passed += k
+			}
+			return true
+		}
 	}
 	f := frame{parent: pf, key: key, idx: idx, declStart: len(e.decls), dStart: len(e.described)}
 	ok := e.eval(n, v, &f, count, nil)

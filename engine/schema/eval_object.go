@@ -81,6 +81,10 @@ func (e *evaluator) redo(m mark) bool {
 	return !e.abort && (len(e.fails)-m.fails > 1 || len(e.described)-m.described > 1)
 }
 
+// maxGather is the largest properties keyword whose values object() looks
+// up once into a stack array.
+const maxGather = 16
+
 func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
 	valid := true
 	check := func(ok bool, kw string, a int, names []string) bool {
@@ -98,10 +102,27 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, "maxProperties", 0, nil) {
 		return false
 	}
+	// Look every declared property up once; required reuses the result.
+	var vals [maxGather]any
+	var mask uint32
+	gather := n.props != nil && len(n.props) <= maxGather
+	if gather {
+		for i := range n.props {
+			if cv, has := obj[n.props[i].name]; has {
+				vals[i] = cv
+				mask |= 1 << i
+			}
+		}
+	}
 	if n.hasRequired {
 		ok := true
-		for _, r := range n.required {
-			if _, has := obj[r]; !has {
+		for j, r := range n.required {
+			if i := n.reqIdx[j]; gather && i >= 0 {
+				if mask&(1<<i) == 0 {
+					ok = false
+					break
+				}
+			} else if _, has := obj[r]; !has {
 				ok = false
 				break
 			}
@@ -138,9 +159,17 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	if n.props != nil {
 		for i := range n.props {
 			p := &n.props[i]
-			cv, has := obj[p.name]
-			if !has {
-				continue
+			var cv any
+			if gather {
+				if mask&(1<<i) == 0 {
+					continue
+				}
+				cv = vals[i]
+			} else {
+				var has bool
+				if cv, has = obj[p.name]; !has {
+					continue
+				}
 			}
 			present++
 			if ann != nil {

@@ -111,6 +111,10 @@ func (k *kwCompiler) all() error {
 			k.c.hasUneval = true
 		}
 	}
+	for _, r := range n.required {
+		i := slices.IndexFunc(n.props, func(p propEntry) bool { return p.name == r })
+		n.reqIdx = append(n.reqIdx, i)
+	}
 	n.anyNum = n.multipleOf != nil || n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil
 	n.anyStr = n.minLength >= 0 || n.maxLength >= 0 || n.pattern != nil || n.formatAssert
 	n.anyArr = n.minItems >= 0 || n.maxItems >= 0 || n.uniqueItems || n.prefix != nil || n.items != nil ||
@@ -118,8 +122,10 @@ func (k *kwCompiler) all() error {
 	n.anyObj = n.minProps >= 0 || n.maxProps >= 0 || n.hasRequired || n.depRequired != nil || n.props != nil ||
 		n.patProps != nil || n.addl != nil || n.addlFalse || n.propNames != nil || n.unevalProps != nil ||
 		n.unevalPropsFalse
-	n.inPlace = n.ref != nil || n.dynRef != nil || n.allOf != nil || n.anyOf != nil || n.oneOf != nil ||
-		n.not != nil || n.ifN != nil || n.depSchemas != nil
+	n.inPlace = n.allOf != nil || n.anyOf != nil || n.oneOf != nil || n.not != nil || n.ifN != nil || n.depSchemas != nil
+	value := n.types != 0 || n.enum != nil || n.hasConst || n.anyNum || n.anyStr
+	n.leaf = n.ref == nil && n.dynRef == nil && !n.inPlace && !n.anyObj && !n.anyArr
+	n.pureRef = n.ref != nil && n.dynRef == nil && !n.inPlace && !n.anyObj && !n.anyArr && !value
 	return nil
 }
 

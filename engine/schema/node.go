@@ -11,6 +11,8 @@ type node struct {
 
 	// what the object schema contains, to skip whole sections quickly
 	anyNum, anyStr, anyArr, anyObj, inPlace bool
+	leaf    bool // only assertions on the value itself: no applicators
+	pureRef bool // only $ref: evaluation goes straight to the target
 
 	// assertions on every type
 	types    uint8 // 0 when absent
@@ -42,6 +44,7 @@ type node struct {
 	// objects
 	minProps, maxProps int // -1 when absent
 	required           []string
+	reqIdx             []int // index of each required name in props, or -1
 	hasRequired        bool
 	depRequired        []depRequired
 	depRequiredKw      string // dependentRequired, or dependencies (draft-07 array form)

@@ -34,6 +34,9 @@ var pow10 = [...]uint64{
 // parseNumber parses a JSON number literal exactly. It allocates only for
 // literals with more than 19 significant digits.
 func parseNumber(s string) (number, bool) {
+	if n, ok := parseSimple(s); ok {
+		return n, true
+	}
 	var n number
 	i := 0
 	if i < len(s) && s[i] == '-' {
@@ -144,6 +147,51 @@ func parseNumber(s string) (number, bool) {
 	return n, true
 }
 
+// parseSimple is the fast path of parseNumber for literals without exponent
+// of at most 19 characters (so every digit fits in coef). ok is false when
+// the literal needs the general parser, which also rejects malformed ones.
+func parseSimple(s string) (number, bool) {
+	i := 0
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg = true
+		i = 1
+	}
+	start := i
+	if i >= len(s) || len(s) > 19 || (s[i] == '0' && i+1 < len(s) && s[i+1] != '.') {
+		return number{}, false
+	}
+	var coef uint64
+	frac := -1
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			coef = coef*10 + uint64(c-'0')
+			if frac >= 0 {
+				frac++
+			}
+			continue
+		}
+		if c == '.' && frac < 0 && i > start && i+1 < len(s) {
+			frac = 0
+			continue
+		}
+		return number{}, false
+	}
+	if coef == 0 {
+		return number{small: true}, true
+	}
+	exp := int64(0)
+	if frac > 0 {
+		exp = -int64(frac)
+	}
+	for coef%10 == 0 {
+		coef /= 10
+		exp++
+	}
+	return number{neg: neg, small: true, coef: coef, exp: exp}, true
+}
+
 // numberOf converts a decoded instance value to a number. ok is false when v
 // is not a number or not finite.
 func numberOf(v any) (number, bool) {
@@ -206,6 +254,9 @@ func (n number) sign() int {
 
 // cmpNumber compares a and b exactly: -1, 0 or +1.
 func cmpNumber(a, b number) int {
+	if a.small && b.small && !a.neg && !b.neg && a.exp == b.exp {
+		return cmpU(a.coef, b.coef)
+	}
 	sa, sb := a.sign(), b.sign()
 	if sa != sb {
 		if sa < sb {

@@ -1,0 +1,128 @@
+package schema
+
+import (
+	"testing"
+)
+
+func TestParseNumber(t *testing.T) {
+	tests := []struct {
+		lit   string
+		ok    bool
+		isInt bool
+		str   string
+	}{
+		{"0", true, true, "0"},
+		{"-0", true, true, "0"},
+		{"1.0", true, true, "1"},
+		{"12.50", true, false, "12.5"},
+		{"1e2", true, true, "100"},
+		{"1.5e1", true, true, "15"},
+		{"1e-1", true, false, "0.1"},
+		{"0.0001", true, false, "0.0001"},
+		{"1e308", true, true, "1e308"},
+		{"-12345678910111213141516171819202122232425262728293031", true, true, "-12345678910111213141516171819202122232425262728293031"},
+		{"972783798187987123879878123.18878137", true, false, "972783798187987123879878123.18878137"},
+		{"1E+2", true, true, "100"},
+		{"0.000", true, true, "0"},
+		{"01", false, false, ""},
+		{"1.", false, false, ""},
+		{".5", false, false, ""},
+		{"-", false, false, ""},
+		{"", false, false, ""},
+		{"1e", false, false, ""},
+		{"1x", false, false, ""},
+		{"NaN", false, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.lit, func(t *testing.T) {
+			n, ok := parseNumber(tt.lit)
+			if ok != tt.ok {
+				t.Fatalf("parseNumber(%q) ok = %v, want %v", tt.lit, ok, tt.ok)
+			}
+			if !ok {
+				return
+			}
+			if n.isInt() != tt.isInt {
+				t.Errorf("parseNumber(%q).isInt() = %v, want %v", tt.lit, n.isInt(), tt.isInt)
+			}
+			if n.String() != tt.str {
+				t.Errorf("parseNumber(%q).String() = %q, want %q", tt.lit, n.String(), tt.str)
+			}
+		})
+	}
+}
+
+func num(t *testing.T, s string) number {
+	t.Helper()
+	n, ok := parseNumber(s)
+	if !ok {
+		t.Fatalf("parseNumber(%q) failed", s)
+	}
+	return n
+}
+
+func TestCmpNumber(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"1", "1.0", 0},
+		{"0", "-0", 0},
+		{"-1", "1", -1},
+		{"0.1", "0.10000000000000001", -1},
+		{"18446744073709551600", "18446744073709551615", -1},
+		{"972783798187987123879878123.188781371", "972783798187987123879878123.18878137", 1},
+		{"-972783798187987123879878123.188781371", "-972783798187987123879878123.18878137", -1},
+		{"1e400", "1e399", 1},
+		{"1e-400", "0", 1},
+		{"20", "19", 1},
+		{"3.5", "0", 1},
+		{"100", "1e2", 0},
+		{"123456789012345678901234567890", "1.2345678901234567890123456789e29", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.a+" vs "+tt.b, func(t *testing.T) {
+			if got := cmpNumber(num(t, tt.a), num(t, tt.b)); got != tt.want {
+				t.Errorf("cmpNumber(%s, %s) = %d, want %d", tt.a, tt.b, got, tt.want)
+			}
+			if got := cmpNumber(num(t, tt.b), num(t, tt.a)); got != -tt.want {
+				t.Errorf("cmpNumber(%s, %s) = %d, want %d", tt.b, tt.a, got, -tt.want)
+			}
+		})
+	}
+}
+
+func TestIsMultiple(t *testing.T) {
+	tests := []struct {
+		a, d string
+		want bool
+	}{
+		{"10", "2", true},
+		{"7", "2", false},
+		{"0.0075", "0.0001", true},
+		{"0.00751", "0.0001", false},
+		{"19.99", "0.01", true},
+		{"4.5", "1.5", true},
+		{"35", "1.5", false},
+		{"1e308", "0.5", true},
+		{"0", "3", true},
+		{"-6", "3", true},
+		{"12345678901234567890123", "3", true},
+		{"12345678901234567890124", "3", false},
+		{"12345678901234567890124", "2", true},
+		{"1e-400", "1", false},
+		{"1e400", "7", false},
+		{"7e400", "7", true},
+		{"1.1e400", "1.1", true},
+		{"18446744073709551615", "5", true},
+		{"9999999999999999999", "9999999999999999999", true},
+		{"0.3", "0.1", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.a+" by "+tt.d, func(t *testing.T) {
+			if got := isMultiple(num(t, tt.a), num(t, tt.d)); got != tt.want {
+				t.Errorf("isMultiple(%s, %s) = %v, want %v", tt.a, tt.d, got, tt.want)
+			}
+		})
+	}
+}
