@@ -11,8 +11,8 @@ type node struct {
 
 	// what the object schema contains, to skip whole sections quickly
 	anyNum, anyStr, anyArr, anyObj, inPlace bool
-	leaf    bool // only assertions on the value itself: no applicators
-	pureRef bool // only $ref: evaluation goes straight to the target
+	leaf                                    bool // only assertions on the value itself: no applicators
+	pureRef                                 bool // only $ref: evaluation goes straight to the target
 
 	// assertions on every type
 	types    uint8 // 0 when absent
