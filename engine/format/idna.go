@@ -178,6 +178,9 @@ func containsRange(runes []rune, lo, hi rune) bool {
 func validBidi(labels []string) bool {
 	rtl := false
 	for _, l := range labels {
+		if isASCII(l) {
+			continue // no ASCII character is right-to-left
+		}
 		for _, r := range l {
 			if c := bidiClass(r); c == bidi.R || c == bidi.AL || c == bidi.AN {
 				rtl = true
