@@ -90,7 +90,7 @@ func (g *Gate) PaymentInfo(kind Kind) map[string]any {
 	return map[string]any{
 		"pricingMode": "fixed",
 		"price":       map[string]any{"mode": "fixed", "currency": "USD", "amount": g.Price(kind)},
-		"protocols":   []any{map[string]any{"x402": map[string]any{"x402Version": X402Version, "network": g.networks()}}},
+		"protocols":   []any{map[string]any{"x402": map[string]any{"x402Version": X402Version, "networks": g.networks()}}},
 	}
 }
 

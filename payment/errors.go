@@ -2,7 +2,6 @@ package payment
 
 import (
 	"encoding/json"
-	"maps"
 	"net/http"
 	"strconv"
 	"time"
@@ -88,26 +87,19 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 // errorFields is Error without its methods, for marshalling.
 type errorFields Error
 
-// MarshalJSON writes the response body.
+// MarshalJSON writes the response body: the §6 fields first, then the
+// PaymentRequired fields (the two sets of names are disjoint).
 func (e *Error) MarshalJSON() ([]byte, error) {
 	base, err := json.Marshal((*errorFields)(e))
 	if err != nil || e.PaymentRequired == nil {
 		return base, err
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(base, &fields); err != nil {
-		return nil, err
-	}
 	pr, err := json.Marshal(e.PaymentRequired)
 	if err != nil {
 		return nil, err
 	}
-	var prFields map[string]json.RawMessage
-	if err := json.Unmarshal(pr, &prFields); err != nil {
-		return nil, err
-	}
-	maps.Copy(fields, prFields)
-	return json.Marshal(fields)
+	out := append(base[:len(base)-1], ',')
+	return append(out, pr[1:]...), nil
 }
 
 // Plain is the §6 error object without the x402 fields (for MCP _meta).
@@ -115,13 +107,15 @@ func (e *Error) Plain() any { return (*errorFields)(e) }
 
 // MCPMeta is the _meta of an MCP payment-required tool result: the code
 // (CodeFreeTrialExhausted when the allowance is used up, else e.Code), the
-// error object and the free_trial object.
+// §6 error object (without free_trial) and the free_trial object.
 func (e *Error) MCPMeta() map[string]any {
 	code := e.Code
 	if e.FreeTrial != nil && e.FreeTrial.Code != "" && e.Code == CodePaymentRequired {
 		code = e.FreeTrial.Code
 	}
-	m := map[string]any{"code": code, "error": e.Plain()}
+	plain := errorFields(*e)
+	plain.FreeTrial = nil
+	m := map[string]any{"code": code, "error": &plain}
 	if e.FreeTrial != nil {
 		m["free_trial"] = e.FreeTrial
 	}

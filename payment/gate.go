@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -400,7 +401,7 @@ func (g *Gate) paymentRequired(ctx context.Context, r Request, now time.Time, a 
 	var msg string
 	switch {
 	case ft.Code == CodeFreeTrialExhausted && r.Route.Kind == KindVerify:
-		msg = fmt.Sprintf("The free allowance of %d verifications per day for this client is used up (it resets at %s). Each further call costs %s USDC, paid with x402; nothing was charged.",
+		msg = fmt.Sprintf("This client's free allowance (%d verifications per UTC day) is used up; it resets at %s. Each further call costs %s USDC, paid with x402; nothing was charged.",
 			a.Limit, a.Resets.UTC().Format(time.RFC3339), price)
 	case reason == ReasonBodyTooLarge:
 		msg = fmt.Sprintf("The request body is above the free tier's limit of %d bytes, so this call costs %s USDC, paid with x402; nothing was charged.", g.cfg.FreeTierMaxBody, price)
@@ -465,10 +466,10 @@ func (g *Gate) unavailable(err error) *Error {
 
 // rateLimited is the 429 past the allowance with payment off.
 func (g *Gate) rateLimited(a store.Allowance, now time.Time) *Error {
-	secs := int(a.Resets.Sub(now).Seconds() + 0.999)
+	secs := int(math.Ceil(a.Resets.Sub(now).Seconds()))
 	e := &Error{
 		Code: CodeRateLimited, Status: http.StatusTooManyRequests,
-		Message: fmt.Sprintf("The free allowance of %d verifications per day for this client is used up; it resets at %s (in %d seconds). Nothing was charged.",
+		Message: fmt.Sprintf("This client's free allowance (%d verifications per UTC day) is used up; it resets at %s (in %d seconds). Nothing was charged.",
 			a.Limit, a.Resets.UTC().Format(time.RFC3339), secs),
 		NextActions: []NextAction{{Action: "retry_later"}},
 		FreeTrial:   g.freeTrial(a, ""),
