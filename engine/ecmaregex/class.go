@@ -1,0 +1,241 @@
+package ecmaregex
+
+import (
+	"errors"
+	"unicode"
+)
+
+// classEscape parses the escape after a \ (already consumed) that stands for
+// one character or a set; inClass allows \b (backspace) and \-.
+func (p *parser) classEscape(inClass bool) (classItem, error) {
+	c := p.peek(0)
+	p.pos++
+	single := func(r rune) (classItem, error) { return classItem{lo: r, hi: r}, nil }
+	switch c {
+	case 'd', 'D', 'w', 'W', 's', 'S':
+		set := charSet{set: escapeSet(unicode.ToLower(c), p.flags&flagIgnoreCase != 0)}
+		if unicode.IsUpper(c) {
+			set = set.negate()
+		}
+		return classItem{isSet: true, set: set}, nil
+	case 'p', 'P':
+		set, err := p.property()
+		if err != nil {
+			return classItem{}, err
+		}
+		if c == 'P' {
+			set = set.negate()
+		}
+		if set.neg && p.flags&flagIgnoreCase != 0 {
+			// ECMA-262 complements \P{…} before case folding, RE2 after:
+			// spell the complement out so RE2 folds the right set.
+			set = charSet{set: re2Table(set.re2).complement()}
+		}
+		return classItem{isSet: true, set: set}, nil
+	case 'f':
+		return single('\f')
+	case 'n':
+		return single('\n')
+	case 'r':
+		return single('\r')
+	case 't':
+		return single('\t')
+	case 'v':
+		return single('\v')
+	case 'c':
+		l := p.peek(0)
+		if l >= 'a' && l <= 'z' || l >= 'A' && l <= 'Z' {
+			p.pos++
+			return single(l % 32)
+		}
+		p.pos--
+		return classItem{}, p.errorf("invalid \\c escape")
+	case '0':
+		if d := p.peek(0); d >= '0' && d <= '9' {
+			return classItem{}, p.errorf("invalid decimal escape")
+		}
+		return single(0)
+	case 'x':
+		h1, h2 := hexValue(p.peek(0)), hexValue(p.peek(1))
+		if h1 < 0 || h2 < 0 {
+			return classItem{}, p.errorf("invalid \\x escape")
+		}
+		p.pos += 2
+		return single(rune(h1<<4 | h2))
+	case 'u':
+		r, err := p.unicodeEscape()
+		if err != nil {
+			return classItem{}, err
+		}
+		return single(r)
+	case '^', '$', '\\', '.', '*', '+', '?', '(', ')', '[', ']', '{', '}', '|', '/':
+		return single(c)
+	case 'b':
+		if inClass {
+			return single('\b')
+		}
+	case '-':
+		if inClass {
+			return single('-')
+		}
+	}
+	p.pos--
+	return classItem{}, p.errorf("invalid escape \\%c", c)
+}
+
+// unicodeEscape parses what follows \u: XXXX (joining a surrogate pair
+// written as two escapes) or {X…}.
+func (p *parser) unicodeEscape() (rune, error) {
+	if p.peek(0) == '{' {
+		v, i := 0, p.pos+1
+		for ; i < len(p.src) && hexValue(p.src[i]) >= 0; i++ {
+			v = v<<4 | hexValue(p.src[i])
+			if v > unicode.MaxRune {
+				return 0, p.errorf("invalid unicode escape")
+			}
+		}
+		if i == p.pos+1 || i >= len(p.src) || p.src[i] != '}' {
+			return 0, p.errorf("invalid unicode escape")
+		}
+		p.pos = i + 1
+		return rune(v), nil
+	}
+	v, ok := p.hex4(p.pos)
+	if !ok {
+		return 0, p.errorf("invalid unicode escape")
+	}
+	p.pos += 4
+	if v >= 0xd800 && v <= 0xdbff && p.peek(0) == '\\' && p.peek(1) == 'u' {
+		if lo, ok := p.hex4(p.pos + 2); ok && lo >= 0xdc00 && lo <= 0xdfff {
+			p.pos += 6
+			return (v-0xd800)<<10 + (lo - 0xdc00) + 0x10000, nil
+		}
+	}
+	return v, nil
+}
+
+// hex4 reads four hex digits at i.
+func (p *parser) hex4(i int) (rune, bool) {
+	if i+4 > len(p.src) {
+		return 0, false
+	}
+	v := 0
+	for _, c := range p.src[i : i+4] {
+		h := hexValue(c)
+		if h < 0 {
+			return 0, false
+		}
+		v = v<<4 | h
+	}
+	return rune(v), true
+}
+
+func hexValue(c rune) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// property parses {…} after \p or \P.
+func (p *parser) property() (charSet, error) {
+	start := p.pos
+	if p.peek(0) != '{' {
+		return charSet{}, p.errorf("invalid property name")
+	}
+	end := start + 1
+	for end < len(p.src) && p.src[end] != '}' {
+		end++
+	}
+	if end >= len(p.src) {
+		return charSet{}, p.errorf("invalid property name")
+	}
+	body := string(p.src[start+1 : end])
+	set, err := lookupProperty(body)
+	if errors.Is(err, errUnknownProperty) {
+		return charSet{}, p.errorf("invalid property name %q", body)
+	}
+	if err != nil {
+		// Valid syntax that cannot be compiled: keep parsing, so Valid can
+		// still judge the rest, and let translation report it.
+		set = charSet{err: err}
+	}
+	p.pos = end + 1
+	return set, nil
+}
+
+// class parses [ … ].
+func (p *parser) class() (node, error) {
+	p.pos++ // [
+	cl := class{}
+	if p.peek(0) == '^' {
+		cl.negate = true
+		p.pos++
+	}
+	for {
+		if p.eof() {
+			return nil, p.errorf("missing ] for character class")
+		}
+		if p.peek(0) == ']' {
+			p.pos++
+			return cl, nil
+		}
+		a, err := p.classAtom()
+		if err != nil {
+			return nil, err
+		}
+		if p.peek(0) != '-' || p.peek(1) == ']' || p.peek(1) == -1 {
+			cl.items = append(cl.items, a)
+			continue
+		}
+		p.pos++ // -
+		b, err := p.classAtom()
+		if err != nil {
+			return nil, err
+		}
+		if a.isSet || b.isSet {
+			return nil, p.errorf("invalid character class range")
+		}
+		if a.lo > b.lo {
+			return nil, p.errorf("range out of order in character class")
+		}
+		cl.items = append(cl.items, classItem{lo: a.lo, hi: b.lo})
+	}
+}
+
+// classAtom parses one character or class escape inside [ ].
+func (p *parser) classAtom() (classItem, error) {
+	c := p.peek(0)
+	p.pos++
+	if c != '\\' {
+		return classItem{lo: c, hi: c}, nil
+	}
+	if p.eof() {
+		return classItem{}, p.errorf("\\ at end of pattern")
+	}
+	return p.classEscape(true)
+}
+
+// escapeSet returns the set of \d, \w or \s (c lower-case) with the u flag:
+// ASCII digits, ASCII word characters, and ECMA-262 white space plus line
+// terminators. Under the i modifier \w also holds U+017F and U+212A, whose
+// case folds are ASCII letters (ECMA-262's WordCharacters).
+func escapeSet(c rune, ignoreCase bool) runeSet {
+	switch c {
+	case 'd':
+		return setOf(runeRange{'0', '9'})
+	case 'w':
+		w := setOf(runeRange{'0', '9'}, runeRange{'A', 'Z'}, runeRange{'_', '_'}, runeRange{'a', 'z'})
+		if ignoreCase {
+			w = union(w, setOf(runeRange{0x017f, 0x017f}, runeRange{0x212a, 0x212a}))
+		}
+		return w
+	}
+	return union(tableSet(unicode.Zs), setOf(runeRange{'\t', '\r'}, runeRange{0x2028, 0x2029},
+		runeRange{0xfeff, 0xfeff}))
+}
