@@ -71,7 +71,6 @@ func (e *evaluator) formatFailure(r *failRec) spans {
 	st = len(e.buf)
 	e.appendFound(r)
 	s.found = [2]int{st, len(e.buf)}
-	found := string(e.buf[s.found[0]:s.found[1]])
 	st = len(e.buf)
 	if len(path) == 0 {
 		e.buf = append(e.buf, "The root value "...)
@@ -80,7 +79,7 @@ func (e *evaluator) formatFailure(r *failRec) spans {
 		e.buf = append(e.buf, e.buf[r.p0:r.p1]...)
 		e.buf = append(e.buf, ' ')
 	}
-	e.appendMessage(r, found)
+	e.appendMessage(r, s.exp, s.found)
 	s.msg = [2]int{st, len(e.buf)}
 	return s
 }
@@ -207,10 +206,12 @@ func (e *evaluator) appendFound(r *failRec) {
 }
 
 // appendMessage completes the sentence that starts with the location.
-func (e *evaluator) appendMessage(r *failRec, found string) {
+func (e *evaluator) appendMessage(r *failRec, exp, found [2]int) {
 	b := e.buf
 	n := r.n
-	but := func(b []byte) []byte { return append(append(append(b, ", but it is "...), found...), '.') }
+	// earlier parts of the buffer never move relative to its start, so
+	// they can be appended again even when append reallocates
+	but := func(b []byte) []byte { return append(append(append(b, ", but it is "...), b[found[0]:found[1]]...), '.') }
 	switch r.kw {
 	case "type":
 		b = but(appendTypes(append(b, "must be of type "...), n.types))
@@ -239,20 +240,20 @@ func (e *evaluator) appendMessage(r *failRec, found string) {
 	case "format":
 		b = but(append(append(b, "must be a valid "...), n.format...))
 	case "minItems", "maxItems":
-		b = append(append(append(b, "must have "...), e.expectedOf(r)...), ", but it has "...)
+		b = append(append(append(b, "must have "...), b[exp[0]:exp[1]]...), ", but it has "...)
 		b = append(strconv.AppendInt(b, int64(len(r.v.([]any))), 10), '.')
 	case "minProperties", "maxProperties":
-		b = append(append(append(b, "must have "...), e.expectedOf(r)...), ", but it has "...)
+		b = append(append(append(b, "must have "...), b[exp[0]:exp[1]]...), ", but it has "...)
 		b = append(strconv.AppendInt(b, int64(len(r.v.(map[string]any))), 10), '.')
 	case "uniqueItems":
-		b = append(append(append(b, "must not contain duplicates, but "...), found...), '.')
+		b = append(append(append(b, "must not contain duplicates, but "...), b[found[0]:found[1]]...), '.')
 	case "contains", "minContains", "maxContains":
-		b = append(append(append(b, "must contain "...), e.expectedOf(r)...), " schema, but it has "...)
+		b = append(append(append(b, "must contain "...), b[exp[0]:exp[1]]...), " schema, but it has "...)
 		b = append(strconv.AppendInt(b, int64(r.a), 10), '.')
 	case "required":
 		b = append(b, "is missing the required "...)
 		b = append(plural(b, len(r.names), "property ", "properties "), strings.Join(r.names, ", ")...)
-		b = append(b, "; add it with a valid value."...)
+		b = plural(b, len(r.names), "; add it with a valid value.", "; add them with valid values.")
 	case "dependentRequired", "dependencies":
 		b = append(append(append(b, "is missing "...), strings.Join(r.names, ", ")...), "; add them or drop the property that requires them."...)
 	case "propertyNames":
@@ -286,14 +287,6 @@ func (e *evaluator) appendMessage(r *failRec, found string) {
 		}
 	}
 	e.buf = b
-}
-
-func (e *evaluator) expectedOf(r *failRec) []byte {
-	st := len(e.buf)
-	e.appendExpected(r)
-	out := slices.Clone(e.buf[st:])
-	e.buf = e.buf[:st]
-	return out
 }
 
 func plural(b []byte, k int, one, many string) []byte {

@@ -1,0 +1,86 @@
+package schema
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var reportCases = []struct{ name, schema, instance string }{
+	{"type", `{"properties":{"qty":{"type":"integer"}}}`, `{"qty":"5"}`},
+	{"type list", `{"type":["string","null"]}`, `1.5`},
+	{"enum", `{"enum":["EUR","USD",1,null]}`, `"eur"`},
+	{"const", `{"const":{"v":1}}`, `{"v":2}`},
+	{"multipleOf", `{"multipleOf":0.01}`, `1.005`},
+	{"bounds", `{"minimum":1,"maximum":0,"exclusiveMinimum":5,"exclusiveMaximum":-1}`, `3`},
+	{"minLength counts code points", `{"minLength":4,"maxLength":1}`, `"héé"`},
+	{"pattern", `{"properties":{"sku":{"pattern":"^[A-Z]{3}-[0-9]{5}$"}}}`, `{"sku":"abc-1"}`},
+	{"format", `{"format":"date-time"}`, `"2024-13-01T00:00:00Z"`},
+	{"long string is cut", `{"maxLength":3}`, `"` + strings.Repeat("x", 100) + `"`},
+	{"array items", `{"minItems":3,"maxItems":1,"uniqueItems":true}`, `[{"a":1},{"a":1.0}]`},
+	{"contains", `{"contains":{"type":"string"},"minContains":2,"maxContains":0}`, `["a",1]`},
+	{"object counts", `{"minProperties":3,"maxProperties":1}`, `{"a":1,"b":2}`},
+	{"required", `{"required":["id","price","qty"]}`, `{"qty":1}`},
+	{"dependentRequired", `{"dependentRequired":{"card":["cvc","expiry"]}}`, `{"card":"4111","expiry":"12/30"}`},
+	{"propertyNames", `{"propertyNames":{"pattern":"^[a-z]+$"}}`, `{"ok":1,"Bad":2,"also bad":3}`},
+	{"anyOf", `{"anyOf":[{"type":"string"},{"type":"integer"}]}`, `true`},
+	{"oneOf none", `{"oneOf":[{"type":"string"},{"type":"integer"}]}`, `[]`},
+	{"oneOf two", `{"oneOf":[{"type":"number"},{"minimum":0}]}`, `1`},
+	{"not", `{"not":{"type":"null"}}`, `null`},
+	{"false schema", `{"properties":{"secret":false}}`, `{"secret":"x"}`},
+	{"additionalProperties false", `{"properties":{"a":{}},"additionalProperties":false}`, `{"a":1,"z":2,"b":3}`},
+	{"unevaluatedProperties false", `{"allOf":[{"properties":{"a":{}}}],"unevaluatedProperties":false}`, `{"a":1,"b":2}`},
+	{"items false", `{"prefixItems":[{"type":"string"}],"items":false}`, `["a","b","c"]`},
+	{"unevaluatedItems false", `{"prefixItems":[{}],"unevaluatedItems":false}`, `[1,2]`},
+	{"keyword location through $ref", `{"$defs":{"line":{"properties":{"qty":{"minimum":1}}}},"properties":{"lines":{"items":{"$ref":"#/$defs/line"}}}}`, `{"lines":[{"qty":1},{"qty":0}]}`},
+	{"escaped pointers", `{"properties":{"a/b":{"properties":{"c~d":{"type":"string"}}}}}`, `{"a/b":{"c~d":1}}`},
+	{"described objects", `{"properties":{"a":{"properties":{"x":{}},"patternProperties":{"^p":{}}},"b":{"type":"object"}}}`, `{"a":{"x":1,"p1":2,"q":3},"b":{"z":1},"c":4}`},
+	{"described merges subschemas", `{"allOf":[{"properties":{"a":{}}},{"properties":{"b":{}}}],"properties":{"o":{"properties":{"k":{}}}},"additionalProperties":{"properties":{"m":{}}}}`, `{"a":1,"b":2,"o":{"k":1,"j":2},"p":{"m":1,"n":2},"q":{"m":1}}`},
+	{"described by the matching branch only", `{"anyOf":[{"required":["kind"],"properties":{"kind":{"const":"a"},"x":{}}},{"properties":{"y":{}}}]}`, `{"kind":"b","y":1}`},
+	{"map of objects in sorted order", `{"additionalProperties":{"properties":{"n":{"type":"integer"}}}}`, `{"k3":{"n":"x"},"k1":{"n":"y"},"k2":{"n":1,"extra":1}}`},
+}
+
+func renderResult(res *Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "valid=%v passed=%d total=%d\n", res.Valid, res.Passed, res.Total)
+	for _, f := range res.Failures {
+		fmt.Fprintf(&b, "failure: keyword=%s path=%q at=%q\n  expected: %s\n  found: %s\n  message: %s\n",
+			f.Keyword, f.InstancePath, f.KeywordLocation, f.Expected, f.Found, f.Message)
+	}
+	for _, d := range res.Described {
+		fmt.Fprintf(&b, "described: %q undeclared=%q\n", d.InstancePath, d.Undeclared)
+	}
+	return b.String()
+}
+
+// TestReports pins what failures and described objects look like
+// (testdata/reports.golden; refresh with -update).
+func TestReports(t *testing.T) {
+	var b strings.Builder
+	for _, c := range reportCases {
+		res := evaluate(t, c.schema, c.instance)
+		fmt.Fprintf(&b, "== %s\nschema: %s\ninstance: %s\n%s\n", c.name, c.schema, c.instance, renderResult(res))
+		for i := 0; i < 20; i++ { // map iteration order must not leak into the result
+			if again := renderResult(evaluate(t, c.schema, c.instance)); again != renderResult(res) {
+				t.Fatalf("%s: result differs between runs:\n%s\nvs\n%s", c.name, renderResult(res), again)
+			}
+		}
+	}
+	golden := filepath.Join("testdata", "reports.golden")
+	if *update {
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("reading golden (run with -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), b.String()); diff != "" {
+		t.Errorf("reports differ from %s (-want +got):\n%s", golden, diff)
+	}
+}
