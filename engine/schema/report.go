@@ -211,7 +211,9 @@ func (e *evaluator) appendMessage(r *failRec, exp, found [2]int) {
 	n := r.n
 	// earlier parts of the buffer never move relative to its start, so
 	// they can be appended again even when append reallocates
-	but := func(b []byte) []byte { return append(append(append(b, ", but it is "...), b[found[0]:found[1]]...), '.') }
+	but := func(b []byte) []byte {
+		return append(append(append(b, ", but it is "...), b[found[0]:found[1]]...), '.')
+	}
 	switch r.kw {
 	case "type":
 		b = but(appendTypes(append(b, "must be of type "...), n.types))
