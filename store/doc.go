@@ -31,7 +31,9 @@
 //	             first_seen, last_seen (int64 Unix nanos), W+, W- (float64
 //	             bits; the decayed sums of the score, taken at last_seen)
 //	agent_time   uint16 len(agent id), agent id, time(verified_at),
-//	             verification id → JSON VerdictSummary
+//	             verification id → result 'p' or 'f', overall.ratio (float64
+//	             bits), uvarint overall.passed and overall.total, then
+//	             task_id and output_hash each as uvarint length + bytes
 //	allowance    UTC date "20060102", client → uint64 free calls used
 //	payments     payment id → time(expiry + PaymentRetention)
 //	payment_exp  time(expiry + PaymentRetention), payment id → empty

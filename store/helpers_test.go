@@ -102,6 +102,18 @@ func putAll(tb testing.TB, s *Bolt, vs []Verdict) {
 	}
 }
 
+// summaryOf is what Reputation should list for v.
+func summaryOf(v Verdict) VerdictSummary {
+	return VerdictSummary{
+		VerificationID: v.VerificationID,
+		TaskID:         v.TaskID,
+		Result:         v.Result,
+		OutputHash:     v.OutputHash,
+		Overall:        v.Overall,
+		VerifiedAt:     v.VerifiedAt,
+	}
+}
+
 // summaries returns the summaries of vs, in order.
 func summaries(vs []Verdict) []VerdictSummary {
 	out := make([]VerdictSummary, len(vs))

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -97,9 +96,9 @@ func listRecent(tx *bolt.Tx, agentID string, after []byte, limit int) (recent []
 		if len(recent) == limit {
 			return recent, bytes.Clone(last), nil
 		}
-		var s VerdictSummary
-		if err := json.Unmarshal(v, &s); err != nil {
-			return nil, nil, fmt.Errorf("%w: index entry: %v", ErrCorrupt, err)
+		s, err := decodeSummary(k[len(prefix):], v)
+		if err != nil {
+			return nil, nil, err
 		}
 		recent = append(recent, s)
 		last = k[len(prefix):]

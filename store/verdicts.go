@@ -62,9 +62,7 @@ func prepareVerdict(v Verdict) (verdictWrite, error) {
 	}
 	if v.AgentID != "" && !IsTestAgent(v.AgentID) {
 		w.agent = v.AgentID
-		if w.summary, err = json.Marshal(summaryOf(v)); err != nil {
-			return verdictWrite{}, err
-		}
+		w.summary = encodeSummary(v)
 	}
 	return w, nil
 }
@@ -176,15 +174,63 @@ func decodeVerdict(record []byte) (Verdict, error) {
 	return v, nil
 }
 
-func summaryOf(v Verdict) VerdictSummary {
-	return VerdictSummary{
-		VerificationID: v.VerificationID,
-		TaskID:         v.TaskID,
-		Result:         v.Result,
-		OutputHash:     v.OutputHash,
-		Overall:        v.Overall,
-		VerifiedAt:     v.VerifiedAt,
+// encodeSummary lays out an agent_time value: the result ('p' or 'f'),
+// overall.ratio as float64 bits, uvarints overall.passed and overall.total,
+// then task_id and output_hash, each as a uvarint length and the bytes. The
+// verification id and verified_at are in the key.
+func encodeSummary(v Verdict) []byte {
+	out := make([]byte, 0, 1+8+2*binary.MaxVarintLen64+2+len(v.TaskID)+2+len(v.OutputHash))
+	out = append(out, v.Result[0])
+	out = binary.BigEndian.AppendUint64(out, math.Float64bits(v.Overall.Ratio))
+	out = binary.AppendUvarint(out, uint64(v.Overall.Passed))
+	out = binary.AppendUvarint(out, uint64(v.Overall.Total))
+	out = binary.AppendUvarint(out, uint64(len(v.TaskID)))
+	out = append(out, v.TaskID...)
+	out = binary.AppendUvarint(out, uint64(len(v.OutputHash)))
+	return append(out, v.OutputHash...)
+}
+
+var errBadIndexEntry = fmt.Errorf("%w: malformed index entry", ErrCorrupt)
+
+// decodeSummary reads an agent_time entry; timeKey is its key without the
+// agent prefix.
+func decodeSummary(timeKey, value []byte) (VerdictSummary, error) {
+	if len(timeKey) <= 8 || len(value) < 9 {
+		return VerdictSummary{}, errBadIndexEntry
 	}
+	s := VerdictSummary{
+		VerificationID: string(timeKey[8:]),
+		VerifiedAt:     time.Unix(0, int64(binary.BigEndian.Uint64(timeKey)^(1<<63))).UTC(),
+	}
+	switch value[0] {
+	case 'p':
+		s.Result = ResultPass
+	case 'f':
+		s.Result = ResultFail
+	default:
+		return VerdictSummary{}, errBadIndexEntry
+	}
+	s.Overall.Ratio = math.Float64frombits(binary.BigEndian.Uint64(value[1:]))
+	rest := value[9:]
+	var ints [2]uint64
+	for i := range ints {
+		n, size := binary.Uvarint(rest)
+		if size <= 0 {
+			return VerdictSummary{}, errBadIndexEntry
+		}
+		ints[i], rest = n, rest[size:]
+	}
+	s.Overall.Passed, s.Overall.Total = int(ints[0]), int(ints[1])
+	var strs [2]string
+	for i := range strs {
+		n, size := binary.Uvarint(rest)
+		if size <= 0 || n > uint64(len(rest)-size) {
+			return VerdictSummary{}, errBadIndexEntry
+		}
+		strs[i], rest = string(rest[size:size+int(n)]), rest[size+int(n):]
+	}
+	s.TaskID, s.OutputHash = strs[0], strs[1]
+	return s, nil
 }
 
 // agentPrefix is the agent_time key prefix of one agent: its id's length as

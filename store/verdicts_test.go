@@ -114,3 +114,26 @@ func TestCanceledContext(t *testing.T) {
 		t.Errorf("Receipt() after canceled put error = %v, want ErrNotFound", err)
 	}
 }
+
+func FuzzDecodeStoredValues(f *testing.F) {
+	v := testVerdict("f-1", "seller", true, t0)
+	record, err := encodeVerdict(v)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var agg aggregate
+	agg.add(t0.UnixNano(), true)
+	f.Add(timeKey(t0.UnixNano(), "f-1"), encodeSummary(v), record, agg.encode())
+	f.Add([]byte{}, []byte{'p'}, []byte{recordFormat, 0xff}, []byte{1})
+	f.Fuzz(func(t *testing.T, key, summary, record, aggregate []byte) {
+		// Damaged values are errors, never panics.
+		if s, err := decodeSummary(key, summary); err == nil {
+			back := encodeSummary(Verdict{Result: s.Result, Overall: s.Overall, TaskID: s.TaskID, OutputHash: s.OutputHash})
+			if _, err := decodeSummary(key, back); err != nil {
+				t.Errorf("re-encoded summary does not decode: %v", err)
+			}
+		}
+		_, _ = decodeVerdict(record)
+		_, _ = decodeAggregate(aggregate)
+	})
+}
