@@ -2,11 +2,219 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools"
 )
+
+// Server defaults, each a flag.
+const (
+	defaultReadHeaderTimeout = 5 * time.Second
+	defaultReadTimeout       = 30 * time.Second
+	defaultWriteTimeout      = 60 * time.Second
+	defaultIdleTimeout       = 120 * time.Second
+	defaultShutdownTimeout   = 30 * time.Second
+	defaultMaxHeaderBytes    = 64 << 10
+	storeFile                = "verifier.db"
+)
+
+// serverFlags are the flags of the server modes, read once here.
+type serverFlags struct {
+	httpAddr, dataDir, publicURL string
+	maxBody                      int64
+	verifyTimeout                time.Duration
+	readHeaderTimeout            time.Duration
+	readTimeout, writeTimeout    time.Duration
+	idleTimeout, shutdownTimeout time.Duration
+	maxHeaderBytes               int
+	engine                       engineFlags
+}
+
+func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
+	fs.StringVar(&f.httpAddr, "http", "", "serve MCP at /mcp and the REST routes on this address (e.g. 127.0.0.1:8080); without it, MCP over stdio")
+	fs.StringVar(&f.dataDir, "data-dir", defaultDataDir(getenv), "folder holding keys/ and "+storeFile)
+	fs.StringVar(&f.publicURL, "public-url", "", "base URL that answers and documents advertise (default: derived from the listen address)")
+	fs.Int64Var(&f.maxBody, "max-body", tools.DefaultMaxBodyBytes, "largest request body in bytes (HTTP); larger is a 413")
+	fs.DurationVar(&f.verifyTimeout, "verify-timeout", tools.DefaultVerifyTimeout, "deadline of one verification (HTTP)")
+	fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time to read a request's headers (HTTP)")
+	fs.DurationVar(&f.readTimeout, "read-timeout", defaultReadTimeout, "time to read a whole request (HTTP)")
+	fs.DurationVar(&f.writeTimeout, "write-timeout", defaultWriteTimeout, "time to answer a request once read; must exceed --verify-timeout (HTTP)")
+	fs.DurationVar(&f.idleTimeout, "idle-timeout", defaultIdleTimeout, "how long an idle keep-alive connection stays open (HTTP)")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight requests may take to finish (HTTP)")
+	fs.IntVar(&f.maxHeaderBytes, "max-header-bytes", defaultMaxHeaderBytes, "largest request header block in bytes (HTTP)")
+	f.engine.register(fs)
+}
+
+func (f *serverFlags) check() error {
+	switch {
+	case f.maxBody <= 0:
+		return errors.New("--max-body must be positive")
+	case f.verifyTimeout <= 0 || f.readHeaderTimeout <= 0 || f.readTimeout <= 0 || f.idleTimeout <= 0 || f.shutdownTimeout <= 0:
+		return errors.New("every timeout must be positive")
+	case f.writeTimeout <= f.verifyTimeout:
+		return fmt.Errorf("--write-timeout (%s) must exceed --verify-timeout (%s)", f.writeTimeout, f.verifyTimeout)
+	case f.maxHeaderBytes <= 0:
+		return errors.New("--max-header-bytes must be positive")
+	}
+	if f.publicURL != "" {
+		u, err := url.Parse(f.publicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("--public-url %q is not an absolute http(s) URL without query or fragment", f.publicURL)
+		}
+		f.publicURL = strings.TrimRight(f.publicURL, "/")
+	}
+	return nil
+}
 
 // runServer serves MCP over stdio, or HTTP with --http.
 func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	return fmt.Errorf("server modes are not built yet")
+	fs := newFlagSet("verifier", stderr)
+	var f serverFlags
+	f.register(fs, getenv)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: verifier [--http ADDR] [--data-dir DIR] [--public-url URL] [flags]\n       verifier verify|receipt|keys|version …")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return exitError{2}
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "verifier: unknown command %q\n", fs.Arg(0))
+		fs.Usage()
+		return exitError{2}
+	}
+	if err := f.check(); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	v, err := f.engine.verifier()
+	if err != nil {
+		return err
+	}
+	keys, err := openKeys(f.dataDir, getenv)
+	if err != nil {
+		return err
+	}
+	svc := service(v, keys, f.publicURL)
+	svc.Log = log
+	st, err := openStore(f.dataDir)
+	if f.httpAddr == "" {
+		// Over stdio an MCP client may start a second server on the same data
+		// dir: it still verifies, without reputation.
+		if errors.Is(err, store.ErrLocked) {
+			log.Warn("the store is in use by another verifier process: serving without reputation or trust records", "err", err)
+		} else if err != nil {
+			return err
+		}
+		if st != nil {
+			svc.Store = st
+			defer closeStore(st, log)
+		}
+		log.Info("serving MCP over stdio", "version", svc.Version, "data_dir", f.dataDir, "key_version", keys.Current().KeyVersion())
+		return tools.ServeStdio(ctx, svc, stdin, stdout)
+	}
+	if err != nil {
+		return err
+	}
+	svc.Store = st
+	defer closeStore(st, log)
+	return serveHTTP(ctx, &f, svc, log)
+}
+
+func openStore(dataDir string) (*store.Bolt, error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data dir: %w", err)
+	}
+	st, err := store.OpenBolt(filepath.Join(dataDir, storeFile), nil)
+	if err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	return st, nil
+}
+
+func closeStore(st *store.Bolt, log *slog.Logger) {
+	if err := st.Close(); err != nil {
+		log.Error("closing store", "err", err)
+		return
+	}
+	log.Info("store closed")
+}
+
+// serveHTTP serves until ctx is done, then lets in-flight requests finish
+// (up to --shutdown-timeout) before returning; the caller closes the store.
+func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", f.httpAddr)
+	if err != nil {
+		return fmt.Errorf("listening: %w", err)
+	}
+	if svc.PublicURL == "" {
+		svc.PublicURL = derivePublicURL(ln.Addr())
+		if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+			log.Warn("listening on every interface without --public-url: answers advertise "+svc.PublicURL+"; set --public-url to the address clients use", "addr", ln.Addr().String())
+		}
+	}
+	h, err := tools.NewHTTPHandler(svc, &tools.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log})
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("building HTTP handler: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: f.readHeaderTimeout,
+		ReadTimeout:       f.readTimeout,
+		WriteTimeout:      f.writeTimeout,
+		IdleTimeout:       f.idleTimeout,
+		MaxHeaderBytes:    f.maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("serving HTTP", "addr", ln.Addr().String(), "public_url", svc.PublicURL, "version", svc.Version,
+		"data_dir", f.dataDir, "key_version", svc.Keys.Current().KeyVersion())
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing in-flight requests", "timeout", f.shutdownTimeout.String())
+	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("in-flight requests did not finish in time: closing their connections", "err", err)
+		_ = srv.Close()
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving HTTP: %w", err)
+	}
+	log.Info("HTTP server stopped")
+	return nil
+}
+
+// derivePublicURL is the base URL of a listener: its address, with a
+// loopback host for a wildcard one.
+func derivePublicURL(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return "http://" + addr.String()
+	}
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, fmt.Sprint(tcp.Port))
 }

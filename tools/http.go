@@ -1,0 +1,297 @@
+package tools
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// HTTP defaults: the zero values of HTTPOptions.
+const (
+	// DefaultMaxBodyBytes bounds a request body; a larger one is a 413.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultVerifyTimeout is the deadline of one verification.
+	DefaultVerifyTimeout = 30 * time.Second
+	// healthTimeout bounds the store readiness check of GET /health.
+	healthTimeout = 2 * time.Second
+)
+
+// CorrelationHeader carries the id that ties every response to its log
+// line; a 500 also carries it in its body.
+const CorrelationHeader = "X-Correlation-Id"
+
+// HTTPOptions configures [NewHTTPHandler]. The zero value serves every route
+// free with the defaults.
+type HTTPOptions struct {
+	// MaxBodyBytes bounds a request body (0: DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+	// VerifyTimeout is the deadline of one verification
+	// (0: DefaultVerifyTimeout).
+	VerifyTimeout time.Duration
+	// MCP is mounted at /mcp (nil: NewMCPHandler(svc)).
+	MCP http.Handler
+	// Gate admits, refuses or charges the calls that can cost something
+	// (nil: every call is served free). See [Gate].
+	Gate Gate
+	// Pricing reports the live free allowance and prices that /llms.txt
+	// publishes (nil: the deployment neither limits nor charges).
+	Pricing func(r *http.Request) Pricing
+	// Routes are served beside the built-in ones and documented in
+	// /openapi.json (e.g. GET /.well-known/x402 of the payment layer).
+	Routes []HTTPRoute
+	// Log receives one line per request (nil: the service's logger).
+	Log *slog.Logger
+	// ClientAddr names the client in request logs (nil: the remote address).
+	ClientAddr func(r *http.Request) string
+}
+
+// HTTPRoute is an extra route of [HTTPOptions.Routes].
+type HTTPRoute struct {
+	// Pattern is an http.ServeMux pattern with a method, e.g.
+	// "GET /.well-known/x402".
+	Pattern string
+	Handler http.Handler
+	// Operation is the route's OpenAPI 3.1 Operation Object; it may refer to
+	// the document's components (e.g. "#/components/responses/Error").
+	Operation []byte
+}
+
+// Gate is the hook of a payment layer, called by the chargeable routes (both
+// verify routes and GET /score/{agent_id}):
+//
+//   - for a verify route's x402 discovery probe (a POST with an empty body),
+//     with call.Probe set, before anything else;
+//   - for every other chargeable call after the request was found valid (an
+//     invalid request is never gated, so never charged) and before any work.
+//     A score request for an agent with no history costs nothing and is not
+//     gated.
+//
+// It returns proceed=false after writing the whole response itself (a 402, a
+// 429). When it proceeds, a non-nil settle is called once the work has
+// succeeded and before the answer is written: it may add headers
+// (Payment-Response, Free-Allowance-*) and return true, or write a response
+// of its own (a failed settlement) and return false, and the answer is
+// dropped. A call whose work fails is never settled.
+type Gate func(w http.ResponseWriter, r *http.Request, call GateCall) (settle func(w http.ResponseWriter) bool, proceed bool)
+
+// GateCall describes a chargeable call to a [Gate].
+type GateCall struct {
+	Route     string // the route pattern, e.g. "POST /verify/schema"
+	Tool      string // the MCP tool it mirrors: "verify_schema" or "get_verification_record"
+	Probe     bool   // an x402 discovery probe: a POST with no body
+	BodyBytes int64  // the size of the (valid) request body; 0 for GET
+}
+
+// Pricing is the cost of calls as /llms.txt states it. The payment layer
+// fills it from its live configuration.
+type Pricing struct {
+	// FreePerDay is each client's daily free allowance of verifications
+	// (by remote IP, reset at UTC midnight); 0 with Limited means none.
+	FreePerDay int
+	// Limited says whether the free allowance is enforced at all.
+	Limited bool
+	// Remaining is what is left of the asking client's allowance today, when
+	// known.
+	Remaining *int
+	// Resets is the next reset of the allowance (UTC midnight).
+	Resets time.Time
+	// PaymentEnabled says whether calls past the allowance, and scores, can
+	// be paid with x402 v2 (else they are refused with rate_limited).
+	PaymentEnabled bool
+	// PriceVerify and PriceScore are decimal amounts of Asset, e.g. "0.02".
+	PriceVerify, PriceScore string
+	Asset                   string   // e.g. "USDC"
+	Networks                []string // CAIP-2 ids, e.g. "eip155:8453"
+}
+
+// HTTPHandler serves the REST, discovery and documentation routes and MCP
+// at /mcp, with one error shape for every failure (SPEC §6).
+type HTTPHandler struct {
+	svc      *Service
+	opts     HTTPOptions
+	mux      *http.ServeMux
+	patterns []string
+	log      *slog.Logger
+
+	card    staticDoc // the agent card
+	openapi staticDoc
+	docs    map[string]staticDoc // the /docs page and its assets, by name
+	llms    *llmsText
+}
+
+// Route patterns of the built-in routes.
+const (
+	routeVerifySchema      = "POST /verify/schema"
+	routeVerifyDeliverable = "POST /verify/deliverable"
+	routeScore             = "GET /score/{agent_id}"
+	routeReputation        = "GET /reputation/{agent_id}"
+	routeReceipt           = "GET /receipts/{verification_id}"
+	routeHealth            = "GET /health"
+	routeAgentCard         = "GET /.well-known/agent-card.json"
+	routeAgentCardLegacy   = "GET /.well-known/agent.json"
+	routeLLMs              = "GET /llms.txt"
+	routeOpenAPI           = "GET /openapi.json"
+	routeDocs              = "GET /docs"
+	routeDocsAsset         = "GET /docs/{asset}"
+	routeMCP               = "POST /mcp"
+)
+
+// NewHTTPHandler builds the HTTP mode of the service. svc must have a store:
+// receipts and reputation are read from it.
+func NewHTTPHandler(svc *Service, opts *HTTPOptions) (*HTTPHandler, error) {
+	if svc == nil || svc.Store == nil || svc.Keys == nil || svc.Engine == nil {
+		return nil, errors.New("the HTTP mode needs a service with an engine, keys and a store")
+	}
+	h := &HTTPHandler{svc: svc, mux: http.NewServeMux()}
+	if opts != nil {
+		h.opts = *opts
+	}
+	if h.opts.MaxBodyBytes <= 0 {
+		h.opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if h.opts.VerifyTimeout <= 0 {
+		h.opts.VerifyTimeout = DefaultVerifyTimeout
+	}
+	if h.opts.MCP == nil {
+		h.opts.MCP = NewMCPHandler(svc)
+	}
+	h.log = h.opts.Log
+	if h.log == nil {
+		h.log = svc.log()
+	}
+	var err error
+	if h.card, err = h.buildCard(); err != nil {
+		return nil, err
+	}
+	if h.openapi, err = h.buildOpenAPI(); err != nil {
+		return nil, err
+	}
+	if h.docs, err = buildDocs(); err != nil {
+		return nil, err
+	}
+	if h.llms, err = newLLMsText(); err != nil {
+		return nil, err
+	}
+	for _, rt := range h.routes() {
+		if err := h.handle(rt.Pattern, rt.Handler); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+func (h *HTTPHandler) routes() []HTTPRoute {
+	builtin := []HTTPRoute{
+		{Pattern: routeVerifySchema, Handler: http.HandlerFunc(h.verify)},
+		{Pattern: routeVerifyDeliverable, Handler: http.HandlerFunc(h.verify)},
+		{Pattern: routeScore, Handler: http.HandlerFunc(h.score)},
+		{Pattern: routeReputation, Handler: http.HandlerFunc(h.reputation)},
+		{Pattern: routeReceipt, Handler: http.HandlerFunc(h.receipt)},
+		{Pattern: routeHealth, Handler: http.HandlerFunc(h.health)},
+		{Pattern: routeAgentCard, Handler: h.card},
+		{Pattern: routeAgentCardLegacy, Handler: h.card},
+		{Pattern: routeLLMs, Handler: http.HandlerFunc(h.llmsTxt)},
+		{Pattern: routeOpenAPI, Handler: h.openapi},
+		{Pattern: routeDocs, Handler: http.HandlerFunc(h.docsPage)},
+		{Pattern: routeDocsAsset, Handler: http.HandlerFunc(h.docsAsset)},
+		{Pattern: routeMCP, Handler: h.opts.MCP},
+	}
+	return append(builtin, h.opts.Routes...)
+}
+
+// handle registers one route, turning the mux's panic on a bad or
+// conflicting pattern into an error.
+func (h *HTTPHandler) handle(pattern string, handler http.Handler) (err error) {
+	if handler == nil {
+		return fmt.Errorf("route %q has no handler", pattern)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("registering route %q: %v", pattern, p)
+		}
+	}()
+	h.mux.Handle(pattern, handler)
+	h.patterns = append(h.patterns, pattern)
+	return nil
+}
+
+// Patterns lists the route patterns the handler serves, in registration
+// order.
+func (h *HTTPHandler) Patterns() []string { return slices.Clone(h.patterns) }
+
+// ServeHTTP gives the request a correlation id, logs it, recovers a panic as
+// a 500 and answers unknown routes (404) and wrong methods (405 with Allow)
+// in the one error shape.
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	cid := newCorrelationID()
+	w.Header().Set(CorrelationHeader, cid)
+	sw := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler { //nolint:errorlint // the sentinel is compared, never wrapped
+				panic(p)
+			}
+			h.log.Error("panic serving request", "correlation_id", cid, "route", routeOf(r), "panic", fmt.Sprint(p), "stack", stack())
+			if !sw.wrote {
+				writeError(sw, AsError(errors.New("panic")))
+			}
+		}
+		h.logRequest(r, sw, cid, time.Since(start))
+	}()
+	if _, pattern := h.mux.Handler(r); pattern == "" {
+		h.unrouted(sw, r)
+		return
+	}
+	h.mux.ServeHTTP(sw, r)
+}
+
+// unrouted answers a request no route matches: the mux decides between 404
+// and 405 (and its Allow header); the body is the one error shape.
+func (h *HTTPHandler) unrouted(w http.ResponseWriter, r *http.Request) {
+	probe := &headerCapture{header: http.Header{}}
+	h.mux.ServeHTTP(probe, r)
+	switch probe.status {
+	case http.StatusMethodNotAllowed:
+		allow := probe.header.Get("Allow")
+		w.Header().Set("Allow", allow)
+		e := NewError(CodeMethodNotAllowed, http.StatusMethodNotAllowed,
+			fmt.Sprintf("This route does not accept this method; it accepts: %s. Nothing was charged.", allow))
+		e.NextActions[0].Action = "use_allowed_method"
+		writeError(w, e)
+	default:
+		writeError(w, NewError(CodeNotFound, http.StatusNotFound,
+			"No route matches this URL. Nothing was charged; the routes are listed at /openapi.json, /llms.txt and /docs."))
+	}
+}
+
+func (h *HTTPHandler) logRequest(r *http.Request, sw *statusWriter, cid string, d time.Duration) {
+	client := r.RemoteAddr
+	if h.opts.ClientAddr != nil {
+		client = h.opts.ClientAddr(r)
+	}
+	level := slog.LevelInfo
+	if sw.status >= 500 {
+		level = slog.LevelError
+	}
+	h.log.LogAttrs(r.Context(), level, "http request",
+		slog.String("method", r.Method),
+		slog.String("route", routeOf(r)),
+		slog.Int("status", sw.statusCode()),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+		slog.Int64("bytes", sw.bytes),
+		slog.String("client", client),
+		slog.String("correlation_id", cid),
+	)
+}
+
+// routeOf is the pattern that served r, or "unmatched".
+func routeOf(r *http.Request) string {
+	if r.Pattern != "" {
+		return r.Pattern
+	}
+	return "unmatched"
+}

@@ -1,0 +1,122 @@
+package tools
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/signing"
+)
+
+// ErrorCode is one row of the documented error-code table (SPEC §6).
+type ErrorCode struct {
+	Code      string
+	Status    int
+	Retryable bool
+	Meaning   string
+}
+
+// ErrorCodes is the error-code table that /llms.txt and /openapi.json
+// publish, the payment codes (SPEC §7, package payment) included.
+func ErrorCodes() []ErrorCode {
+	return []ErrorCode{
+		{CodeInvalidRequest, http.StatusUnprocessableEntity, false, "The request is malformed or breaks a rule of the request format; fields[] names each field, its problem and the fix. Never charged."},
+		{CodePayloadTooLarge, http.StatusRequestEntityTooLarge, false, "The body is over the size limit, which the message states."},
+		{CodeNotFound, http.StatusNotFound, false, "No such route, or no receipt under that verification id."},
+		{CodeMethodNotAllowed, http.StatusMethodNotAllowed, false, "The route exists but not for this method; the Allow header lists the methods."},
+		{CodeUnsupportedMediaType, http.StatusUnsupportedMediaType, false, "A POST body not sent as Content-Type: application/json (UTF-8)."},
+		{CodeRateLimited, http.StatusTooManyRequests, true, "The free allowance is used up and payment is off; retry_after says when it resets."},
+		{CodeInternal, http.StatusInternalServerError, false, "A fault of the service; the body carries only a correlation_id to report."},
+		{CodeUnavailable, http.StatusServiceUnavailable, true, "Temporarily unable to serve (store not ready, verification over its time limit); retry after retry_after seconds."},
+		{payment.CodePaymentRequired, http.StatusPaymentRequired, false, "Pay to be served (x402 v2): past the free allowance, over the free-tier size, a trust record, or an empty POST probing a verify route. The Payment-Required header and the body carry the payment options; free_trial.code is free_trial_exhausted once the allowance is used up."},
+		{payment.CodePaymentInvalid, http.StatusPaymentRequired, false, "The Payment-Signature cannot be accepted (malformed, wrong amount, network or payee, or refused by the facilitator)."},
+		{payment.CodePaymentReplayed, http.StatusPaymentRequired, false, "The payment was already used for another call; each payment pays once."},
+		{payment.CodeSettlementFailed, http.StatusPaymentRequired, false, "The work was done but the payment did not settle, so the answer is withheld and nothing was charged."},
+		{payment.CodeFacilitatorUnavailable, http.StatusServiceUnavailable, true, "The payment facilitator is down or slow; retry after retry_after seconds."},
+	}
+}
+
+// llmsText renders /llms.txt from its embedded template.
+type llmsText struct{ tmpl *template.Template }
+
+func newLLMsText() (*llmsText, error) {
+	tmpl, err := template.New("llms.txt.tmpl").ParseFS(docsFS, "docs/llms.txt.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("parsing llms.txt template: %w", err)
+	}
+	return &llmsText{tmpl: tmpl}, nil
+}
+
+// llmsData is what the llms.txt template reads.
+type llmsData struct {
+	URL, Version, KeyVersion    string
+	MaxBody                     string
+	VerifyTimeout               string
+	Pricing                     *Pricing // nil: neither limited nor charged
+	Resets                      string
+	Errors                      []ErrorCode
+	ContextVerify, ContextScore string
+	Canonicalization, Hash      string
+	ExampleRequest              string
+}
+
+// llmsTxt serves GET /llms.txt with the live allowance and prices.
+func (h *HTTPHandler) llmsTxt(w http.ResponseWriter, r *http.Request) {
+	d := llmsData{
+		URL: h.svc.publicURL(), Version: h.svc.Version, KeyVersion: h.svc.Keys.Current().KeyVersion(),
+		MaxBody:       fmt.Sprintf("%d bytes (%s)", h.opts.MaxBodyBytes, humanBytes(h.opts.MaxBodyBytes)),
+		VerifyTimeout: h.opts.VerifyTimeout.String(),
+		Errors:        ErrorCodes(),
+		ContextVerify: signing.ContextVerify, ContextScore: signing.ContextTrustScore,
+		Canonicalization: engine.Canonicalization, Hash: engine.HashAlgorithm,
+		ExampleRequest: strings.ReplaceAll(exampleRequest, "\n", "\n    "),
+	}
+	if h.opts.Pricing != nil {
+		p := h.opts.Pricing(r)
+		d.Pricing = &p
+		if !p.Resets.IsZero() {
+			d.Resets = p.Resets.UTC().Format(time.RFC3339)
+		}
+	}
+	var b bytes.Buffer
+	if err := h.llms.tmpl.Execute(&b, d); err != nil {
+		h.fail(w, r, fmt.Errorf("rendering llms.txt: %w", err))
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "text/plain; charset=utf-8")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b.Bytes())
+}
+
+// exampleRequest is the request llms.txt shows: an invoice whose line
+// totals must add up.
+const exampleRequest = `{
+  "task_id": "invoice-42",
+  "agent_id": "seller-7",
+  "expected_schema": {
+    "type": "object",
+    "required": ["invoice_id", "line_items", "total"],
+    "properties": {
+      "invoice_id": {"type": "string", "minLength": 1},
+      "line_items": {"type": "array", "minItems": 1, "items": {
+        "type": "object", "required": ["sku", "line_total"],
+        "properties": {"sku": {"type": "string"}, "line_total": {"type": "number", "minimum": 0}}}},
+      "total": {"type": "number"}
+    }
+  },
+  "submitted_output": {
+    "invoice_id": "INV-2026-0042",
+    "line_items": [{"sku": "A-1", "line_total": 100.0}, {"sku": "B-2", "line_total": 35.0}],
+    "total": 135.0
+  },
+  "rules": [{"type": "sum_equals", "field": "line_items[].line_total", "equals_field": "total", "tolerance": 0.005}],
+  "enforce_rules": true
+}`

@@ -1,0 +1,246 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/store"
+)
+
+// verify serves POST /verify/schema and /verify/deliverable: 200 with the
+// signed answer for a pass and for a fail alike.
+func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
+	call := GateCall{Route: r.Pattern, Tool: ToolVerifySchema}
+	if r.ContentLength == 0 {
+		h.emptyVerify(w, r, call)
+		return
+	}
+	if e := checkJSONContentType(r); e != nil {
+		writeError(w, e)
+		return
+	}
+	body, e := readBody(w, r, h.opts.MaxBodyBytes)
+	if e != nil {
+		writeError(w, e)
+		return
+	}
+	if len(body) == 0 {
+		h.emptyVerify(w, r, call)
+		return
+	}
+	req, err := h.svc.Engine.DecodeRequest(body)
+	if err != nil {
+		h.fail(w, r, AsError(err))
+		return
+	}
+	call.BodyBytes = int64(len(body))
+	settle, ok := h.admit(w, r, call)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), h.opts.VerifyTimeout)
+	defer cancel()
+	res, err := h.svc.VerifyRequest(ctx, req)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if settle != nil && !settle(w) {
+		return
+	}
+	writeJSON(w, http.StatusOK, res.Answer)
+}
+
+// emptyVerify answers a verify POST with no body: the x402 discovery probe,
+// which a Gate answers, else a 422.
+func (h *HTTPHandler) emptyVerify(w http.ResponseWriter, r *http.Request, call GateCall) {
+	call.Probe = true
+	if _, ok := h.admit(w, r, call); !ok {
+		return
+	}
+	writeError(w, fieldError("body", "is empty",
+		"Send the verification request as a JSON object with Content-Type: application/json; see the example in /openapi.json."))
+}
+
+// admit asks the gate, if any, whether a call may proceed.
+func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request, call GateCall) (func(http.ResponseWriter) bool, bool) {
+	if h.opts.Gate == nil {
+		return nil, true
+	}
+	return h.opts.Gate(w, r, call)
+}
+
+// score serves GET /score/{agent_id}: the signed trust record.
+func (h *HTTPHandler) score(w http.ResponseWriter, r *http.Request) {
+	agentID := r.PathValue("agent_id")
+	if p := agentIDProblem(agentID); p != nil {
+		writeError(w, InvalidRequest([]engine.FieldProblem{*p}))
+		return
+	}
+	var settle func(http.ResponseWriter) bool
+	if h.opts.Gate != nil {
+		// An agent with no history gets its record free: nothing to charge for.
+		rep, err := h.svc.Store.Reputation(r.Context(), agentID, store.Page{Limit: 1})
+		if err != nil {
+			h.fail(w, r, h.storeError(err))
+			return
+		}
+		if rep.Total > 0 {
+			var ok bool
+			if settle, ok = h.admit(w, r, GateCall{Route: r.Pattern, Tool: ToolRecord}); !ok {
+				return
+			}
+		}
+	}
+	record, err := h.svc.Record(r.Context(), agentID)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if settle != nil && !settle(w) {
+		return
+	}
+	writeJSON(w, http.StatusOK, record)
+}
+
+// reputation serves GET /reputation/{agent_id}?limit=&cursor=.
+func (h *HTTPHandler) reputation(w http.ResponseWriter, r *http.Request) {
+	agentID := r.PathValue("agent_id")
+	if p := agentIDProblem(agentID); p != nil {
+		writeError(w, InvalidRequest([]engine.FieldProblem{*p}))
+		return
+	}
+	q := r.URL.Query()
+	page := store.Page{Cursor: q.Get("cursor")}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > store.MaxPageLimit {
+			writeError(w, fieldError("limit", "is not a whole number from 1 to "+strconv.Itoa(store.MaxPageLimit),
+				"Use a limit from 1 to "+strconv.Itoa(store.MaxPageLimit)+", or leave it out for "+strconv.Itoa(store.DefaultPageLimit)+"."))
+			return
+		}
+		page.Limit = n
+	}
+	rep, err := h.svc.Reputation(r.Context(), agentID, page)
+	if errors.Is(err, store.ErrInvalidPage) {
+		writeError(w, fieldError("cursor", "is not a cursor this server issued",
+			"Leave cursor out for the first page, then pass the next_cursor of the previous page unchanged."))
+		return
+	}
+	if err != nil {
+		h.fail(w, r, h.storeError(err))
+		return
+	}
+	body, err := engine.MarshalJSON(rep)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// Reputation is an agent's record as GET /reputation/{agent_id} answers it:
+// counters over every verdict, and one page of recent verdicts, newest
+// first. Times use the layout of verified_at.
+type Reputation struct {
+	AgentID  string  `json:"agent_id"`
+	Total    int     `json:"total"`
+	Passed   int     `json:"passed"`
+	Failed   int     `json:"failed"`
+	PassRate float64 `json:"pass_rate"` // rounded to 6 decimals; 0 without history
+	// FirstSeen and LastSeen are null for an agent without history.
+	FirstSeen *string         `json:"first_seen"`
+	LastSeen  *string         `json:"last_seen"`
+	Recent    []RecentVerdict `json:"recent"`
+	// NextCursor fetches the next page (?cursor=); null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
+// Reputation reads one page of an agent's record. Agents whose id starts
+// with "test-" are kept out of reputation and have none. The store's
+// errors come back wrapped: store.ErrInvalidPage for a bad cursor.
+func (s *Service) Reputation(ctx context.Context, agentID string, page store.Page) (*Reputation, error) {
+	rep, err := s.Store.Reputation(ctx, agentID, page)
+	if err != nil {
+		return nil, fmt.Errorf("reading reputation: %w", err)
+	}
+	stamp := func(t *time.Time) *string {
+		if t == nil {
+			return nil
+		}
+		s := t.UTC().Format(engine.VerifiedAtLayout)
+		return &s
+	}
+	out := &Reputation{
+		AgentID: agentID, Total: rep.Total, Passed: rep.Passed, Failed: rep.Failed,
+		PassRate:  math.Round(rep.PassRate*1e6) / 1e6,
+		FirstSeen: stamp(rep.FirstSeen), LastSeen: stamp(rep.LastSeen),
+		Recent: make([]RecentVerdict, 0, len(rep.Recent)),
+	}
+	for _, v := range rep.Recent {
+		out.Recent = append(out.Recent, RecentVerdict{
+			VerificationID: v.VerificationID, TaskID: v.TaskID, Result: v.Result, OutputHash: v.OutputHash,
+			Overall:    engine.Ratio{Ratio: v.Overall.Ratio, Passed: v.Overall.Passed, Total: v.Overall.Total},
+			VerifiedAt: *stamp(&v.VerifiedAt),
+		})
+	}
+	if rep.NextCursor != "" {
+		out.NextCursor = &rep.NextCursor
+	}
+	return out, nil
+}
+
+// receipt serves GET /receipts/{verification_id}: the stored compact
+// receipt, byte for byte as it was signed.
+func (h *HTTPHandler) receipt(w http.ResponseWriter, r *http.Request) {
+	v, err := h.svc.Store.Receipt(r.Context(), r.PathValue("verification_id"))
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidArgument) {
+		writeError(w, NewError(CodeNotFound, http.StatusNotFound,
+			"No receipt was issued under this verification id by this service. Nothing was charged; check the verification_id of the receipt."))
+		return
+	}
+	if err != nil {
+		h.fail(w, r, h.storeError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, v.Receipt)
+}
+
+// health serves GET /health: liveness and store readiness.
+func (h *HTTPHandler) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+	defer cancel()
+	if err := h.svc.Store.Check(ctx); err != nil {
+		h.log.Error("store not ready", "correlation_id", w.Header().Get(CorrelationHeader), "err", err)
+		writeError(w, NewError(CodeUnavailable, http.StatusServiceUnavailable,
+			"The service is up but its store is not ready. Try again shortly.").WithRetryAfter(5))
+		return
+	}
+	body, err := engine.MarshalJSON(struct {
+		Status     string `json:"status"`
+		Store      string `json:"store"`
+		Version    string `json:"version"`
+		KeyVersion string `json:"key_version"`
+	}{"ok", "ok", h.svc.Version, h.svc.Keys.Current().KeyVersion()})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// storeError maps a store failure: an id the store cannot key is the
+// caller's to fix; anything else is a fault (logged, 500).
+func (h *HTTPHandler) storeError(err error) error {
+	if errors.Is(err, store.ErrInvalidArgument) {
+		return fieldError("agent_id", "is not an id this service can look up",
+			"Use the agent_id exactly as sent in verification requests (1 to 200 characters).")
+	}
+	return err
+}
