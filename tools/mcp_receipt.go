@@ -27,7 +27,7 @@ What to do with the answer: valid false means reject the receipt (do not pay on 
 
 const verifyReceiptInput = `{"type":"object","additionalProperties":false,"required":["receipt"],"properties":{` +
 	`"receipt":{"type":"object","description":"the signed answer exactly as received, attestation included"},` +
-	`"request":{"type":["object","null"],"default":null,"description":"the original verification request (the arguments of verify_schema); when given, the hashes are recomputed and the verdict re-run"},` +
+	`"request":{"anyOf":[{"type":"object"},{"type":"null"}],"default":null,"description":"the original verification request (the arguments of verify_schema); when given, the hashes are recomputed and the verdict re-run"},` +
 	`"public_key":{"type":"string","description":"the signer's Ed25519 public key, standard base64 of its 32 bytes; default: this verifier's published keys"}}}`
 
 const verifyReceiptOutput = `{"type":"object","title":"receipt report","description":"Which checks of the receipt held.",` +
@@ -39,7 +39,7 @@ const verifyReceiptOutput = `{"type":"object","title":"receipt report","descript
 	`"name":{"type":"string"},"ok":{"type":"boolean"},"detail":{"type":"string"}}}},` +
 	`"request_checked":{"type":"boolean","description":"the original request was given: hashes recomputed and verdict re-run"},` +
 	`"key_source":{"type":"string","enum":["server","public_key"]},` +
-	`"attested_result":{"type":["string","null"],"description":"the result the receipt attests (pass or fail) when it is valid; null otherwise"},` +
+	`"attested_result":{"anyOf":[{"type":"string","enum":["pass","fail"]},{"type":"null"}],"description":"the result the receipt attests (pass or fail) when it is valid; null otherwise"},` +
 	`"next_actions":` + nextActionsSchema + `}}`
 
 // receiptAnswer is verify_receipt's structured content: the report of

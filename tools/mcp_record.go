@@ -34,7 +34,7 @@ const recordOutput = `{"type":"object","title":"trust record","description":"The
 	`"pass_rate":{"type":"number"},"recency_weighted_pass_rate":{"type":"number"},` +
 	`"weighted_passed":{"type":"number"},"weighted_failed":{"type":"number"},"effective_n":{"type":"number"},` +
 	`"half_life_days":{"type":"number"},"z":{"type":"number"},` +
-	`"first_seen":{"type":["string","null"]},"last_seen":{"type":["string","null"]},"evaluated_at":` + timeSchema + `}},` +
+	`"first_seen":` + nullableString + `,"last_seen":` + nullableString + `,"evaluated_at":` + timeSchema + `}},` +
 	`"formula":{"type":"string"},` +
 	`"recent_verdicts":{"type":"array","items":{"type":"object","required":["verification_id","task_id","result","output_hash","overall","verified_at"],"properties":{` +
 	`"verification_id":{"type":"string"},"task_id":{"type":"string"},"result":{"type":"string","enum":["pass","fail"]},` +

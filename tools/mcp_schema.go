@@ -5,7 +5,8 @@ import "encoding/json"
 // JSON Schema fragments shared by the tools' hand-written input and output
 // schemas. They use only keywords that draft-07 and draft 2020-12 read alike
 // and name no $schema, so every client's validator (ajv, jsonschema-go, …)
-// compiles them as they are. Output schemas leave additional properties
+// compiles them as they are; unions are anyOf branches of one type each,
+// which model providers' schema subsets accept. Output schemas leave additional properties
 // open: answers may grow fields.
 
 const (
@@ -13,6 +14,9 @@ const (
 	timeSchema   = `{"type":"string","description":"UTC, RFC 3339 with microseconds and +00:00, e.g. 2026-10-01T01:01:09.606993+00:00"}`
 	countSchema  = `{"type":"integer","minimum":0}`
 	stringsArray = `{"type":"array","items":{"type":"string"}}`
+	// nullableString is a string or null, spelled with anyOf rather than a
+	// type array, which some clients' schema dialects cannot express.
+	nullableString = `{"anyOf":[{"type":"string"},{"type":"null"}]}`
 
 	nextActionsSchema = `{"type":"array","description":"what to do next, in order","items":{"type":"object","required":["action"],"properties":{` +
 		`"action":{"type":"string"},"using":{"type":"string"},"for":{"type":"string"},"fields":` + stringsArray + `}}}`

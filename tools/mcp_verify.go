@@ -33,18 +33,18 @@ Each call issues a new receipt (not idempotent) and records the verdict in agent
 const verifySchemaInput = `{"type":"object","additionalProperties":false,` +
 	`"required":["task_id","expected_schema","submitted_output"],"properties":{` +
 	`"task_id":{"type":"string","minLength":1,"maxLength":200,"description":"your id for this piece of work"},` +
-	`"agent_id":{"type":["string","null"],"minLength":1,"maxLength":200,"default":null,"description":"who produced the output (e.g. the seller); its verdicts build its reputation. null: no agent"},` +
+	`"agent_id":{"anyOf":[{"type":"string","minLength":1,"maxLength":200},{"type":"null"}],"default":null,"description":"who produced the output (e.g. the seller); its verdicts build its reputation. null: no agent"},` +
 	`"expected_schema":{"description":"the JSON Schema the output must satisfy: an object or boolean, draft 2020-12 unless $schema names draft-07. A $ref may not leave the document (nothing is fetched)"},` +
 	`"submitted_output":{"description":"the output under test: any JSON value (null is a value)"},` +
 	`"strict_content_check":{"type":"boolean","default":false,"description":"content findings (blank or placeholder strings such as TODO, fields the schema does not declare) block the result instead of warning"},` +
-	`"bounds":{"type":["object","null"],"default":null,"description":"ranges: path (e.g. total, line_items[].quantity, issued) -> {min, max, if_present}; min/max are numbers or ISO 8601 dates","additionalProperties":` + boundInput + `},` +
-	`"rules":{"type":["array","null"],"default":null,"description":"cross-field rules, e.g. {\"type\":\"sum_equals\",\"field\":\"line_items[].line_total\",\"equals_field\":\"total\",\"tolerance\":0.01}","items":` + ruleInput + `},` +
+	`"bounds":{"anyOf":[{"type":"object","additionalProperties":` + boundInput + `},{"type":"null"}],"default":null,"description":"ranges: path (e.g. total, line_items[].quantity, issued) -> {min, max, if_present}; min/max are numbers or ISO 8601 dates"},` +
+	`"rules":{"anyOf":[{"type":"array","items":` + ruleInput + `},{"type":"null"}],"default":null,"description":"cross-field rules, e.g. {\"type\":\"sum_equals\",\"field\":\"line_items[].line_total\",\"equals_field\":\"total\",\"tolerance\":0.01}"},` +
 	`"enforce_rules":{"type":"boolean","default":false,"description":"rule violations block the result instead of warning"},` +
 	`"detail":{"type":"string","enum":["full","compact"],"default":"full","description":"full: hints, flags, errors and ratios; compact: the verdict, hashes and signature only"}}}`
 
 const boundInput = `{"type":"object","additionalProperties":false,"properties":{` +
-	`"min":{"type":["number","string"],"description":"lowest allowed value: a number, or an ISO 8601 date / date-time"},` +
-	`"max":{"type":["number","string"],"description":"highest allowed value: a number, or an ISO 8601 date / date-time"},` +
+	`"min":{"anyOf":[{"type":"number"},{"type":"string"}],"description":"lowest allowed value: a number, or an ISO 8601 date / date-time"},` +
+	`"max":{"anyOf":[{"type":"number"},{"type":"string"}],"description":"highest allowed value: a number, or an ISO 8601 date / date-time"},` +
 	`"if_present":{"type":"boolean","default":false,"description":"skip the bound when the path resolves to nothing"}}}`
 
 const ruleInput = `{"type":"object","additionalProperties":false,"required":["type","field"],"properties":{` +
@@ -68,7 +68,7 @@ const verifyAnswerOutput = `{"type":"object","title":"answer","description":"The
 	`"next_actions":` + nextActionsSchema + `,` +
 	`"result":{"type":"string","enum":["pass","fail"]},` +
 	`"verification_id":{"type":"string","description":"UUIDv4 of this verification"},` +
-	`"task_id":{"type":"string"},"agent_id":{"type":["string","null"]},` +
+	`"task_id":{"type":"string"},"agent_id":` + nullableString + `,` +
 	`"output_hash":` + hashSchema + `,"schema_hash":` + hashSchema + `,"rules_hash":` + hashSchema + `,"request_hash":` + hashSchema + `,` +
 	`"verified_at":` + timeSchema + `,"verifier_version":{"type":"string"},` +
 	`"enforce_rules":{"type":"boolean"},"strict_content_check":{"type":"boolean"},` +

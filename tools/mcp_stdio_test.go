@@ -1,0 +1,270 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/store"
+)
+
+// stdioChildEnv, when set to a data folder, makes the test binary serve MCP
+// over its own stdin and stdout (as `verifier` does) instead of running
+// the tests.
+const stdioChildEnv = "TOOLS_MCP_STDIO_CHILD_DIR"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(stdioChildEnv); dir != "" {
+		os.Exit(stdioChild(dir))
+	}
+	os.Exit(m.Run())
+}
+
+// stdioChild serves one stdio session with debug logging on stderr, and
+// every logger of the process pointed there too.
+func stdioChild(dir string) int {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	slog.SetDefault(log)
+	keys, err := signing.OpenKeyStore(filepath.Join(dir, "keys"), nil)
+	if err != nil {
+		log.Error("opening keys", "err", err)
+		return 1
+	}
+	st, err := store.OpenBolt(filepath.Join(dir, "verifier.db"), nil)
+	if err != nil {
+		log.Error("opening store", "err", err)
+		return 1
+	}
+	defer st.Close()
+	svc := &Service{Engine: engine.New(nil), Keys: keys, Store: st, Version: "test", Log: log}
+	if err := ServeStdio(context.Background(), svc, os.Stdin, os.Stdout); err != nil {
+		log.Error("serving", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// stdioProc is a child serving MCP on its stdio.
+type stdioProc struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stdout bytes.Buffer // every byte read from the child's stdout
+	stderr bytes.Buffer
+	nextID int
+}
+
+func startStdio(t testing.TB, dir string) *stdioProc {
+	t.Helper()
+	p := &stdioProc{cmd: exec.Command(os.Args[0], "-test.run=^$")}
+	p.cmd.Env = append(os.Environ(), stdioChildEnv+"="+dir)
+	p.cmd.Stderr = &p.stderr
+	var err error
+	if p.in, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.out = bufio.NewReader(io.TeeReader(out, &p.stdout))
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	return p
+}
+
+// request sends a JSON-RPC request and returns the response frame.
+func (p *stdioProc) request(t testing.TB, method string, params any) map[string]any {
+	t.Helper()
+	p.nextID++
+	p.send(t, map[string]any{"jsonrpc": "2.0", "id": p.nextID, "method": method, "params": params})
+	line, err := p.out.ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("%s: reading the response: %v (stderr: %s)", method, err, p.stderr.String())
+	}
+	var frame map[string]any
+	if err := json.Unmarshal(line, &frame); err != nil {
+		t.Fatalf("%s: stdout line is not JSON: %q", method, line)
+	}
+	if frame["id"] != float64(p.nextID) {
+		t.Fatalf("%s: response id %v, want %d", method, frame["id"], p.nextID)
+	}
+	return frame
+}
+
+func (p *stdioProc) send(t testing.TB, msg any) {
+	t.Helper()
+	b, err := json.Marshal(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.in.Write(append(b, '\n')); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *stdioProc) initialize(t testing.TB) {
+	t.Helper()
+	p.request(t, "initialize", map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "purity", "version": "0"},
+	})
+	p.send(t, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
+// TestMCPStdioStdoutPurity runs a whole stdio session in a child process
+// with debug logging (and, under go test -race, the race detector): its
+// stdout must hold nothing but JSON-RPC frames, and the logs must all be on
+// stderr.
+func TestMCPStdioStdoutPurity(t *testing.T) {
+	p := startStdio(t, t.TempDir())
+	p.initialize(t)
+	p.request(t, "tools/list", map[string]any{})
+	pass := p.request(t, "tools/call", map[string]any{"name": ToolVerifySchema, "arguments": json.RawMessage(readTestdata(t, "invoice-pass.json"))})
+	p.request(t, "tools/call", map[string]any{"name": ToolVerifySchema, "arguments": json.RawMessage(readTestdata(t, "invoice-fail.json"))})
+	p.request(t, "tools/call", map[string]any{"name": ToolVerifySchema, "arguments": map[string]any{"task_id": 1}})
+	p.request(t, "tools/call", map[string]any{"name": ToolRecord, "arguments": map[string]any{"agent_id": "seller-7"}})
+	p.request(t, "tools/call", map[string]any{"name": ToolRecord, "arguments": map[string]any{"agent_id": "nobody"}})
+	receipt := pass["result"].(map[string]any)["structuredContent"]
+	check := p.request(t, "tools/call", map[string]any{"name": ToolVerifyReceipt, "arguments": map[string]any{"receipt": receipt}})
+	if sc := check["result"].(map[string]any)["structuredContent"].(map[string]any); sc["valid"] != true {
+		t.Errorf("receipt over stdio does not verify: %v", sc)
+	}
+	if unknown := p.request(t, "tools/call", map[string]any{"name": "nope", "arguments": map[string]any{}}); unknown["error"] == nil {
+		t.Errorf("unknown tool: %v, want a JSON-RPC error", unknown)
+	}
+	p.request(t, "ping", map[string]any{})
+	p.in.Close()
+	rest, _ := io.ReadAll(p.out)
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("child: %v (stderr: %s)", err, p.stderr.String())
+	}
+	if len(rest) != 0 {
+		t.Errorf("stdout after the last response: %q", rest)
+	}
+	lines := strings.Split(strings.TrimSuffix(p.stdout.String(), "\n"), "\n")
+	if len(lines) != p.nextID {
+		t.Errorf("stdout has %d lines for %d requests", len(lines), p.nextID)
+	}
+	for i, line := range lines {
+		var frame map[string]any
+		if err := json.Unmarshal([]byte(line), &frame); err != nil || frame["jsonrpc"] != "2.0" {
+			t.Errorf("stdout line %d is not a JSON-RPC frame: %.200q", i+1, line)
+			continue
+		}
+		_, hasResult := frame["result"]
+		_, hasError := frame["error"]
+		if frame["id"] == nil || hasResult == hasError {
+			t.Errorf("stdout line %d is not a JSON-RPC response: %.200q", i+1, line)
+		}
+	}
+	logs := p.stderr.String()
+	for _, want := range []string{"level=DEBUG", "mcp tool call", "tool=" + ToolVerifyReceipt} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("stderr lacks %q; debug logging was not on, or went elsewhere:\n%s", want, logs)
+		}
+	}
+}
+
+// BenchmarkStdioColdStart measures a freshly spawned stdio server (the test
+// binary, whose package init is the verifier's) until initialize is
+// answered. The median-ms metric is the figure BENCHMARKS.md reports.
+func BenchmarkStdioColdStart(b *testing.B) {
+	dir := b.TempDir()
+	// The first start creates the key and the store; later ones open them,
+	// as a configured server does.
+	startStdio(b, dir).initialize(b)
+	var times []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		p := startStdio(b, dir)
+		p.initialize(b)
+		times = append(times, time.Since(start))
+		p.in.Close()
+		p.cmd.Wait()
+	}
+	b.ReportMetric(medianMS(times), "median-ms")
+}
+
+// BenchmarkVerifySchema compares the round trip of verify_schema for the
+// invoice examples over stdio and over HTTP with Service.Verify called in
+// process, all on a bbolt store in a temp folder.
+func BenchmarkVerifySchema(b *testing.B) {
+	for _, name := range []string{"invoice-pass.json", "invoice-fail.json"} {
+		body := readTestdata(b, name)
+		b.Run(strings.TrimSuffix(name, ".json")+"/in-process", func(b *testing.B) {
+			svc := quietService(b, true)
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := svc.Verify(context.Background(), body); err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(start))
+			}
+			b.ReportMetric(medianMS(times), "median-ms")
+		})
+		b.Run(strings.TrimSuffix(name, ".json")+"/stdio", func(b *testing.B) {
+			p := startStdio(b, b.TempDir())
+			p.initialize(b)
+			params := map[string]any{"name": ToolVerifySchema, "arguments": json.RawMessage(body)}
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if res := p.request(b, "tools/call", params); res["result"] == nil {
+					b.Fatalf("tools/call: %v", res)
+				}
+				times = append(times, time.Since(start))
+			}
+			b.ReportMetric(medianMS(times), "median-ms")
+		})
+		b.Run(strings.TrimSuffix(name, ".json")+"/http", func(b *testing.B) {
+			ts := httptest.NewServer(NewMCPHandler(quietService(b, true)))
+			defer ts.Close()
+			frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, ToolVerifySchema, body)
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(frame))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK {
+					b.Fatalf("POST: %d %v", resp.StatusCode, err)
+				}
+				times = append(times, time.Since(start))
+			}
+			b.ReportMetric(medianMS(times), "median-ms")
+		})
+	}
+}
+
+func medianMS(times []time.Duration) float64 {
+	if len(times) == 0 {
+		return 0
+	}
+	slices.Sort(times)
+	return float64(times[len(times)/2].Microseconds()) / 1000
+}
