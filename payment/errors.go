@@ -3,6 +3,7 @@ package payment
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -142,4 +143,19 @@ func (e *Error) header() http.Header {
 		e.Header = http.Header{}
 	}
 	return e.Header
+}
+
+// Write answers an HTTP request with the refusal: its headers, its status
+// and its JSON body.
+func (e *Error) Write(w http.ResponseWriter) {
+	body, err := json.Marshal(e)
+	if err != nil { // an Error always marshals
+		panic(err)
+	}
+	for k, v := range e.Header {
+		w.Header()[k] = slices.Clone(v)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status)
+	_, _ = w.Write(append(body, '\n'))
 }

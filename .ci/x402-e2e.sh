@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# End-to-end test of package payment with the real x402 v2 client
+# (@x402/fetch, pay.mjs) and the real facilitator logic (@x402/core and
+# @x402/evm, facilitator.mjs), all on loopback. Copies shared/tools/x402 to a
+# temporary folder (shared/ is read-only in CI), installs its npm packages,
+# starts the facilitator and runs the Go test built with -tags x402e2e.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+repo="$PWD"
+src="${X402_TOOLS_SRC:-$repo/../shared/tools/x402}"
+[ -f "$src/package.json" ] || { echo "x402-e2e: no $src/package.json" >&2; exit 1; }
+command -v node >/dev/null || { echo "x402-e2e: node is not installed" >&2; exit 1; }
+command -v npm >/dev/null || { echo "x402-e2e: npm is not installed" >&2; exit 1; }
+
+work="$(mktemp -d)"
+fac_pid=""
+cleanup() {
+  if [ -n "$fac_pid" ]; then kill "$fac_pid" 2>/dev/null || true; wait "$fac_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+cp -R "$src/." "$work/"
+chmod -R u+w "$work"
+echo "== x402-e2e: npm packages"
+(cd "$work" && if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi)
+
+port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+(cd "$work" && exec node facilitator.mjs "$port") >"$work/facilitator.log" 2>&1 &
+fac_pid=$!
+for _ in $(seq 1 100); do
+  if curl -fsS "http://127.0.0.1:$port/supported" >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$fac_pid" 2>/dev/null; then cat "$work/facilitator.log" >&2; echo "x402-e2e: the facilitator died" >&2; exit 1; fi
+  sleep 0.1
+done
+curl -fsS "http://127.0.0.1:$port/supported" >/dev/null
+
+echo "== x402-e2e: go test -tags x402e2e ./payment/"
+X402_E2E=1 X402_TOOLS="$work" X402_FACILITATOR="http://127.0.0.1:$port" \
+  go test -tags x402e2e -count=1 -run 'TestE2E' -v ./payment/
