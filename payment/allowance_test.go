@@ -178,6 +178,18 @@ func TestAllowancePerClient(t *testing.T) {
 	}
 	_, err = g.Admit(ctx, Request{Route: testRoute(KindVerify), Client: "192.0.2.1"})
 	refusal(t, err, CodeRateLimited)
+	for client, want := range map[string]int{"192.0.2.1": 0, "192.0.2.3": 1} {
+		a, err := g.Allowance(ctx, client)
+		if err != nil || a.Remaining != want || a.Limit != 1 {
+			t.Errorf("Allowance(%s) = %+v, %v; want %d left of 1", client, a, err, want)
+		}
+	}
+	if a, _ := g.Allowance(ctx, "192.0.2.3"); a.Remaining != 1 {
+		t.Errorf("Allowance used some of the allowance: %d left", a.Remaining)
+	}
+	if n := g.Networks(); n != nil {
+		t.Errorf("Networks with payment off = %v", n)
+	}
 }
 
 func TestPaymentOff(t *testing.T) {

@@ -17,16 +17,23 @@ const unknownClient = "unknown"
 // entry of X-Forwarded-For, the one the nearest (trusted) proxy appended;
 // without it, X-Forwarded-For is ignored.
 func ClientID(r *http.Request, trustProxy bool) string {
-	addr := r.RemoteAddr
+	if trustProxy {
+		if xff := lastForwardedFor(r.Header.Values("X-Forwarded-For")); xff != "" {
+			return ClientIDOf(xff)
+		}
+	}
+	return ClientIDOf(r.RemoteAddr)
+}
+
+// ClientIDOf is the allowance key of a client address ("host:port" or a
+// bare IP), as [ClientID] computes it: for transports that carry the
+// address rather than the request (MCP tool calls).
+func ClientIDOf(addr string) string {
+	addr = strings.TrimSpace(addr)
 	if host, _, err := net.SplitHostPort(addr); err == nil {
 		addr = host
 	}
-	if trustProxy {
-		if xff := lastForwardedFor(r.Header.Values("X-Forwarded-For")); xff != "" {
-			addr = xff
-		}
-	}
-	ip, err := netip.ParseAddr(strings.TrimSpace(addr))
+	ip, err := netip.ParseAddr(strings.Trim(addr, "[]"))
 	if err != nil {
 		return unknownClient
 	}

@@ -25,6 +25,8 @@ func TestClientID(t *testing.T) {
 		{"xff garbage", "10.0.0.1:80", []string{"not-an-ip"}, true, unknownClient},
 		{"no xff with trust", "10.0.0.1:80", nil, true, "10.0.0.1"},
 		{"unreadable remote", "pipe", nil, false, unknownClient},
+		{"bare ip", "198.51.100.9", nil, false, "198.51.100.9"},
+		{"bare ipv6", "2001:db8:1:2::9", nil, false, "2001:db8:1:2::/64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -35,6 +37,11 @@ func TestClientID(t *testing.T) {
 			}
 			if got := ClientID(r, tt.trustProxy); got != tt.want {
 				t.Errorf("ClientID = %q, want %q", got, tt.want)
+			}
+			if len(tt.xff) == 0 {
+				if got := ClientIDOf(tt.remote); got != tt.want {
+					t.Errorf("ClientIDOf(%q) = %q, want %q", tt.remote, got, tt.want)
+				}
 			}
 		})
 	}

@@ -85,6 +85,28 @@ func (g *Gate) Price(kind Kind) string {
 	return g.cfg.PriceVerify
 }
 
+// Allowance reports client's free allowance today without using any of it
+// (for /llms.txt and the like).
+func (g *Gate) Allowance(ctx context.Context, client string) (store.Allowance, error) {
+	if client == "" {
+		client = unknownClient
+	}
+	a, err := g.st.PeekAllowance(ctx, client, g.now(), g.cfg.freeLimit())
+	if err != nil {
+		return store.Allowance{}, fmt.Errorf("reading free allowance: %w", err)
+	}
+	return a, nil
+}
+
+// Networks lists the CAIP-2 ids payments are taken on (none with payment
+// off).
+func (g *Gate) Networks() []string {
+	if !g.PaymentOn() {
+		return nil
+	}
+	return g.networks()
+}
+
 // ClientID is the allowance key of the request's client (see [ClientID]).
 func (g *Gate) ClientID(r *http.Request) string { return ClientID(r, g.cfg.TrustProxy) }
 

@@ -1,0 +1,145 @@
+package tools
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/verifier-dev/verifier/payment"
+)
+
+// routeWellKnownX402 is the x402 discovery document of the payment layer.
+const routeWellKnownX402 = "GET /.well-known/x402"
+
+// exposedPaymentHeaders lets browser clients read the x402 and allowance
+// headers of a cross-origin answer.
+const exposedPaymentHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, Free-Allowance-Remaining, Free-Allowance-Limit, Free-Allowance-Resets"
+
+// WithPayment puts the free allowance and x402 payments of g on the HTTP
+// routes: the Gate of both verify routes and GET /score/{agent_id}, the
+// live Pricing of /llms.txt, and GET /.well-known/x402. A nil g leaves opts
+// as they are (every call free).
+func (s *Service) WithPayment(opts *HTTPOptions, g *payment.Gate) {
+	if g == nil {
+		return
+	}
+	opts.Gate = s.paymentGate(g)
+	opts.Pricing = func(r *http.Request) Pricing { return s.pricing(g, r) }
+	opts.Routes = append(opts.Routes, HTTPRoute{
+		Pattern:   routeWellKnownX402,
+		Handler:   http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.wellKnownX402(w, r, g) }),
+		Operation: []byte(wellKnownX402Operation),
+	})
+}
+
+// paymentGate adapts g to the Gate hook: admit before the work (writing
+// the 402, 429 or 503 itself), settle after it (adding Payment-Response or
+// the Free-Allowance-* headers, or writing the failed settlement and
+// dropping the answer).
+func (s *Service) paymentGate(g *payment.Gate) Gate {
+	return func(w http.ResponseWriter, r *http.Request, call GateCall) (func(http.ResponseWriter) bool, bool) {
+		adm, err := g.Admit(r.Context(), payment.Request{
+			Route:         s.paymentRoute(r, call),
+			Client:        g.ClientID(r),
+			PaymentHeader: r.Header.Get(payment.HeaderPaymentSignature),
+			BodySize:      call.BodyBytes,
+			Probe:         call.Probe,
+		})
+		if err != nil {
+			s.writePaymentError(w, r, err)
+			return nil, false
+		}
+		return func(w http.ResponseWriter) bool {
+			settled, err := adm.Settle(r.Context())
+			if err != nil {
+				s.writePaymentError(w, r, err)
+				return false
+			}
+			h := w.Header()
+			for k, v := range adm.Header() {
+				h[k] = v
+			}
+			if settled != nil {
+				h.Set(payment.HeaderPaymentResponse, settled.HeaderValue())
+			}
+			h.Set("Access-Control-Expose-Headers", exposedPaymentHeaders)
+			return true
+		}, true
+	}
+}
+
+// writePaymentError answers with a payment refusal, or with internal_error
+// for a fault of the store.
+func (s *Service) writePaymentError(w http.ResponseWriter, r *http.Request, err error) {
+	var refused *payment.Error
+	if errors.As(err, &refused) {
+		w.Header().Set("Access-Control-Expose-Headers", exposedPaymentHeaders)
+		refused.Write(w)
+		return
+	}
+	s.log().Error("payment gate failed", "route", routeOf(r), "err", err)
+	writeError(w, AsError(err))
+}
+
+// paymentRoute describes the call for the 402: its resource URL and the
+// bazaar description of its input.
+func (s *Service) paymentRoute(r *http.Request, call GateCall) payment.Route {
+	route := payment.Route{
+		Kind:     payment.KindVerify,
+		Method:   r.Method,
+		Resource: payment.Resource{URL: s.publicURL() + r.URL.Path, Description: "Verify an agent's JSON output against a JSON Schema, bounds and cross-field rules; signed receipt."},
+	}
+	if call.Tool == ToolRecord {
+		route.Kind = payment.KindScore
+		route.Resource.Description = "An agent's signed trust record: a 0-100 score from its past verdicts."
+		route.RouteTemplate = "/score/:agent_id"
+		route.PathParams = map[string]string{"agent_id": r.PathValue("agent_id")}
+		return route
+	}
+	route.InputSchema = json.RawMessage(verifySchemaInput)
+	route.Example = json.RawMessage(exampleRequest)
+	return route
+}
+
+// pricing is /llms.txt's view of g for the asking client.
+func (s *Service) pricing(g *payment.Gate, r *http.Request) Pricing {
+	cfg := g.Config()
+	p := Pricing{
+		FreePerDay: max(cfg.FreePerDay, 0), Limited: true, PaymentEnabled: g.PaymentOn(),
+		PriceVerify: cfg.PriceVerify, PriceScore: cfg.PriceScore, Asset: "USDC", Networks: g.Networks(),
+	}
+	if a, err := g.Allowance(r.Context(), g.ClientID(r)); err == nil {
+		p.Remaining, p.Resets = &a.Remaining, a.Resets
+	}
+	return p
+}
+
+// wellKnownX402 serves GET /.well-known/x402 from the live configuration.
+func (s *Service) wellKnownX402(w http.ResponseWriter, r *http.Request, g *payment.Gate) {
+	base := s.publicURL()
+	verify := func(path string) payment.Route {
+		return payment.Route{Kind: payment.KindVerify, Method: http.MethodPost, Resource: payment.Resource{URL: base + path}}
+	}
+	routes := []payment.Route{
+		verify("/verify/schema"), verify("/verify/deliverable"),
+		{Kind: payment.KindScore, Method: http.MethodGet, Resource: payment.Resource{URL: base + "/score/{agent_id}"}},
+		{Kind: payment.KindVerify, Tool: ToolVerifySchema, Resource: payment.Resource{URL: base + "/mcp"}},
+		{Kind: payment.KindScore, Tool: ToolRecord, Resource: payment.Resource{URL: base + "/mcp"}},
+	}
+	body, err := json.MarshalIndent(g.WellKnown(r.Context(), routes), "", "  ")
+	if err != nil {
+		writeError(w, AsError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, append(body, '\n'))
+}
+
+// wellKnownX402Operation documents GET /.well-known/x402 in /openapi.json.
+var wellKnownX402Operation = strings.TrimSpace(`
+{"tags":["discovery"],"operationId":"getX402Discovery",
+ "summary":"x402 discovery: paid routes, prices, networks, pay-to addresses and assets",
+ "description":"The x402scan fan-out document (version, resources) with the live payment configuration: the free allowance, each paid route or MCP tool with its price and accepts list, the pay-to addresses and the USDC assets. With payment off, resources is empty and every route is free.",
+ "responses":{"200":{"description":"The discovery document.","content":{"application/json":{"schema":{"type":"object","required":["version","resources"],
+  "properties":{"version":{"type":"integer","const":1},"x402Version":{"type":"integer"},"resources":{"type":"array","items":{"type":"string","format":"uri"}},
+   "payment":{"type":"string","enum":["on","off"]},"routes":{"type":"array","items":{"type":"object"}}}}}}}}}`)

@@ -1,0 +1,213 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/store"
+)
+
+const testPayToEVM = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
+
+// fakeFacilitator answers /verify and /settle; settleOK decides /settle.
+type fakeFacilitator struct {
+	verifies, settles atomic.Int32
+	settleOK          atomic.Bool
+}
+
+func (f *fakeFacilitator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	switch r.URL.Path {
+	case "/verify":
+		f.verifies.Add(1)
+		io.WriteString(w, `{"isValid":true,"payer":"0x3F6F8187C480D0FeE3e9536Eeee62CEED2CACD58"}`)
+	case "/settle":
+		f.settles.Add(1)
+		if f.settleOK.Load() {
+			io.WriteString(w, `{"success":true,"transaction":"0x01","network":"eip155:84532","payer":"0x3F6F8187C480D0FeE3e9536Eeee62CEED2CACD58"}`)
+			return
+		}
+		io.WriteString(w, `{"success":false,"errorReason":"invalid_exact_evm_nonce_already_used","transaction":"","network":"eip155:84532"}`)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// paymentServer is the HTTP mode with a payment gate of cfg.
+func paymentServer(t *testing.T, cfg payment.Config) (*httptest.Server, *Service) {
+	t.Helper()
+	svc := newTestService(t, true)
+	g, err := payment.NewGate(cfg, svc.Store, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts HTTPOptions
+	svc.WithPayment(&opts, g)
+	h, err := NewHTTPHandler(svc, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	svc.PublicURL = ts.URL
+	return ts, svc
+}
+
+type httpResult struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+func do(t *testing.T, method, url string, body []byte, paymentSignature string) httpResult {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if paymentSignature != "" {
+		req.Header.Set("Payment-Signature", paymentSignature)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	res := httpResult{status: resp.StatusCode, header: resp.Header}
+	raw, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(raw, &res.body); err != nil && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("body %q: %v", raw, err)
+	}
+	return res
+}
+
+// payFor builds a Payment-Signature for the first requirement of a 402
+// (the fake facilitator does not check the signature).
+func payFor(t *testing.T, res httpResult) string {
+	t.Helper()
+	pr, err := payment.DecodePaymentRequired(res.header.Get("Payment-Required"))
+	if err != nil {
+		t.Fatalf("402 without a readable Payment-Required: %v", err)
+	}
+	req := pr.Accepts[0]
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	nonce := "0x" + hex.EncodeToString(b)
+	pl, _ := json.Marshal(payment.EVMPayload{Signature: "0x" + strings.Repeat("ab", 65), Authorization: payment.EVMAuthorization{
+		From: "0x3F6F8187C480D0FeE3e9536Eeee62CEED2CACD58", To: req.PayTo, Value: req.Amount, ValidAfter: "0",
+		ValidBefore: strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10), Nonce: nonce}})
+	h, err := payment.EncodeHeader(payment.PaymentPayload{X402Version: 2, Resource: pr.Resource, Accepted: req, Payload: pl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestHTTPAllowancePaymentOff(t *testing.T) {
+	ts, _ := paymentServer(t, payment.Config{FreePerDay: 1})
+	invoice := readTestdata(t, "invoice-pass.json")
+	res := do(t, "POST", ts.URL+"/verify/schema", invoice, "")
+	if res.status != 200 || res.header.Get("Free-Allowance-Remaining") != "0" || res.header.Get("Free-Allowance-Limit") != "1" || res.header.Get("Free-Allowance-Resets") == "" {
+		t.Fatalf("free call = %d with headers %v", res.status, res.header)
+	}
+	res = do(t, "POST", ts.URL+"/verify/deliverable", invoice, "")
+	if res.status != 429 || res.body["code"] != payment.CodeRateLimited || res.header.Get("Retry-After") == "" || res.body["retry_after"] == nil {
+		t.Errorf("past the allowance = %d %v", res.status, res.body)
+	}
+	res = do(t, "POST", ts.URL+"/verify/schema", nil, "")
+	if res.status != 422 {
+		t.Errorf("empty POST with payment off = %d, want 422", res.status)
+	}
+	wk := do(t, "GET", ts.URL+"/.well-known/x402", nil, "")
+	if wk.status != 200 || wk.body["payment"] != "off" {
+		t.Errorf("well-known = %d %v", wk.status, wk.body)
+	}
+}
+
+func TestHTTPPaymentOn(t *testing.T) {
+	fac := &fakeFacilitator{}
+	fac.settleOK.Store(true)
+	fs := httptest.NewServer(fac)
+	defer fs.Close()
+	ts, svc := paymentServer(t, payment.Config{FreePerDay: -1, PayToEVM: testPayToEVM, FacilitatorURL: fs.URL, Network: payment.Testnet})
+	invoice := readTestdata(t, "invoice-pass.json")
+
+	probe := do(t, "POST", ts.URL+"/verify/schema", nil, "")
+	if probe.status != 402 || probe.body["code"] != payment.CodePaymentRequired || probe.body["x402Version"] != float64(2) {
+		t.Fatalf("probe = %d %v", probe.status, probe.body)
+	}
+	if bad := do(t, "POST", ts.URL+"/verify/schema", []byte(`{"task_id":"x"}`), ""); bad.status != 422 {
+		t.Errorf("invalid request = %d, want 422 before any payment step", bad.status)
+	}
+	unpaid := do(t, "POST", ts.URL+"/verify/schema", invoice, "")
+	ft, _ := unpaid.body["free_trial"].(map[string]any)
+	if unpaid.status != 402 || ft["code"] != payment.CodeFreeTrialExhausted {
+		t.Fatalf("unpaid = %d %v", unpaid.status, unpaid.body)
+	}
+
+	sig := payFor(t, unpaid)
+	paid := do(t, "POST", ts.URL+"/verify/schema", invoice, sig)
+	sr, err := payment.DecodeSettleResponse(paid.header.Get("Payment-Response"))
+	if paid.status != 200 || err != nil || !sr.Success || paid.body["result"] != "pass" {
+		t.Fatalf("paid = %d %v, Payment-Response %+v %v", paid.status, paid.body, sr, err)
+	}
+	replay := do(t, "POST", ts.URL+"/verify/schema", invoice, sig)
+	if replay.status != 402 || replay.body["code"] != payment.CodePaymentReplayed || fac.settles.Load() != 1 {
+		t.Errorf("replay = %d %v after %d settlements", replay.status, replay.body, fac.settles.Load())
+	}
+
+	// A failed settlement withholds the answer.
+	fac.settleOK.Store(false)
+	failed := do(t, "POST", ts.URL+"/verify/schema", invoice, payFor(t, unpaid))
+	if failed.status != 402 || failed.body["code"] != payment.CodeSettlementFailed || failed.body["result"] != nil || failed.header.Get("Payment-Response") == "" {
+		t.Errorf("failed settlement = %d %v", failed.status, failed.body)
+	}
+
+	// Scores: free for an agent without history, paid otherwise.
+	if res := do(t, "GET", ts.URL+"/score/nobody", nil, ""); res.status != 200 {
+		t.Errorf("score without history = %d, want free", res.status)
+	}
+	var agent string
+	if err := svc.Store.PutVerdict(context.Background(), sampleVerdict(&agent)); err != nil {
+		t.Fatal(err)
+	}
+	score := do(t, "GET", ts.URL+"/score/"+agent, nil, "")
+	if score.status != 402 {
+		t.Fatalf("score with history = %d, want 402", score.status)
+	}
+	fac.settleOK.Store(true)
+	if res := do(t, "GET", ts.URL+"/score/"+agent, nil, payFor(t, score)); res.status != 200 || res.header.Get("Payment-Response") == "" {
+		t.Errorf("paid score = %d %v", res.status, res.body)
+	}
+
+	wk := do(t, "GET", ts.URL+"/.well-known/x402", nil, "")
+	if wk.status != 200 || wk.body["payment"] != "on" || len(wk.body["resources"].([]any)) != 3 {
+		t.Errorf("well-known = %d %v", wk.status, wk.body)
+	}
+}
+
+// sampleVerdict is a stored verdict of a fresh agent, whose id it sets.
+func sampleVerdict(agent *string) store.Verdict {
+	*agent = "seller-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	return store.Verdict{VerificationID: "v-" + *agent, TaskID: "t", AgentID: *agent, Result: store.ResultPass,
+		OutputHash: "sha256:00", SchemaHash: "sha256:00", RulesHash: "sha256:00", RequestHash: "sha256:00",
+		Overall: store.Ratio{Ratio: 1, Passed: 1, Total: 1}, VerifiedAt: time.Now().UTC(), KeyVersion: "k1",
+		Receipt: json.RawMessage(`{}`)}
+}
