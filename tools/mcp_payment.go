@@ -1,0 +1,111 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/payment"
+)
+
+// mcpAdmit is the payment step of a chargeable tool call over HTTP
+// (verify_schema; get_verification_record for an agent with history),
+// called after the arguments were found valid and before the work. The
+// client is the call's connection address; a payment rides in
+// _meta["x402/payment"] as a plain JSON object. It returns the admission,
+// or the tool result to answer with instead: the x402 payment-required
+// result for a 402, the error result for a 429 or 503. A nil g admits every
+// call free (stdio).
+func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallToolRequest, bodySize int64) (*payment.Admission, *mcp.CallToolResult) {
+	preq := payment.Request{Route: s.mcpPaymentRoute(req.Params.Name), Client: payment.ClientIDOf(ClientAddr(req)), BodySize: bodySize}
+	if v, ok := req.Params.GetMeta()[payment.MetaPayment]; ok && v != nil {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			raw = []byte(`"unreadable"`)
+		}
+		preq.PaymentJSON = raw
+	}
+	adm, err := g.Admit(ctx, preq)
+	if err != nil {
+		return nil, s.paymentResult(err)
+	}
+	return adm, nil
+}
+
+// mcpSettle settles adm after the work: the result then carries
+// _meta["x402/payment-response"]. A failed settlement replaces the result
+// (the tool output is withheld) with the payment-required result that says
+// why.
+func (s *Service) mcpSettle(ctx context.Context, adm *payment.Admission, result *mcp.CallToolResult) *mcp.CallToolResult {
+	settled, err := adm.Settle(ctx)
+	if err != nil {
+		return s.paymentResult(err)
+	}
+	if settled != nil {
+		meta := result.GetMeta()
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[payment.MetaPaymentResponse] = settled
+		result.SetMeta(meta)
+	}
+	return result
+}
+
+// paymentResult is the tool result of a refused call. A 402 is x402's
+// payment-required result: isError, the PaymentRequired as structured
+// content and as JSON text, and in _meta the code (free_trial_exhausted
+// once the allowance is used up), the error object and free_trial. A 429 or
+// 503 is the ordinary error result; a store fault is internal_error.
+func (s *Service) paymentResult(err error) *mcp.CallToolResult {
+	var refused *payment.Error
+	if !errors.As(err, &refused) {
+		s.log().Error("payment gate failed", "err", err)
+		return errorResult(AsError(err))
+	}
+	if !refused.IsPaymentRequired() {
+		return errorResult(toolsError(refused))
+	}
+	body, err := json.Marshal(refused.PaymentRequired)
+	if err != nil { // a PaymentRequired always encodes
+		return errorResult(AsError(fmt.Errorf("encoding PaymentRequired: %w", err)))
+	}
+	r := &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(body)}},
+		StructuredContent: json.RawMessage(body),
+		IsError:           true,
+	}
+	r.SetMeta(refused.MCPMeta())
+	return r
+}
+
+// toolsError is a payment refusal in the tools error type (the same JSON).
+func toolsError(e *payment.Error) *Error {
+	out := &Error{Code: e.Code, Status: e.Status, Retryable: e.Retryable, Charged: e.Charged, Message: e.Message, RetryAfter: e.RetryAfter}
+	for _, a := range e.NextActions {
+		out.NextActions = append(out.NextActions, engine.NextAction{Action: a.Action, Using: a.Using, For: a.For, Fields: a.Fields})
+	}
+	return out
+}
+
+// mcpPaymentRoute describes a chargeable tool for the 402: the MCP
+// endpoint as the resource and the tool's input schema for bazaar.
+func (s *Service) mcpPaymentRoute(tool string) payment.Route {
+	r := payment.Route{Kind: payment.KindVerify, Tool: tool, Resource: payment.Resource{URL: s.publicURL() + "/mcp"}}
+	switch tool {
+	case ToolRecord:
+		r.Kind = payment.KindScore
+		r.Resource.Description = "An agent's signed trust record: a 0-100 score from its past verdicts."
+		r.InputSchema = json.RawMessage(recordInput)
+		r.Example = json.RawMessage(`{"agent_id":"seller-7"}`)
+	default:
+		r.Resource.Description = "Verify an agent's JSON output against a JSON Schema, bounds and cross-field rules; signed receipt."
+		r.InputSchema = json.RawMessage(verifySchemaInput)
+		r.Example = json.RawMessage(exampleRequest)
+	}
+	return r
+}
