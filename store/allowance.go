@@ -109,7 +109,7 @@ func (b *Bolt) UsePayment(ctx context.Context, paymentID string, expires time.Ti
 		return false, fmt.Errorf("recording payment: %w: expiry %s out of range", ErrInvalidArgument, expires.Format(time.RFC3339))
 	}
 	id := []byte(paymentID)
-	deadline := encodeTime(expires.Add(PaymentRetention))
+	deadline := appendTime(nil, expires.Add(PaymentRetention).UnixNano())
 	err = b.write(func(tx *bolt.Tx) error {
 		payments := tx.Bucket(bucketPayments)
 		first = payments.Get(id) == nil
@@ -130,11 +130,6 @@ func (b *Bolt) UsePayment(ctx context.Context, paymentID string, expires time.Ti
 	return first, nil
 }
 
-// encodeTime is t as sortable big-endian Unix nanos (sign bit flipped).
-func encodeTime(t time.Time) []byte {
-	return binary.BigEndian.AppendUint64(nil, uint64(t.UnixNano())^(1<<63))
-}
-
 // purge deletes allowance counters of UTC days before now's and payment ids
 // whose retention ended before now.
 func purge(tx *bolt.Tx, now time.Time) error {
@@ -145,7 +140,7 @@ func purge(tx *bolt.Tx, now time.Time) error {
 			return fmt.Errorf("purging allowance: %w", err)
 		}
 	}
-	cutoff := encodeTime(now)
+	cutoff := appendTime(nil, now.UnixNano())
 	payments := tx.Bucket(bucketPayments)
 	c = tx.Bucket(bucketPaymentExp).Cursor()
 	for k, _ := c.First(); k != nil && bytes.Compare(k[:min(len(k), 8)], cutoff) < 0; k, _ = c.First() {

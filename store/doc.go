@@ -45,6 +45,10 @@
 // retention are deleted at open and then at most every ten minutes, by the
 // allowance and payment calls.
 //
+// [Bolt.Verify] reads the whole file: bbolt's page check, then every
+// verdict against its index entry and its agent's counters (for tests and
+// offline checks; [Bolt.Check] is the cheap readiness probe).
+//
 // Opening reads the schema version: a newer one is [ErrSchemaVersion], an
 // older one is migrated step by step in the opening transaction, and a bbolt
 // file with other buckets and no version is [ErrCorrupt].

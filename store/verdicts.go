@@ -200,7 +200,7 @@ func decodeSummary(timeKey, value []byte) (VerdictSummary, error) {
 	}
 	s := VerdictSummary{
 		VerificationID: string(timeKey[8:]),
-		VerifiedAt:     time.Unix(0, int64(binary.BigEndian.Uint64(timeKey)^(1<<63))).UTC(),
+		VerifiedAt:     time.Unix(0, readTime(timeKey)).UTC(),
 	}
 	switch value[0] {
 	case 'p':
@@ -245,8 +245,18 @@ func agentPrefix(agentID string) []byte {
 // verified_at as Unix nanoseconds with the sign bit flipped (so keys sort by
 // time), big-endian, then the verification id (so equal times stay apart).
 func timeKey(nanos int64, verificationID string) []byte {
-	k := binary.BigEndian.AppendUint64(nil, uint64(nanos)^(1<<63))
-	return append(k, verificationID...)
+	return append(appendTime(nil, nanos), verificationID...)
+}
+
+// appendTime appends Unix nanoseconds as a key part that sorts by time:
+// big-endian with the sign bit flipped.
+func appendTime(dst []byte, nanos int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(nanos)^(1<<63))
+}
+
+// readTime reverses appendTime on the first 8 bytes of b.
+func readTime(b []byte) int64 {
+	return int64(binary.BigEndian.Uint64(b) ^ (1 << 63))
 }
 
 // aggregate is an agents-bucket value: counters and the recency-weighted
