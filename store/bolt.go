@@ -86,7 +86,8 @@ type Bolt struct {
 	now       func() time.Time
 	writeMode writeMode
 	group     *groupCommit
-	nextPurge atomic.Int64 // unix nanos of the next opportunistic purge
+	nextPurge atomic.Int64          // unix nanos of the next opportunistic purge
+	purgeErr  atomic.Pointer[error] // the last purge's failure, nil after a success
 }
 
 var _ Store = (*Bolt)(nil)
@@ -212,11 +213,14 @@ func (b *Bolt) Close() error {
 	return nil
 }
 
-// Check reports whether the store can serve requests: the file is open and
-// its schema version readable.
+// Check reports whether the store can serve requests: the file is open, its
+// schema version readable and the last purge of expired entries succeeded.
 func (b *Bolt) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if err := b.purgeErr.Load(); err != nil {
+		return fmt.Errorf("checking store %s: %w", b.path, *err)
 	}
 	err := b.db.View(func(tx *bolt.Tx) error {
 		_, err := readSchemaVersion(tx)
@@ -243,17 +247,21 @@ func (b *Bolt) write(fn func(*bolt.Tx) error) error {
 }
 
 // maybePurge deletes expired allowance days and payment ids at most once per
-// purgeInterval, in the calling goroutine.
-func (b *Bolt) maybePurge() error {
+// purgeInterval, in the calling goroutine. Its failure does not fail the
+// call that triggered it (that call's own write is committed); Check reports
+// it until a later purge succeeds.
+func (b *Bolt) maybePurge() {
 	now := b.now()
 	next := b.nextPurge.Load()
 	if now.UnixNano() < next || !b.nextPurge.CompareAndSwap(next, now.Add(purgeInterval).UnixNano()) {
-		return nil
+		return
 	}
+	var failure *error
 	if err := b.db.Update(func(tx *bolt.Tx) error { return purge(tx, now) }); err != nil {
-		return fmt.Errorf("purging expired entries: %w", err)
+		err = fmt.Errorf("purging expired entries: %w", err)
+		failure = &err
 	}
-	return nil
+	b.purgeErr.Store(failure)
 }
 
 func encodeUint64(v uint64) []byte {
