@@ -3,7 +3,9 @@
 # (@x402/fetch, pay.mjs) and the real facilitator logic (@x402/core and
 # @x402/evm, facilitator.mjs), all on loopback. Copies shared/tools/x402 to a
 # temporary folder (shared/ is read-only in CI), installs its npm packages,
-# starts the facilitator and runs the Go test built with -tags x402e2e.
+# starts the facilitator and runs the Go tests built with -tags x402e2e:
+# payment's (a small handler around the Gate) and tools' (the real HTTP
+# layer with payments on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
@@ -36,6 +38,6 @@ for _ in $(seq 1 100); do
 done
 curl -fsS "http://127.0.0.1:$port/supported" >/dev/null
 
-echo "== x402-e2e: go test -tags x402e2e ./payment/"
+echo "== x402-e2e: go test -tags x402e2e ./payment/ ./tools/"
 X402_E2E=1 X402_TOOLS="$work" X402_FACILITATOR="http://127.0.0.1:$port" \
-  go test -tags x402e2e -count=1 -run 'TestE2E' -v ./payment/
+  go test -tags x402e2e -count=1 -run 'TestE2E' -v ./payment/ ./tools/
