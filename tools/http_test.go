@@ -63,12 +63,17 @@ type httpFixture struct {
 // wraps the store (to inject faults).
 func newHTTPFixture(t *testing.T, opts *HTTPOptions, wrap func(store.Store) store.Store) *httpFixture {
 	t.Helper()
-	dir := t.TempDir()
-	keys, err := signing.OpenKeyStore(filepath.Join(dir, "keys"), nil)
+	keys, err := signing.OpenKeyStore(filepath.Join(t.TempDir(), "keys"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenBolt(filepath.Join(dir, "verifier.db"), nil)
+	return newHTTPFixtureKeys(t, keys, opts, wrap)
+}
+
+// newHTTPFixtureKeys is newHTTPFixture with the given key store.
+func newHTTPFixtureKeys(t *testing.T, keys *signing.KeyStore, opts *HTTPOptions, wrap func(store.Store) store.Store) *httpFixture {
+	t.Helper()
+	st, err := store.OpenBolt(filepath.Join(t.TempDir(), "verifier.db"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
