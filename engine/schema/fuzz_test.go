@@ -14,16 +14,16 @@ import (
 // implements like this package (draft 2020-12, no format assertion, patterns
 // whose RE2 and ECMA-262 meanings agree).
 var googleSchemas = []string{
-	0: "", // the peers' invoice schema, read from the bench folder
-	1: specSchema,
-	2: `{"anyOf":[{"type":"string","maxLength":3},{"type":"integer","minimum":0}],"not":{"const":5}}`,
-	3: `{"if":{"properties":{"kind":{"const":"a"}}},"then":{"required":["x"]},"else":{"required":["y"]},"oneOf":[{"type":"object"},{"type":"array"}]}`,
-	4: `{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"number"},"contains":{"minimum":10},"minContains":1,"maxContains":2,"uniqueItems":true,"maxItems":5}`,
-	5: `{"type":"object","properties":{"a":{"type":"boolean"}},"patternProperties":{"^x-":{"type":"string"}},"additionalProperties":{"type":"null"},"propertyNames":{"maxLength":5},"minProperties":1,"maxProperties":4,"dependentRequired":{"a":["b"]},"dependentSchemas":{"b":{"properties":{"b":{"type":"integer"}}}}}`,
-	6: `{"allOf":[{"properties":{"a":{}}}],"anyOf":[{"properties":{"b":{}}},{"properties":{"c":{}}}],"unevaluatedProperties":false}`,
-	7: `{"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer","multipleOf":3},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["v"]}},"$ref":"#/$defs/node"}`,
-	8: `{"enum":[1,"a",null,true,[1,2],{"k":"v"}]}`,
-	9: `{"type":"number","minimum":-5,"exclusiveMaximum":100,"multipleOf":0.5}`,
+	0:  "", // the peers' invoice schema, read from the bench folder
+	1:  specSchema,
+	2:  `{"anyOf":[{"type":"string","maxLength":3},{"type":"integer","minimum":0}],"not":{"const":5}}`,
+	3:  `{"if":{"properties":{"kind":{"const":"a"}}},"then":{"required":["x"]},"else":{"required":["y"]},"oneOf":[{"type":"object"},{"type":"array"}]}`,
+	4:  `{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"number"},"contains":{"minimum":10},"minContains":1,"maxContains":2,"uniqueItems":true,"maxItems":5}`,
+	5:  `{"type":"object","properties":{"a":{"type":"boolean"}},"patternProperties":{"^x-":{"type":"string"}},"additionalProperties":{"type":"null"},"propertyNames":{"maxLength":5},"minProperties":1,"maxProperties":4,"dependentRequired":{"a":["b"]},"dependentSchemas":{"b":{"properties":{"b":{"type":"integer"}}}}}`,
+	6:  `{"allOf":[{"properties":{"a":{}}}],"anyOf":[{"properties":{"b":{}}},{"properties":{"c":{}}}],"unevaluatedProperties":false}`,
+	7:  `{"$defs":{"node":{"type":"object","properties":{"v":{"type":"integer","multipleOf":3},"kids":{"type":"array","items":{"$ref":"#/$defs/node"}}},"required":["v"]}},"$ref":"#/$defs/node"}`,
+	8:  `{"enum":[1,"a",null,true,[1,2],{"k":"v"}]}`,
+	9:  `{"type":"number","minimum":-5,"exclusiveMaximum":100,"multipleOf":0.5}`,
 	10: `{"prefixItems":[{"type":"integer"}],"contains":{"type":"string"},"unevaluatedItems":{"type":"boolean"}}`,
 	11: `{"type":["object","string"],"minLength":2,"pattern":"^[a-z]+[0-9]*$","required":["id"],"properties":{"id":{"type":"string","minLength":1}}}`,
 }
