@@ -92,7 +92,7 @@ func (w verdictWrite) apply(tx *bolt.Tx) error {
 	if err := agents.Put([]byte(w.agent), agg.encode()); err != nil {
 		return err
 	}
-	key := append(agentPrefix(w.agent), timeKey(w.nanos, string(w.id))...)
+	key := indexKey(w.agent, w.nanos, string(w.id))
 	return tx.Bucket(bucketAgentTime).Put(key, w.summary)
 }
 
@@ -239,6 +239,11 @@ func agentPrefix(agentID string) []byte {
 	p := make([]byte, 0, 2+len(agentID)+8+36)
 	p = binary.BigEndian.AppendUint16(p, uint16(len(agentID)))
 	return append(p, agentID...)
+}
+
+// indexKey is the agent_time key of a verdict.
+func indexKey(agentID string, nanos int64, verificationID string) []byte {
+	return append(agentPrefix(agentID), timeKey(nanos, verificationID)...)
 }
 
 // timeKey is the part of an agent_time key after the agent prefix:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestPutVerdictReceiptRoundTrip(t *testing.T) {
@@ -136,4 +137,52 @@ func FuzzDecodeStoredValues(f *testing.F) {
 		_, _ = decodeVerdict(record)
 		_, _ = decodeAggregate(aggregate)
 	})
+}
+
+func TestVerifyDetectsInconsistency(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(tx *bolt.Tx) error
+	}{
+		{"counter off by one", func(tx *bolt.Tx) error {
+			agg, err := decodeAggregate(tx.Bucket(bucketAgents).Get([]byte("seller")))
+			if err != nil {
+				return err
+			}
+			agg.total++
+			return tx.Bucket(bucketAgents).Put([]byte("seller"), agg.encode())
+		}},
+		{"weighted sum changed", func(tx *bolt.Tx) error {
+			agg, err := decodeAggregate(tx.Bucket(bucketAgents).Get([]byte("seller")))
+			if err != nil {
+				return err
+			}
+			agg.wPass += 0.01
+			return tx.Bucket(bucketAgents).Put([]byte("seller"), agg.encode())
+		}},
+		{"index entry missing", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketAgentTime).Delete(indexKey("seller", t0.UnixNano(), "v-1"))
+		}},
+		{"counters missing", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketAgents).Delete([]byte("seller"))
+		}},
+		{"verdict record damaged", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketVerdicts).Put([]byte("v-2"), []byte{recordFormat, 50, '{'})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t, nil)
+			put(t, s, testVerdict("v-1", "seller", true, t0), testVerdict("v-2", "seller", false, t0.Add(time.Hour)))
+			if err := s.Verify(context.Background()); err != nil {
+				t.Fatalf("Verify() before damage = %v", err)
+			}
+			if err := s.db.Update(tt.damage); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Verify(context.Background()); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("Verify() after damage = %v, want ErrCorrupt", err)
+			}
+		})
+	}
 }

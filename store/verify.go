@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -48,7 +49,7 @@ func verifyIndex(tx *bolt.Tx) error {
 		if v.AgentID == "" || IsTestAgent(v.AgentID) {
 			return nil
 		}
-		key := append(agentPrefix(v.AgentID), timeKey(v.VerifiedAt.UnixNano(), v.VerificationID)...)
+		key := indexKey(v.AgentID, v.VerifiedAt.UnixNano(), v.VerificationID)
 		if index.Get(key) == nil {
 			return fmt.Errorf("%w: verdict %s missing from the agent index", ErrCorrupt, id)
 		}
@@ -81,7 +82,8 @@ func verifyIndex(tx *bolt.Tx) error {
 		}
 		want := counted[string(agent)]
 		if want == nil || stored.total != want.total || stored.passed != want.passed || stored.failed != want.failed ||
-			stored.first != want.first || stored.last != want.last || entries[string(agent)] != stored.total {
+			stored.first != want.first || stored.last != want.last || entries[string(agent)] != stored.total ||
+			!sameSum(stored.wPass, want.wPass) || !sameSum(stored.wFail, want.wFail) {
 			return fmt.Errorf("%w: counters of agent %q do not match its verdicts", ErrCorrupt, agent)
 		}
 		delete(counted, string(agent))
@@ -94,4 +96,10 @@ func verifyIndex(tx *bolt.Tx) error {
 		return fmt.Errorf("%w: agent %q has verdicts but no counters", ErrCorrupt, agent)
 	}
 	return nil
+}
+
+// sameSum reports whether two weighted sums agree up to the rounding that
+// adding the same weights in another order can cause.
+func sameSum(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b))
 }
