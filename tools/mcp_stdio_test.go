@@ -190,7 +190,10 @@ func BenchmarkStdioColdStart(b *testing.B) {
 	dir := b.TempDir()
 	// The first start creates the key and the store; later ones open them,
 	// as a configured server does.
-	startStdio(b, dir).initialize(b)
+	first := startStdio(b, dir)
+	first.initialize(b)
+	first.in.Close()
+	first.cmd.Wait()
 	var times []time.Duration
 	for b.Loop() {
 		start := time.Now()
