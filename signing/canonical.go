@@ -36,6 +36,11 @@ func Canonicalize(raw []byte) ([]byte, error) {
 	if raw == nil {
 		raw = []byte{}
 	}
+	if out, err := appendCanonical(nil, raw, 0); err == nil {
+		return out, nil
+	}
+	// The fast encoder refused raw: let jcs say why, so the error is jcs's
+	// own. Should jcs accept it after all, its output is the answer.
 	out, err := jcs.Transform(raw)
 	if err != nil {
 		return nil, fmt.Errorf("canonicalizing JSON: %w", err)
@@ -58,6 +63,43 @@ func HashCanonical(canonical []byte) string {
 // where response is one JSON value (normally the answer object without its
 // "attestation" key). Signing and verifying both build the bytes here.
 func SignedDocument(context, keyVersion, attestedAt string, response []byte) ([]byte, error) {
+	if doc, ok := signedDocumentFast(context, keyVersion, attestedAt, response); ok {
+		return doc, nil
+	}
+	return signedDocumentJCS(context, keyVersion, attestedAt, response)
+}
+
+// signedDocumentFast builds the signed document directly in canonical form:
+// its five names are fixed ASCII and already in sorted order, so the
+// document is the three strings and the canonical response placed between
+// them. ok is false whenever signedDocumentJCS could fail; the caller then
+// runs it for the error. The response is canonicalized one level deep, as
+// inside the document, so the nesting limit falls where jcs puts it.
+func signedDocumentFast(context, keyVersion, attestedAt string, response []byte) (doc []byte, ok bool) {
+	for _, v := range [...]string{context, keyVersion, attestedAt} {
+		if v == "" || !utf8.ValidString(v) {
+			return nil, false
+		}
+	}
+	doc = make([]byte, 0, len(response)+len(context)+len(keyVersion)+len(attestedAt)+96)
+	doc = append(doc, `{"algorithm":"`+Algorithm+`","attested_at":`...)
+	doc = appendCanonicalString(doc, attestedAt)
+	doc = append(doc, `,"context":`...)
+	doc = appendCanonicalString(doc, context)
+	doc = append(doc, `,"key_version":`...)
+	doc = appendCanonicalString(doc, keyVersion)
+	doc = append(doc, `,"response":`...)
+	doc, err := appendCanonical(doc, response, 1)
+	if err != nil {
+		return nil, false
+	}
+	return append(doc, '}'), true
+}
+
+// signedDocumentJCS is SignedDocument by way of jcs.Transform over the
+// assembled document: the reference the fast path is tested against, and
+// the path that words every error.
+func signedDocumentJCS(context, keyVersion, attestedAt string, response []byte) ([]byte, error) {
 	for _, f := range [...]struct{ name, value string }{
 		{"context", context}, {"key_version", keyVersion}, {"attested_at", attestedAt},
 	} {

@@ -1,0 +1,444 @@
+package signing
+
+import (
+	"bufio"
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gowebpki/jcs"
+)
+
+// fastCanonical runs the fast encoder alone, without Canonicalize's jcs
+// fallback, so a test of it cannot pass by way of jcs.
+func fastCanonical(in []byte) ([]byte, error) { return appendCanonical(nil, in, 0) }
+
+// checkAgainstJCS fails unless the fast encoder and jcs.Transform give the
+// same bytes, or both refuse in.
+func checkAgainstJCS(t testing.TB, in []byte) {
+	t.Helper()
+	want, wantErr := jcs.Transform(in)
+	got, err := fastCanonical(in)
+	switch {
+	case (err != nil) != (wantErr != nil):
+		t.Fatalf("fast encoder error %v, jcs error %v, for input %q", err, wantErr, in)
+	case err == nil && !bytes.Equal(got, want):
+		t.Fatalf("fast encoder differs from jcs for input %q:\ngot  %q\nwant %q", in, got, want)
+	}
+}
+
+// canonicalSeeds are inputs that reach every branch of the fast encoder.
+var canonicalSeeds = []string{
+	`{"b":[1.0,-0,1e21,"\u00e9"],"a":{}}`, `"\ud83d\ude00"`, `[1e-7, 5e-324]`, `{"a":1,"a":2}`,
+	`{"z":{"y":[{"b":1,"a":2},{"d":{"f":0,"e":1}}],"x":"\t"},"a":[]}`,
+	"{\"\ue000\":1,\"\U0001F600\":2,\"\u00ff\":3,\"a\":4}",
+	`{"\u0061":1,"a":2}`, `{"b":1,"c":2,"\u0062":3}`, `{"a\\":1,"a\"":2,"a/":3,"a\/b":4}`,
+	`"\u0000\u001F\u007f\u2028\b\f\n\r\t\"\\\/"`, `"\uDE00"`, `"\uD800\u0041"`, `"\uD800"`, `"\uD800\`,
+	"\"\xff\"", "\"\xed\xa0\x80\"", "\"\xef\xbf\xbd\"", "\"\xc0\x80\"", "\"\x01\"", "\"\x7f\"",
+	` 42 `, `-0`, `-0.0`, `0.1`, `1E+2`, `1e+09`, `123456789012345`, `1234567890123456789`, `9007199254740993`,
+	`1e400`, `-1e400`, `1e-400`, `01`, `1.`, `.5`, `+1`, `1e`, `-`, `NaN`, `Infinity`, `0x10`, `1_000`,
+	`true`, `false`, `null`, `tru`, `nul`, `True`, `[true false]`, `[1 2]`, `[1,]`, `[,1]`, `{"a":1,}`, `{,}`,
+	`{"a" 1}`, `{"a":1 "b":2}`, `{a:1}`, `{'a':1}`, `[1]]`, `{} {}`, ``, ` `, "\t\n\r ", `[`, `{"a":`, `"abc`,
+	"[1,\u00a02]", "\xef\xbb\xbf{}", `[1:2]`, `{"a":1:2}`, `["a"1]`, `[1"a"]`, `{"a":{}}}`,
+	`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
+}
+
+// FuzzCanonicalFastMatchesJCS: on arbitrary bytes the fast encoder gives
+// exactly jcs.Transform's output, or refuses exactly when jcs does. Seeds
+// are the inputs above, the JCS suite and the signing test answers.
+func FuzzCanonicalFastMatchesJCS(f *testing.F) {
+	for _, s := range canonicalSeeds {
+		f.Add([]byte(s))
+	}
+	for _, pattern := range []string{
+		filepath.Join(sharedDir, "suites", "jcs", "input", "*.json"),
+		filepath.Join("testdata", "answers", "*.json"),
+	} {
+		files, err := filepath.Glob(pattern)
+		if err != nil || len(files) == 0 {
+			f.Fatalf("no seeds match %s (err %v)", pattern, err)
+		}
+		for _, name := range files {
+			f.Add(readFile(f, name))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkAgainstJCS(t, data)
+	})
+}
+
+// FuzzCanonicalFastValidJSON builds a valid JSON document from the fuzz
+// input (keys out of order, escapes, characters on both sides of the UTF-16
+// ordering quirk, numbers in every spelling, whitespace) so that the
+// comparison with jcs explores accepted documents, not only refusals.
+func FuzzCanonicalFastValidJSON(f *testing.F) {
+	for _, s := range []string{"", "\x00", "object of things", "\xff\xfe\xfd\xfc\xfb\xfa", strings.Repeat("\x05\x83", 40)} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g := &jsonGen{src: data}
+		doc := g.value(0)
+		checkAgainstJCS(t, doc)
+		if _, err := jcs.Transform(doc); err != nil && !bytes.Contains([]byte(err.Error()), []byte("Duplicate key")) {
+			t.Fatalf("generator made a document jcs refuses (%v): %q", err, doc)
+		}
+	})
+}
+
+// jsonGen turns bytes into one valid JSON text (duplicate keys aside).
+type jsonGen struct {
+	src []byte
+	pos int
+}
+
+func (g *jsonGen) next() byte {
+	if g.pos >= len(g.src) {
+		return 0
+	}
+	g.pos++
+	return g.src[g.pos-1]
+}
+
+var genPieces = []string{
+	"a", "b", "A", "é", "\u00ff", "\ue000", "\uffff", "\U0001F600", "\U0010FFFF", "\u2028",
+	`\u0000`, `\n`, `\"`, `\\`, `\/`, `\u00e9`, `\uD83D\uDE00`, `\uE000`, `\u001f`, " ", "\x7f",
+}
+
+var genNumbers = []string{
+	"0", "-0", "1", "-1", "1.0", "1e2", "1E-2", "0.000001", "1e-7", "123456789012345", "1234567890123456",
+	"9007199254740993", "1e21", "1e+21", "999999999999999999999", "5e-324", "1.7976931348623157e308",
+	"0.1", "-3.25e10", "1e-400", "4.35",
+}
+
+func (g *jsonGen) space() string {
+	return [...]string{"", "", " ", "\n\t", "\r "}[g.next()%5]
+}
+
+func (g *jsonGen) str() string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for n := int(g.next() % 5); n > 0; n-- {
+		b.WriteString(genPieces[int(g.next())%len(genPieces)])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func (g *jsonGen) value(depth int) []byte {
+	var b bytes.Buffer
+	b.WriteString(g.space())
+	kind := g.next() % 7
+	if depth > 6 && kind < 2 {
+		kind += 2
+	}
+	switch kind {
+	case 0:
+		b.WriteByte('{')
+		for i, n := 0, int(g.next()%6); i < n; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(g.space() + g.str() + g.space() + ":")
+			b.Write(g.value(depth + 1))
+		}
+		b.WriteString(g.space() + "}")
+	case 1:
+		b.WriteByte('[')
+		for i, n := 0, int(g.next()%5); i < n; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(g.value(depth + 1))
+		}
+		b.WriteString(g.space() + "]")
+	case 2, 3:
+		b.WriteString(g.str())
+	case 4:
+		b.WriteString(genNumbers[int(g.next())%len(genNumbers)])
+	default:
+		b.WriteString([...]string{"true", "false", "null"}[g.next()%3])
+	}
+	b.WriteString(g.space())
+	return b.Bytes()
+}
+
+func TestCanonicalFastSeeds(t *testing.T) {
+	for _, s := range canonicalSeeds {
+		t.Run(strconv.Quote(s), func(t *testing.T) { checkAgainstJCS(t, []byte(s)) })
+	}
+}
+
+func TestCanonicalFastJCSSuite(t *testing.T) {
+	dir := filepath.Join(sharedDir, "suites", "jcs")
+	inputs, err := filepath.Glob(filepath.Join(dir, "input", "*.json"))
+	if err != nil || len(inputs) != 6 {
+		t.Fatalf("want the 6 JCS input vectors in %s, found %d (err %v)", dir, len(inputs), err)
+	}
+	for _, in := range inputs {
+		name := filepath.Base(in)
+		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
+			want := readFile(t, filepath.Join(dir, "output", name))
+			got, err := fastCanonical(readFile(t, in))
+			if err != nil {
+				t.Fatalf("fastCanonical: %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("fastCanonical(%s):\ngot  %s\nwant %s", name, got, want)
+			}
+		})
+	}
+}
+
+func TestCanonicalFastRequestHashVectors(t *testing.T) {
+	dir := filepath.Join(sharedDir, "vectors", "request-hash")
+	for _, name := range []string{"tv-1", "tv-2", "tv-3"} {
+		t.Run(name, func(t *testing.T) {
+			canonical := readFile(t, filepath.Join(dir, name+".canonical.json"))
+			wantHash := strings.TrimSpace(string(readFile(t, filepath.Join(dir, name+".sha256"))))
+			got, err := fastCanonical(canonical)
+			if err != nil {
+				t.Fatalf("fastCanonical: %v", err)
+			}
+			if !bytes.Equal(got, canonical) {
+				t.Errorf("fastCanonical(canonical form) changed it:\ngot  %s\nwant %s", got, canonical)
+			}
+			if h := HashCanonical(got); h != wantHash {
+				t.Errorf("HashCanonical = %s, want %s", h, wantHash)
+			}
+		})
+	}
+}
+
+func TestCanonicalFastRFC8785Numbers(t *testing.T) {
+	f, err := os.Open(filepath.Join(sharedDir, "suites", "jcs", "rfc8785-numbers.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Scan() // header
+	rows := 0
+	for sc.Scan() {
+		cols := strings.Split(sc.Text(), "\t")
+		bits, err := strconv.ParseUint(cols[0], 16, 64)
+		if len(cols) < 2 || err != nil {
+			t.Fatalf("bad row %q", sc.Text())
+		}
+		rows++
+		v := math.Float64frombits(bits)
+		t.Run(cols[0], func(t *testing.T) {
+			if cols[1] == "ERROR" {
+				for _, in := range []string{"NaN", "Infinity", "-Infinity", "1e400", "-1e400", "[1e999]"} {
+					if got, err := fastCanonical([]byte(in)); err == nil {
+						t.Errorf("fastCanonical(%s) = %s, want an error", in, got)
+					}
+				}
+				return
+			}
+			for _, in := range numberInputs(v) {
+				got, err := fastCanonical([]byte("[" + in + "]"))
+				if err != nil || string(got) != "["+cols[1]+"]" {
+					t.Errorf("fastCanonical([%s]) = %s, %v; want [%s]", in, got, err, cols[1])
+				}
+			}
+		})
+	}
+	if err := sc.Err(); err != nil || rows != 26 {
+		t.Fatalf("read %d rows of the RFC 8785 table (err %v), want 26", rows, err)
+	}
+}
+
+func TestCanonicalFastES6Numbers(t *testing.T) {
+	f, err := os.Open(filepath.Join(sharedDir, "suites", "jcs", "es6testfile10k.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	lines, failures := 0, 0
+	for sc.Scan() {
+		hexBits, want, ok := strings.Cut(sc.Text(), ",")
+		bits, err := strconv.ParseUint(hexBits, 16, 64)
+		if !ok || err != nil {
+			t.Fatalf("bad line %q", sc.Text())
+		}
+		lines++
+		v := math.Float64frombits(bits)
+		for _, in := range []string{strconv.FormatFloat(v, 'e', -1, 64), strconv.FormatFloat(v, 'g', -1, 64)} {
+			got, err := fastCanonical([]byte(in))
+			if err != nil || string(got) != want {
+				if failures++; failures <= 10 {
+					t.Errorf("fastCanonical(%s) = %s, %v; want %s", in, got, err, want)
+				}
+			}
+		}
+	}
+	if err := sc.Err(); err != nil || lines != 10000 {
+		t.Fatalf("read %d lines (err %v), want 10000", lines, err)
+	}
+	if failures > 0 {
+		t.Errorf("%d numbers wrong", failures)
+	}
+}
+
+func TestCanonicalFastRejects(t *testing.T) {
+	tests := []struct{ name, in string }{
+		{"duplicate key", `{"a":1,"a":2}`},
+		{"duplicate key apart", `{"b":1,"a":2,"c":3,"a":4}`},
+		{"duplicate key escaped", `{"a":1,"\u0061":2}`},
+		{"duplicate key deep", `[{"x":{"k":1,"k":1}}]`},
+		{"invalid utf-8", "\"\xff\""},
+		{"invalid utf-8 in key", "{\"\xc3\":1}"},
+		{"utf-8 surrogate", "\"\xed\xa0\x80\""},
+		{"overlong utf-8", "\"\xc0\xaf\""},
+		{"lone high surrogate", `"\ud800"`},
+		{"lone low surrogate", `"\udc00"`},
+		{"high surrogate then letter", `"\ud800\u0041"`},
+		{"high surrogate then high", `"\ud800\ud800"`},
+		{"infinity", `1e400`},
+		{"negative infinity", `[-1e400]`},
+		{"nan", `NaN`},
+		{"too deep", strings.Repeat("[", maxCanonicalDepth+1) + strings.Repeat("]", maxCanonicalDepth+1)},
+		{"empty", ``},
+		{"trailing data", `{} {}`},
+		{"control character", "\"a\nb\""},
+		{"bad escape", `"\x41"`},
+		{"short unicode escape", `"\u12"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, err := fastCanonical([]byte(tt.in)); err == nil {
+				t.Errorf("fastCanonical(%.40q) = %.40q, want an error", tt.in, got)
+			}
+			if _, err := jcs.Transform([]byte(tt.in)); err == nil {
+				t.Errorf("jcs.Transform(%.40q) accepts it; the case tests nothing", tt.in)
+			}
+		})
+	}
+}
+
+func TestCanonicalFastDepthLimit(t *testing.T) {
+	deepest := strings.Repeat("[", maxCanonicalDepth) + strings.Repeat("]", maxCanonicalDepth)
+	checkAgainstJCS(t, []byte(deepest))
+	if _, err := fastCanonical([]byte(deepest)); err != nil {
+		t.Errorf("fastCanonical(%d levels): %v, want the jcs limit to admit it", maxCanonicalDepth, err)
+	}
+	// Spliced one level down, as SignedDocument does, the same value is
+	// one level too deep.
+	if _, err := appendCanonical(nil, []byte(deepest), 1); err == nil {
+		t.Errorf("appendCanonical at depth 1 admits %d more levels", maxCanonicalDepth)
+	}
+	objects := strings.Repeat(`{"b":1,"a":`, maxCanonicalDepth) + "0" + strings.Repeat("}", maxCanonicalDepth)
+	checkAgainstJCS(t, []byte(objects))
+}
+
+func TestCompareUTF16(t *testing.T) {
+	// Each list is in RFC 8785 order.
+	ordered := []string{"", "\x00", "A", "a", "ab", "é", "\u00ff", "\u4e00", "\U00010000", "\U0001F600", "\U0010FFFF", "\ue000", "\uffff"}
+	for i, a := range ordered {
+		for j, b := range ordered {
+			got := compareUTF16([]byte(a), []byte(b))
+			if (got < 0) != (i < j) || (got == 0) != (i == j) {
+				t.Errorf("compareUTF16(%q, %q) = %d, want the sign of %d", a, b, got, i-j)
+			}
+		}
+	}
+}
+
+// TestCanonicalFastDeepReorderIsLinear: members that must move at every one
+// of many levels, around a large string, cost memory in proportion to the
+// input, not to input times depth.
+func TestCanonicalFastDeepReorderIsLinear(t *testing.T) {
+	const depth = 2000
+	big := strings.Repeat("x", 200_000)
+	doc := []byte(strings.Repeat(`{"b":`, depth) + `"` + big + `"` + strings.Repeat(`,"a":1}`, depth))
+	checkAgainstJCS(t, doc)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := fastCanonical(doc); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*uint64(len(doc)) {
+		t.Errorf("canonicalizing %d bytes allocated %d bytes, want under 8 times the input", len(doc), alloc)
+	}
+}
+
+func TestSignedDocumentFastMatchesJCS(t *testing.T) {
+	tests := []struct {
+		name              string
+		context, kv, at   string
+		response          string
+		wantFastToRefuse  bool
+		wantSignedDocFail bool
+	}{
+		{name: "answer", context: ContextVerify, kv: "v1-2026-11a", at: "2026-11-01T00:00:00.000000+00:00",
+			response: ` { "z": 1.0, "a": [0.966667, "\u00e9<>&"] } `},
+		{name: "escapes in strings", context: ContextTrustScore, kv: "v\"1\\\x01\u2028", at: "t\n\u00e9", response: `null`},
+		{name: "injection", context: ContextVerify, kv: "v1", at: "t", response: `1,"context":"x"`,
+			wantFastToRefuse: true, wantSignedDocFail: true},
+		{name: "invalid utf-8 key version", context: ContextVerify, kv: "v\xff", at: "t", response: `{}`,
+			wantFastToRefuse: true, wantSignedDocFail: true},
+		{name: "deepest response", context: ContextVerify, kv: "v1", at: "t",
+			response: strings.Repeat("[", maxCanonicalDepth-1) + strings.Repeat("]", maxCanonicalDepth-1)},
+		{name: "one level too deep inside the document", context: ContextVerify, kv: "v1", at: "t",
+			response:         strings.Repeat("[", maxCanonicalDepth) + strings.Repeat("]", maxCanonicalDepth),
+			wantFastToRefuse: true, wantSignedDocFail: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, wantErr := signedDocumentJCS(tt.context, tt.kv, tt.at, []byte(tt.response))
+			if (wantErr != nil) != tt.wantSignedDocFail {
+				t.Fatalf("signedDocumentJCS error = %v, want failure %v", wantErr, tt.wantSignedDocFail)
+			}
+			got, ok := signedDocumentFast(tt.context, tt.kv, tt.at, []byte(tt.response))
+			if ok == tt.wantFastToRefuse {
+				t.Fatalf("signedDocumentFast ok = %v, want %v", ok, !tt.wantFastToRefuse)
+			}
+			if ok && !bytes.Equal(got, want) {
+				t.Errorf("signedDocumentFast:\ngot  %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+// FuzzSignedDocumentFast: the fast signed document is the jcs one, and it
+// refuses whenever the jcs path fails.
+func FuzzSignedDocumentFast(f *testing.F) {
+	f.Add(ContextVerify, "v1-2026-11a", "2026-11-01T00:00:00.000000+00:00", []byte(`{"b":1,"a":[2]}`))
+	f.Add(ContextTrustScore, "k\"\\", "\x1f", []byte(`1,"zzz":2`))
+	f.Add("c", "v", "t", []byte("\"\xff\""))
+	f.Fuzz(func(t *testing.T, context, kv, at string, response []byte) {
+		want, wantErr := signedDocumentJCS(context, kv, at, response)
+		got, ok := signedDocumentFast(context, kv, at, response)
+		if ok && (wantErr != nil || !bytes.Equal(got, want)) {
+			t.Fatalf("fast signed document %q, jcs path %q, %v", got, want, wantErr)
+		}
+		if !ok && wantErr == nil {
+			t.Fatalf("fast path refused what the jcs path signs: %q", want)
+		}
+	})
+}
+
+func BenchmarkCanonicalize(b *testing.B) {
+	answer := benchAnswer(b)
+	for _, tt := range []struct {
+		name string
+		fn   func([]byte) ([]byte, error)
+	}{{"fast", fastCanonical}, {"jcs", jcs.Transform}} {
+		b.Run(tt.name, func(b *testing.B) {
+			b.SetBytes(int64(len(answer)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := tt.fn(answer); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
