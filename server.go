@@ -40,6 +40,7 @@ type serverFlags struct {
 	idleTimeout, shutdownTimeout time.Duration
 	maxHeaderBytes               int
 	engine                       engineFlags
+	payment                      paymentFlags
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -55,6 +56,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight requests may take to finish (HTTP)")
 	fs.IntVar(&f.maxHeaderBytes, "max-header-bytes", defaultMaxHeaderBytes, "largest request header block in bytes (HTTP)")
 	f.engine.register(fs)
+	f.payment.register(fs)
 }
 
 func (f *serverFlags) check() error {
@@ -168,7 +170,14 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 			log.Warn("listening on every interface without --public-url: answers advertise "+svc.PublicURL+"; set --public-url to the address clients use", "addr", ln.Addr().String())
 		}
 	}
-	h, err := tools.NewHTTPHandler(svc, &tools.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log})
+	gate, err := f.payment.gate(svc.Store, f.maxBody, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	opts := &tools.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log, ClientAddr: gate.ClientID}
+	svc.WithPayment(opts, gate)
+	h, err := tools.NewHTTPHandler(svc, opts)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("building HTTP handler: %w", err)

@@ -376,3 +376,28 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestServeHTTPAllowance: the payment flags reach the HTTP routes: the free
+// allowance is enforced, published in /llms.txt and /.well-known/x402.
+func TestServeHTTPAllowance(t *testing.T) {
+	srv := startHTTP(t, "--free-per-day", "2")
+	body := mustRead(t, filepath.Join("testdata", "invoice-pass.json"))
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusTooManyRequests} {
+		resp, answer := srv.post(t, "/verify/schema", body)
+		if resp.StatusCode != want {
+			t.Fatalf("call %d = %d %s, want %d", i+1, resp.StatusCode, answer, want)
+		}
+		if want == http.StatusTooManyRequests && (resp.Header.Get("Retry-After") == "" || !bytes.Contains(answer, []byte(`"rate_limited"`))) {
+			t.Errorf("past the allowance: Retry-After %q, body %s", resp.Header.Get("Retry-After"), answer)
+		}
+	}
+	if _, text := srv.get(t, "/llms.txt"); !bytes.Contains(text, []byte("Free allowance: 2 verifications per client")) {
+		t.Errorf("/llms.txt does not publish the allowance:\n%s", text)
+	}
+	if resp, _ := srv.get(t, "/.well-known/x402"); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /.well-known/x402 = %d", resp.StatusCode)
+	}
+	if _, doc := srv.get(t, "/openapi.json"); !bytes.Contains(doc, []byte(`"/.well-known/x402"`)) {
+		t.Error("/openapi.json does not document /.well-known/x402")
+	}
+}
