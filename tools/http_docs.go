@@ -117,7 +117,7 @@ func (h *HTTPHandler) buildOpenAPI() (staticDoc, error) {
 			return staticDoc{}, err
 		}
 	}
-	body, err := orderedJSON([]string{"openapi", "info", "jsonSchemaDialect", "servers", "tags", "paths", "components"}, top)
+	body, err := orderedJSON([]string{"openapi", "info", "servers", "security", "tags", "paths", "components"}, top)
 	if err != nil {
 		return staticDoc{}, err
 	}
