@@ -419,6 +419,9 @@ func (g *Gate) paymentRequired(ctx context.Context, r Request, now time.Time, a 
 		a = &peek
 	}
 	ft := g.freeTrial(*a, reason)
+	if r.Route.Kind == KindScore { // never free: the allowance is not what ran out
+		ft.Code, ft.Reason = "", ReasonNotCovered
+	}
 	price := g.Price(r.Route.Kind)
 	var msg string
 	switch {

@@ -359,6 +359,13 @@ func TestMCPPayment(t *testing.T) {
 	}
 	golden(t, "402_mcp_payment_required.json", e.PaymentRequired)
 
+	// A trust record is never free: its 402 does not say the trial ran out.
+	_, err = g.Admit(ctx, Request{Route: Route{Kind: KindScore, Tool: "get_verification_record"}, Client: "192.0.2.1"})
+	se := refusal(t, err, CodePaymentRequired)
+	if meta := se.MCPMeta(); meta["code"] != CodePaymentRequired || se.FreeTrial.Reason != ReasonNotCovered {
+		t.Errorf("score _meta code = %v, free_trial %+v; want %s, %s", meta["code"], se.FreeTrial, CodePaymentRequired, ReasonNotCovered)
+	}
+
 	// The client sends the PaymentPayload object itself in _meta.
 	p := evmPayment(t, e.PaymentRequired.Accepts[0], randomNonce(t), testNow.Add(time.Minute))
 	p.Resource = e.PaymentRequired.Resource
