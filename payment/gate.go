@@ -193,7 +193,8 @@ func (g *Gate) Admit(ctx context.Context, r Request) (*Admission, error) {
 	}
 	now := g.now()
 	payOn := g.cfg.PaymentOn()
-	if payOn && (r.PaymentHeader != "" || len(r.PaymentJSON) > 0) {
+	// A probe has no work to pay for: its payment is left untouched.
+	if payOn && !r.Probe && (r.PaymentHeader != "" || len(r.PaymentJSON) > 0) {
 		return g.admitPaid(ctx, r, now)
 	}
 	switch r.Route.Kind {

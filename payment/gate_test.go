@@ -88,6 +88,7 @@ func TestNotFreeKeepsAllowance(t *testing.T) {
 	}{
 		{"score", Request{Route: testRoute(KindScore), Client: "192.0.2.1"}, ReasonNotCovered},
 		{"probe", Request{Route: testRoute(KindVerify), Client: "192.0.2.1", Probe: true}, ReasonProbe},
+		{"probe with a payment", Request{Route: testRoute(KindVerify), Client: "192.0.2.1", Probe: true, PaymentHeader: "eyJ4NDAyVmVyc2lvbiI6Mn0="}, ReasonProbe},
 		{"body over the free tier", Request{Route: testRoute(KindVerify), Client: "192.0.2.1", BodySize: 1001}, ReasonBodyTooLarge},
 	}
 	for _, tt := range tests {
