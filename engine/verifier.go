@@ -94,10 +94,10 @@ func (v *Verifier) Check(req *Request, schemaHash string) (*Outcome, error) {
 	}
 	out := &Outcome{}
 	for _, f := range res.Failures {
+		path := PointerLocation(req.SubmittedOutput, f.InstancePath).String()
 		out.Findings = append(out.Findings, Finding{
-			Source: SourceSchema, Check: "schema:" + f.Keyword,
-			Path:     PointerLocation(req.SubmittedOutput, f.InstancePath).String(),
-			Expected: f.Expected, Found: f.Found, Message: f.Message,
+			Source: SourceSchema, Check: "schema:" + f.Keyword, Path: path,
+			Expected: f.Expected, Found: f.Found, Message: reportedMessage(f, path),
 			Gate: GateSchema, Blocking: true,
 		})
 	}
@@ -135,4 +135,15 @@ func (v *Verifier) Check(req *Request, schemaHash string) (*Outcome, error) {
 	out.Integrity = NewRatio(integrity.passed, integrity.total)
 	out.Overall = NewRatio(res.Passed+integrity.passed, res.Total+integrity.total)
 	return out, nil
+}
+
+// reportedMessage rewrites the JSON Pointer the schema evaluator names in a
+// message ("The value at /items/0 …") into the `$.items[0]` form every path
+// of an answer uses.
+func reportedMessage(f schema.Failure, path string) string {
+	prefix := "The value at " + f.InstancePath + " "
+	if f.InstancePath == "" || !strings.HasPrefix(f.Message, prefix) {
+		return f.Message
+	}
+	return "The value at " + path + " " + f.Message[len(prefix):]
 }
