@@ -151,3 +151,68 @@ func TestVerifyTextCapsHints(t *testing.T) {
 		t.Errorf("text does not name the verification id:\n%s", got)
 	}
 }
+
+// TestVerifySchemaInputSchemaAgreesWithEngine checks the hand-written input
+// schema against the engine, which has the last word: a request the engine
+// accepts must pass the schema (clients may validate before sending), and
+// what the schema rejects the engine rejects too.
+func TestVerifySchemaInputSchemaAgreesWithEngine(t *testing.T) {
+	svc := quietService(t, false)
+	schema := resolveSchema(t, json.RawMessage(verifySchemaInput))
+	base := `"task_id":"t-1","expected_schema":{"type":"object"},"submitted_output":{"a":[1,2],"d":"2026-05-01","b":3}`
+	valid := []struct{ name, body string }{
+		{"invoice pass", string(readTestdata(t, "invoice-pass.json"))},
+		{"invoice fail", string(readTestdata(t, "invoice-fail.json"))},
+		{"every default explicit", `{` + base + `,"agent_id":null,"strict_content_check":false,"bounds":null,"rules":null,"enforce_rules":false,"detail":"full"}`},
+		{"every rule type", `{` + base + `,"rules":[` +
+			`{"type":"sum_equals","field":"a[]","equals":3,"tolerance":0.5,"if_present":true},` +
+			`{"type":"gte","field":"b","other_field":"a[]"},{"type":"lte","field":"b","value":9},` +
+			`{"type":"exists_in","field":"b","values":[3,4]},{"type":"exists_in","field":"b","in_field":"a[]"},` +
+			`{"type":"unique","field":"a[]"}],"enforce_rules":true}`},
+		{"bounds of both kinds", `{` + base + `,"bounds":{"b":{"min":0},"d":{"min":"2026-01-01","max":"2026-12-31","if_present":true}},"detail":"compact"}`},
+		{"boolean schema, null output", `{"task_id":"t","expected_schema":false,"submitted_output":null,"agent_id":"seller"}`},
+	}
+	for _, tt := range valid {
+		t.Run("valid/"+tt.name, func(t *testing.T) {
+			if _, err := svc.Engine.DecodeRequest([]byte(tt.body)); err != nil {
+				t.Fatalf("the engine rejects it: %v", err)
+			}
+			var args any
+			if err := json.Unmarshal([]byte(tt.body), &args); err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.Validate(args); err != nil {
+				t.Errorf("the input schema rejects a request the engine accepts: %v", err)
+			}
+		})
+	}
+	invalid := []struct{ name, body string }{
+		{"unknown field", `{` + base + `,"rulez":[]}`},
+		{"missing task_id", `{"expected_schema":{},"submitted_output":1}`},
+		{"empty task_id", `{"task_id":"","expected_schema":{},"submitted_output":1}`},
+		{"empty agent_id", `{` + base + `,"agent_id":""}`},
+		{"detail", `{` + base + `,"detail":"short"}`},
+		{"flag not a boolean", `{` + base + `,"enforce_rules":"yes"}`},
+		{"unknown rule type", `{` + base + `,"rules":[{"type":"sum","field":"a"}]}`},
+		{"unknown rule field", `{` + base + `,"rules":[{"type":"unique","field":"a","equal":1}]}`},
+		{"rule without field", `{` + base + `,"rules":[{"type":"unique"}]}`},
+		{"negative tolerance", `{` + base + `,"rules":[{"type":"sum_equals","field":"a[]","equals":3,"tolerance":-1}]}`},
+		{"unknown bound field", `{` + base + `,"bounds":{"b":{"min":0,"mx":3}}}`},
+		{"bound limit a bool", `{` + base + `,"bounds":{"b":{"min":true}}}`},
+		{"rules not an array", `{` + base + `,"rules":{}}`},
+	}
+	for _, tt := range invalid {
+		t.Run("invalid/"+tt.name, func(t *testing.T) {
+			var args any
+			if err := json.Unmarshal([]byte(tt.body), &args); err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.Validate(args); err == nil {
+				t.Error("the input schema accepts it")
+			}
+			if _, err := svc.Engine.DecodeRequest([]byte(tt.body)); err == nil {
+				t.Error("the engine accepts what the input schema rejects")
+			}
+		})
+	}
+}
