@@ -1,8 +1,10 @@
 package tools
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -197,9 +199,29 @@ func (h *HTTPHandler) routes() []HTTPRoute {
 		{Pattern: routeOpenAPI, Handler: h.openapi},
 		{Pattern: routeDocs, Handler: http.HandlerFunc(h.docsPage)},
 		{Pattern: routeDocsAsset, Handler: http.HandlerFunc(h.docsAsset)},
-		{Pattern: routeMCP, Handler: h.opts.MCP},
+		{Pattern: routeMCP, Handler: h.mcpLimits(h.opts.MCP)},
 	}
 	return append(builtin, h.opts.Routes...)
+}
+
+// mcpLimits applies the JSON content type and the body limit to /mcp
+// before the MCP SDK sees the request (reading the body, which the SDK
+// would read whole anyway), so that those failures have the one error
+// shape there too.
+func (h *HTTPHandler) mcpLimits(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e := checkJSONContentType(r); e != nil {
+			writeError(w, e)
+			return
+		}
+		body, e := readBody(w, r, h.opts.MaxBodyBytes)
+		if e != nil {
+			writeError(w, e)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // handle registers one route, turning the mux's panic on a bad or
@@ -232,8 +254,8 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	defer func() {
 		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler { //nolint:errorlint // the sentinel is compared, never wrapped
-				panic(p)
+			if p == http.ErrAbortHandler {
+				panic(p) // the handler asked to abort the connection
 			}
 			h.log.Error("panic serving request", "correlation_id", cid, "route", routeOf(r), "panic", fmt.Sprint(p), "stack", stack())
 			if !sw.wrote {

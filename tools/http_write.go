@@ -147,8 +147,12 @@ func checkJSONContentType(r *http.Request) *Error {
 
 // tooLarge is the 413 that states the limit.
 func tooLarge(limit int64) *Error {
+	size := fmt.Sprintf("%d bytes", limit)
+	if h := humanBytes(limit); h != size {
+		size += " (" + h + ")"
+	}
 	e := NewError(CodePayloadTooLarge, http.StatusRequestEntityTooLarge,
-		fmt.Sprintf("The request body is larger than this server's limit of %d bytes (%s). Nothing was charged; send a smaller request.", limit, humanBytes(limit)))
+		fmt.Sprintf("The request body is larger than this server's limit of %s. Nothing was charged; send a smaller request.", size))
 	e.NextActions[0].Action = "reduce_request_size"
 	return e
 }
