@@ -15,7 +15,7 @@ const recordDescription = `Get an agent's signed trust record: a 0-100 trust sco
 
 When to call: before hiring or paying an agent (a seller) whose work you have not checked yet, or to compare sellers. The score is evidence, not a substitute: still verify the delivered output with verify_schema before paying.
 
-What to do with the answer: has_history false means the agent is unknown (no verdicts yet); a low score or a wide interval means little or poor evidence. The record is signed under the trust-score context; verify_receipt checks it. isError: fix the agent_id as fields[] says.`
+What to do with the answer: has_history false means the agent is unknown (no verdicts yet); a low score or a wide interval means little or poor evidence. The record is signed under the trust-score context; verify_receipt checks it. isError: fix the agent_id as fields[] says; or, on HTTP deployments that charge for records, pay the x402 PaymentRequired and call again with the payment in _meta["x402/payment"].`
 
 const recordInput = `{"type":"object","additionalProperties":false,"required":["agent_id"],"properties":{` +
 	`"agent_id":{"type":"string","minLength":1,"maxLength":200,"description":"the agent_id that verification requests named (e.g. the seller's id)"}}}`
@@ -45,11 +45,12 @@ const recordOutput = `{"type":"object","title":"trust record","description":"The
 func recordTool() *mcp.Tool {
 	f := false
 	return &mcp.Tool{
-		Name:         ToolRecord,
-		Title:        "Get an agent's signed trust record",
-		Description:  recordDescription,
-		InputSchema:  json.RawMessage(recordInput),
-		OutputSchema: outputOrError("The signed trust record or, when isError is set, the error object.", recordOutput),
+		Name:        ToolRecord,
+		Title:       "Get an agent's signed trust record",
+		Description: recordDescription,
+		InputSchema: json.RawMessage(recordInput),
+		OutputSchema: outputOrError("The signed trust record or, when isError is set, the error object or an x402 PaymentRequired.",
+			recordOutput, paymentRequiredSchema),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Get an agent's signed trust record",
 			ReadOnlyHint:    true,

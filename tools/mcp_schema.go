@@ -1,6 +1,9 @@
 package tools
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // JSON Schema fragments shared by the tools' hand-written input and output
 // schemas. They use only keywords that draft-07 and draft 2020-12 read alike
@@ -49,12 +52,20 @@ const (
 		`"correlation_id":{"type":"string"}}}`
 )
 
+// paymentRequiredSchema is x402 v2's PaymentRequired, the structured
+// content of the isError result that asks for payment over HTTP (SPEC §7).
+const paymentRequiredSchema = `{"type":"object","title":"payment required","description":"x402 v2 PaymentRequired (isError is true): pay one of accepts[] and call again with the payment in _meta[\"x402/payment\"]; _meta also carries the error code and free_trial.",` +
+	`"required":["x402Version","accepts"],"properties":{"x402Version":{"type":"integer"},"error":{"type":"string"},` +
+	`"resource":{"type":"object"},"accepts":{"type":"array","items":{"type":"object"}},"extensions":{"type":"object"}}}`
+
 // outputOrError is a tool's output schema: its answer or, on a result with
-// isError set, the error object. MCP requires an object at the root, and
-// clients validate structured content whether or not isError is set.
-func outputOrError(description, answer string) json.RawMessage {
+// isError set, the error object or one of the other refusals given. MCP
+// requires an object at the root, and clients validate structured content
+// whether or not isError is set.
+func outputOrError(description, answer string, refusals ...string) json.RawMessage {
+	branches := append([]string{answer, errorSchema}, refusals...)
 	return json.RawMessage(`{"type":"object","description":` + quote(description) +
-		`,"anyOf":[` + answer + `,` + errorSchema + `]}`)
+		`,"anyOf":[` + strings.Join(branches, ",") + `]}`)
 }
 
 // quote returns s as a JSON string.

@@ -437,3 +437,23 @@ func TestServeStdioReturnsOnCancel(t *testing.T) {
 		t.Fatal("ServeStdio did not return after cancel")
 	}
 }
+
+// TestMCPOutputSchemasAcceptPaymentRequired checks that the chargeable
+// tools' output schemas admit the x402 PaymentRequired that a paying HTTP
+// deployment answers with (clients validate isError results too), and that
+// verify_receipt, which is never charged, does not.
+func TestMCPOutputSchemasAcceptPaymentRequired(t *testing.T) {
+	c := connectMCP(t, quietService(t, true))
+	var required any
+	if err := json.Unmarshal([]byte(`{"x402Version":2,"error":"payment required",`+
+		`"resource":{"url":"http://127.0.0.1:8080/mcp","description":"verify"},`+
+		`"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"20000","asset":"0x0","payTo":"0x1","maxTimeoutSeconds":60}]}`), &required); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{ToolVerifySchema: true, ToolRecord: true, ToolVerifyReceipt: false} {
+		err := resolveSchema(t, c.tools[name].OutputSchema).Validate(required)
+		if got := err == nil; got != want {
+			t.Errorf("%s output schema accepts a PaymentRequired: %t, want %t (%v)", name, got, want, err)
+		}
+	}
+}

@@ -24,6 +24,7 @@ What to do with the answer:
 - result "fail": repair the output using hints[] (check, $.path, expected, found), then call verify_schema again with the same expected_schema, bounds and rules. Repeat until it passes.
 - result "pass": attach the whole answer as the receipt (seller) or proceed to payment (buyer). Anyone can check it offline with verify_receipt.
 - isError: the request itself is invalid; fix the fields named in fields[] and call again. Nothing was charged.
+- isError with an x402 PaymentRequired (HTTP deployments that charge past a free daily allowance): pay one of accepts[] and call again with the payment in _meta["x402/payment"].
 
 Each call issues a new receipt (not idempotent) and records the verdict in agent_id's reputation.`
 
@@ -88,11 +89,12 @@ const verifyAnswerOutput = `{"type":"object","title":"answer","description":"The
 func verifySchemaTool() *mcp.Tool {
 	f := false
 	return &mcp.Tool{
-		Name:         ToolVerifySchema,
-		Title:        "Verify output against a JSON Schema",
-		Description:  verifySchemaDescription,
-		InputSchema:  json.RawMessage(verifySchemaInput),
-		OutputSchema: outputOrError("The signed verification answer or, when isError is set, the error object.", verifyAnswerOutput),
+		Name:        ToolVerifySchema,
+		Title:       "Verify output against a JSON Schema",
+		Description: verifySchemaDescription,
+		InputSchema: json.RawMessage(verifySchemaInput),
+		OutputSchema: outputOrError("The signed verification answer or, when isError is set, the error object or an x402 PaymentRequired.",
+			verifyAnswerOutput, paymentRequiredSchema),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Verify output against a JSON Schema",
 			ReadOnlyHint:    true,
