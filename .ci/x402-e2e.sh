@@ -5,7 +5,8 @@
 # temporary folder (shared/ is read-only in CI), installs its npm packages,
 # starts the facilitator and runs the Go tests built with -tags x402e2e:
 # payment's (a small handler around the Gate) and tools' (the real HTTP
-# layer with payments on).
+# layer with payments on), one package at a time: both read the shared
+# facilitator's log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
@@ -40,4 +41,4 @@ curl -fsS "http://127.0.0.1:$port/supported" >/dev/null
 
 echo "== x402-e2e: go test -tags x402e2e ./payment/ ./tools/"
 X402_E2E=1 X402_TOOLS="$work" X402_FACILITATOR="http://127.0.0.1:$port" \
-  go test -tags x402e2e -count=1 -run 'TestE2E' -v ./payment/ ./tools/
+  go test -tags x402e2e -count=1 -p 1 -run 'TestE2E' -v ./payment/ ./tools/
