@@ -3,10 +3,11 @@
 # (@x402/fetch, pay.mjs) and the real facilitator logic (@x402/core and
 # @x402/evm, facilitator.mjs), all on loopback. Copies shared/tools/x402 to a
 # temporary folder (shared/ is read-only in CI), installs its npm packages,
-# starts the facilitator and runs the Go tests built with -tags x402e2e:
-# payment's (a small handler around the Gate) and tools' (the real HTTP
-# layer with payments on), one package at a time: both read the shared
-# facilitator's log.
+# starts the facilitator, builds the verifier and runs the Go tests built
+# with -tags x402e2e: payment's (a small handler around the Gate), tools'
+# (the real HTTP layer with payments on) and main's (a real
+# `verifier --http --network testnet` process), one package at a time:
+# they read the shared facilitator's log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
@@ -39,6 +40,9 @@ for _ in $(seq 1 100); do
 done
 curl -fsS "http://127.0.0.1:$port/supported" >/dev/null
 
-echo "== x402-e2e: go test -tags x402e2e ./payment/ ./tools/"
-X402_E2E=1 X402_TOOLS="$work" X402_FACILITATOR="http://127.0.0.1:$port" \
-  go test -tags x402e2e -count=1 -p 1 -run 'TestE2E' -v ./payment/ ./tools/
+echo "== x402-e2e: go build"
+go build -o "$work/verifier" .
+
+echo "== x402-e2e: go test -tags x402e2e ./payment/ ./tools/ ."
+X402_E2E=1 X402_TOOLS="$work" X402_FACILITATOR="http://127.0.0.1:$port" X402_VERIFIER_BIN="$work/verifier" \
+  go test -tags x402e2e -count=1 -p 1 -run 'TestE2E' -v ./payment/ ./tools/ .
