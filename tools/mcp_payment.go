@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,13 +16,23 @@ import (
 // mcpAdmit is the payment step of a chargeable tool call over HTTP
 // (verify_schema; get_verification_record for an agent with history),
 // called after the arguments were found valid and before the work. The
-// client is the call's connection address; a payment rides in
+// client is the call's connection address (X-Forwarded-For with
+// --trust-proxy); a payment rides in
 // _meta["x402/payment"] as a plain JSON object. It returns the admission,
 // or the tool result to answer with instead: the x402 payment-required
 // result for a 402, the error result for a 429 or 503. A nil g admits every
 // call free (stdio).
 func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallToolRequest, bodySize int64) (*payment.Admission, *mcp.CallToolResult) {
-	preq := payment.Request{Route: s.mcpPaymentRoute(req.Params.Name), Client: payment.ClientIDOf(ClientAddr(req)), BodySize: bodySize}
+	if g == nil {
+		return &payment.Admission{}, nil
+	}
+	// The HTTP request as far as the client id needs it: the connection's
+	// address, and X-Forwarded-For when the gate trusts a proxy.
+	hr := &http.Request{RemoteAddr: ClientAddr(req), Header: http.Header{}}
+	if req.Extra != nil && req.Extra.Header != nil {
+		hr.Header = req.Extra.Header
+	}
+	preq := payment.Request{Route: s.mcpPaymentRoute(req.Params.Name), Client: g.ClientID(hr), BodySize: bodySize}
 	if v, ok := req.Params.GetMeta()[payment.MetaPayment]; ok && v != nil {
 		raw, err := json.Marshal(v)
 		if err != nil {

@@ -36,6 +36,12 @@ func paidTool(srv *mcp.Server, svc *Service, g *payment.Gate, work *atomic.Int32
 // toolCall posts one tools/call with _meta and returns the result.
 func toolCall(t *testing.T, url, tool string, meta map[string]any) mcp.CallToolResult {
 	t.Helper()
+	return toolCallFrom(t, url, tool, meta, "")
+}
+
+// toolCallFrom is toolCall with an X-Forwarded-For header (when not "").
+func toolCallFrom(t *testing.T, url, tool string, meta map[string]any, xff string) mcp.CallToolResult {
+	t.Helper()
 	params := map[string]any{"name": tool, "arguments": map[string]any{"x": 1}}
 	if meta != nil {
 		params["_meta"] = meta
@@ -44,6 +50,9 @@ func toolCall(t *testing.T, url, tool string, meta map[string]any) mcp.CallToolR
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -150,5 +159,37 @@ func TestMCPPayment(t *testing.T) {
 	decodeStructured(t, limited, &e)
 	if !limited.IsError || e.Code != payment.CodeRateLimited || !e.Retryable || e.RetryAfter == nil {
 		t.Errorf("payment off past the allowance = %+v", limited)
+	}
+}
+
+func TestMCPPaymentClient(t *testing.T) {
+	svc := quietService(t, true)
+	var work atomic.Int32
+	for _, tt := range []struct {
+		name       string
+		trustProxy bool
+		want       []bool // isError of three calls from two forwarded addresses
+	}{
+		{"connection address", false, []bool{false, true, true}},
+		{"X-Forwarded-For with trust-proxy", true, []bool{false, false, true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := payment.NewGate(payment.Config{FreePerDay: 1, TrustProxy: tt.trustProxy}, quietService(t, true).Store, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := NewMCPServer(svc)
+			paidTool(srv, svc, g, &work)
+			ts := httptest.NewServer(mcpHTTPHandler(srv, svc.log()))
+			defer ts.Close()
+			for i, xff := range []string{"198.51.100.1", "198.51.100.2", "198.51.100.2"} {
+				if r := toolCallFrom(t, ts.URL, ToolVerifySchema+"_paid_probe", nil, xff); r.IsError != tt.want[i] {
+					t.Errorf("call %d from %s: isError %v, want %v", i+1, xff, r.IsError, tt.want[i])
+				}
+			}
+		})
+	}
+	if _, refused := svc.mcpAdmit(context.Background(), nil, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: ToolVerifySchema}}, 10); refused != nil {
+		t.Errorf("a nil gate refused a call: %+v", refused)
 	}
 }
