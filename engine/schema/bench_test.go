@@ -71,3 +71,25 @@ func BenchmarkEvaluateInvoice(b *testing.B) {
 		})
 	}
 }
+
+// TestEvaluateAllocations keeps a valid evaluation at a constant handful of
+// allocations (the result, its described list and one string), whatever the
+// instance's size.
+func TestEvaluateAllocations(t *testing.T) {
+	s, err := Compile(readBenchDoc(t, "invoice.schema.json"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := readBenchDoc(t, "invoice.valid.json")
+	if _, err := s.Evaluate(inst); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := s.Evaluate(inst); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 3 {
+		t.Errorf("Evaluate(valid invoice) allocates %v times, want at most 3", allocs)
+	}
+}

@@ -18,6 +18,7 @@ type evaluator struct {
 
 	passed, total int
 	fails         []failRec
+	spans         []spans
 	buf           []byte
 	described     []descRec
 	decls         []declRec
@@ -90,6 +91,7 @@ func (e *evaluator) reset(s *Schema) {
 // release drops references into the instance before pooling.
 func (e *evaluator) release() {
 	clear(e.fails)
+	clear(e.spans)
 	clear(e.described)
 	clear(e.decls)
 	clear(e.scope)
@@ -131,16 +133,40 @@ func (e *evaluator) fail(count bool, kw, at string, n *node, v any, f *frame, a,
 }
 
 func appendPath(b []byte, f *frame) []byte {
-	if f == nil || f.parent == nil {
-		return b
+	// collect the chain in a fixed array (a growing slice would move the
+	// frames to the heap); deeper paths recurse for their upper part
+	var chain [16]*frame
+	n := 0
+	for ; f != nil && f.parent != nil && n < len(chain); f = f.parent {
+		chain[n] = f
+		n++
 	}
-	b = appendPath(b, f.parent)
+	if f != nil && f.parent != nil {
+		b = appendPath(b, f)
+	}
+	for i := n - 1; i >= 0; i-- {
+		b = appendSegment(b, chain[i])
+	}
+	return b
+}
+
+func appendSegment(b []byte, f *frame) []byte {
 	b = append(b, '/')
 	if f.idx >= 0 {
 		return appendInt(b, f.idx)
 	}
-	for i := 0; i < len(f.key); i++ {
-		switch c := f.key[i]; c {
+	plain := true
+	for j := 0; j < len(f.key); j++ {
+		if c := f.key[j]; c == '~' || c == '/' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return append(b, f.key...)
+	}
+	for j := 0; j < len(f.key); j++ {
+		switch c := f.key[j]; c {
 		case '~':
 			b = append(b, '~', '0')
 		case '/':
@@ -329,6 +355,26 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 	return valid
 }
 
+// leaf counts the checks of leaf schema n on v when they all hold; false
+// sends the caller to the recording path.
+func (e *evaluator) leaf(n *node, v any, count bool) bool {
+	if e.abort {
+		return false
+	}
+	k := leafChecks(n, v)
+	if k < 0 {
+		return false
+	}
+	if e.steps++; e.steps > e.maxSteps {
+		e.abort = true
+	}
+	if count {
+		e.total += k
+		e.passed += k
+	}
+	return true
+}
+
 // leafChecks evaluates a leaf schema without recording anything: it
 // returns the number of checks when every one holds, or -1 (the caller then
 // evaluates again on the recording path).
@@ -385,19 +431,34 @@ func leafChecks(n *node, v any) int {
 		}
 		return k
 	case json.Number:
-		num, ok := parseNumber(string(x))
-		if !ok {
-			return -1
-		}
+		// parse only what the keywords need: most checks on a number are
+		// its type or an enum of literals
+		lit := string(x)
+		var num number
+		parsed := false
 		if n.types != 0 {
-			if n.types&typeNumber == 0 && (n.types&typeInteger == 0 || !num.isInt()) {
-				return -1
+			if n.types&typeNumber == 0 {
+				if n.types&typeInteger == 0 {
+					return -1
+				}
+				if !isIntLiteral(lit) {
+					if num, parsed = parseNumber(lit); !parsed || !num.isInt() {
+						return -1
+					}
+				}
 			}
 			k++
 		}
 		if n.enum != nil {
-			if !n.enum.hasNumber(&num) {
-				return -1
+			if !n.enum.hasLiteral(lit) {
+				if !parsed {
+					if num, parsed = parseNumber(lit); !parsed {
+						return -1
+					}
+				}
+				if !n.enum.hasNumber(&num) {
+					return -1
+				}
 			}
 			k++
 		}
@@ -408,32 +469,37 @@ func leafChecks(n *node, v any) int {
 			k++
 		}
 		if n.anyNum {
-			if n.multipleOf != nil {
-				if !isMultiple(num, n.multipleOf.n) {
-					return -1
-				}
-				k++
-			}
 			if n.minimum != nil {
-				if cmpNumber(num, n.minimum.n) < 0 {
+				if c := cmpKw(n.minimum, lit, &num, &parsed); c < 0 || c == cmpBad {
 					return -1
 				}
 				k++
 			}
 			if n.maximum != nil {
-				if cmpNumber(num, n.maximum.n) > 0 {
+				if c := cmpKw(n.maximum, lit, &num, &parsed); c > 0 {
 					return -1
 				}
 				k++
 			}
 			if n.exclMin != nil {
-				if cmpNumber(num, n.exclMin.n) <= 0 {
+				if c := cmpKw(n.exclMin, lit, &num, &parsed); c <= 0 || c == cmpBad {
 					return -1
 				}
 				k++
 			}
 			if n.exclMax != nil {
-				if cmpNumber(num, n.exclMax.n) >= 0 {
+				if c := cmpKw(n.exclMax, lit, &num, &parsed); c >= 0 {
+					return -1
+				}
+				k++
+			}
+			if n.multipleOf != nil {
+				if !parsed {
+					if num, parsed = parseNumber(lit); !parsed {
+						return -1
+					}
+				}
+				if !isMultiple(num, n.multipleOf.n) {
 					return -1
 				}
 				k++
@@ -487,6 +553,54 @@ func (s *enumSet) hasString(x string) bool {
 		}
 	}
 	return false
+}
+
+// cmpBad is what cmpKw returns for a malformed literal; it fails every
+// comparison.
+const cmpBad = 2
+
+// cmpKw compares the literal lit with a numeric keyword, parsing lit into
+// *num only when a quick test does not decide.
+func cmpKw(kw *numKw, lit string, num *number, parsed *bool) int {
+	if c, ok := kw.cmpLit(lit); ok {
+		return c
+	}
+	if !*parsed {
+		var ok bool
+		if *num, ok = parseNumber(lit); !ok {
+			return cmpBad
+		}
+		*parsed = true
+	}
+	return cmpNumber(*num, kw.n)
+}
+
+// hasLiteral reports whether a number member is written exactly as lit.
+func (s *enumSet) hasLiteral(lit string) bool {
+	for _, m := range s.numLits {
+		if m == lit {
+			return true
+		}
+	}
+	return false
+}
+
+// isIntLiteral reports whether lit is a JSON integer literal without
+// fraction or exponent.
+func isIntLiteral(lit string) bool {
+	i := 0
+	if len(lit) > 0 && lit[0] == '-' {
+		i = 1
+	}
+	if i >= len(lit) || (lit[i] == '0' && len(lit) > i+1) {
+		return false
+	}
+	for ; i < len(lit); i++ {
+		if lit[i] < '0' || lit[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *enumSet) hasNumber(num *number) bool {
@@ -725,16 +839,14 @@ func (e *evaluator) child(n *node, v any, pf *frame, key string, idx int, count 
 	if n.boolean > 0 {
 		return true
 	}
-	if n.leaf && !e.abort {
-		if k := leafChecks(n, v); k >= 0 {
-			e.steps++
-			if count {
-				e.total += k
-				e.passed += k
-			}
-			return true
-		}
+	if n.leaf && e.leaf(n, v, count) {
+		return true
 	}
+	return e.childSlow(n, v, pf, key, idx, count)
+}
+
+// childSlow is child without the leaf fast path (the caller tried it).
+func (e *evaluator) childSlow(n *node, v any, pf *frame, key string, idx int, count bool) bool {
 	f := frame{parent: pf, key: key, idx: idx, declStart: len(e.decls), dStart: len(e.described)}
 	ok := e.eval(n, v, &f, count, nil)
 	if len(e.decls) > f.declStart || f.descents > 1 {

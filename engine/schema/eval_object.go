@@ -1,6 +1,9 @@
 package schema
 
-import "slices"
+import (
+	"math/bits"
+	"slices"
+)
 
 // annot collects, for one location, what unevaluatedProperties and
 // unevaluatedItems must skip: the properties and items that adjacent
@@ -102,29 +105,61 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, "maxProperties", 0, nil) {
 		return false
 	}
-	// Look every declared property up once; required reuses the result.
+	// Find every declared property once: by walking the object through the
+	// node's key table when it is small, else by lookups. Leaf subschemas
+	// that hold are counted on the way (order does not matter for them);
+	// the others wait in vals for the ordered pass below.
 	var vals [maxGather]any
-	var mask uint32
+	var mask, pending uint32
+	leafChecked, leafSteps := 0, 0
 	gather := n.props != nil && len(n.props) <= maxGather
 	if gather {
-		for i := range n.props {
-			if cv, has := obj[n.props[i].name]; has {
-				vals[i] = cv
+		if n.keyTab != nil && len(obj) <= 2*maxGather {
+			for k, cv := range obj {
+				i := n.propIndex(k)
+				if i < 0 {
+					continue
+				}
 				mask |= 1 << i
+				if pn := n.props[i].n; pn.leaf {
+					if c := leafChecks(pn, cv); c >= 0 {
+						leafChecked += c
+						leafSteps++
+						continue
+					}
+				}
+				vals[i] = cv
+				pending |= 1 << i
+			}
+		} else {
+			for i := range n.props {
+				cv, has := obj[n.props[i].name]
+				if !has {
+					continue
+				}
+				mask |= 1 << i
+				if pn := n.props[i].n; pn.leaf {
+					if c := leafChecks(pn, cv); c >= 0 {
+						leafChecked += c
+						leafSteps++
+						continue
+					}
+				}
+				vals[i] = cv
+				pending |= 1 << i
 			}
 		}
 	}
 	if n.hasRequired {
 		ok := true
-		for j, r := range n.required {
-			if i := n.reqIdx[j]; gather && i >= 0 {
-				if mask&(1<<i) == 0 {
+		if gather && n.reqInProps {
+			ok = mask&n.reqMask == n.reqMask
+		} else {
+			for _, r := range n.required {
+				if _, has := obj[r]; !has {
 					ok = false
 					break
 				}
-			} else if _, has := obj[r]; !has {
-				ok = false
-				break
 			}
 		}
 		var missing []string
@@ -156,24 +191,42 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		}
 	}
 	present := 0
-	if n.props != nil {
+	if gather {
+		present = bits.OnesCount32(mask)
+		if count {
+			e.total += leafChecked
+			e.passed += leafChecked
+		}
+		if e.steps += leafSteps; e.steps > e.maxSteps {
+			e.abort = true
+		}
+		if ann != nil {
+			for m := mask; m != 0; m &= m - 1 {
+				ann.addProp(n.props[bits.TrailingZeros32(m)].name)
+			}
+		}
+		for m := pending; m != 0; m &= m - 1 {
+			i := bits.TrailingZeros32(m)
+			if !e.childSlow(n.props[i].n, vals[i], f, n.props[i].name, -1, count) {
+				if !count {
+					return false
+				}
+				valid = false
+			}
+		}
+	} else if n.props != nil {
 		for i := range n.props {
 			p := &n.props[i]
-			var cv any
-			if gather {
-				if mask&(1<<i) == 0 {
-					continue
-				}
-				cv = vals[i]
-			} else {
-				var has bool
-				if cv, has = obj[p.name]; !has {
-					continue
-				}
+			cv, has := obj[p.name]
+			if !has {
+				continue
 			}
 			present++
 			if ann != nil {
 				ann.addProp(p.name)
+			}
+			if p.n.leaf && e.leaf(p.n, cv, count) {
+				continue
 			}
 			if !e.child(p.n, cv, f, p.name, -1, count) {
 				if !count {
@@ -182,9 +235,9 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 				valid = false
 			}
 		}
-		if present > 0 {
-			f.descents++
-		}
+	}
+	if present > 0 {
+		f.descents++
 	}
 	if n.patProps != nil {
 		m := e.mark()
@@ -438,7 +491,11 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 		}
 	}
 	if n.items != nil && len(arr) > len(n.prefix) {
+		leaf := n.items.leaf
 		for i := len(n.prefix); i < len(arr); i++ {
+			if leaf && e.leaf(n.items, arr[i], count) {
+				continue
+			}
 			if !e.child(n.items, arr[i], f, "", i, count) {
 				if !count {
 					return false

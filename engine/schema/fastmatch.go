@@ -17,6 +17,9 @@ import (
 type fastMatcher struct {
 	elems []fmElem
 	end   bool // anchored at the end of the text
+	// fixed, when set, is the byte set of every position of a pattern of
+	// fixed length over ASCII (^[A-Z]{3}-[0-9]{5}$): one test per byte.
+	fixed [][2]uint64
 }
 
 type fmElem struct {
@@ -119,7 +122,35 @@ func newFastMatcher(re *regexp.Regexp) *fastMatcher {
 			return nil
 		}
 	}
+	m.fixed = fixedPositions(m.elems)
 	return m
+}
+
+// fixedPositions returns the per-byte sets of a sequence of fixed-count
+// ASCII elements, or nil.
+func fixedPositions(elems []fmElem) [][2]uint64 {
+	var out [][2]uint64
+	for _, el := range elems {
+		if el.lit != "" {
+			for i := 0; i < len(el.lit); i++ {
+				c := el.lit[i]
+				if c >= utf8.RuneSelf {
+					return nil
+				}
+				var set [2]uint64
+				set[c>>6] |= 1 << (c & 63)
+				out = append(out, set)
+			}
+			continue
+		}
+		if el.min != el.max || len(el.set.ranges) > 0 || el.min > 256 {
+			return nil
+		}
+		for i := 0; i < el.min; i++ {
+			out = append(out, el.set.ascii)
+		}
+	}
+	return out
 }
 
 // flatten appends the concatenated parts of t, looking through groups.
@@ -193,6 +224,18 @@ func single(r *syntax.Regexp) (charSet, bool) {
 }
 
 func (m *fastMatcher) match(s string) bool {
+	if m.fixed != nil {
+		if len(s) < len(m.fixed) || (m.end && len(s) != len(m.fixed)) {
+			return false
+		}
+		for i, set := range m.fixed {
+			c := s[i]
+			if c >= utf8.RuneSelf || set[c>>6]&(1<<(c&63)) == 0 {
+				return false
+			}
+		}
+		return true
+	}
 	i := 0
 	for k := range m.elems {
 		el := &m.elems[k]

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -111,10 +112,21 @@ func (k *kwCompiler) all() error {
 			k.c.hasUneval = true
 		}
 	}
+	for _, kw := range reportedKeywords {
+		if _, ok := k.obj[kw]; ok {
+			n.kwLocs = append(n.kwLocs, kwLoc{kw: kw, loc: n.loc + "/" + kw})
+		}
+	}
+	n.reqInProps = len(n.props) <= maxGather
 	for _, r := range n.required {
 		i := slices.IndexFunc(n.props, func(p propEntry) bool { return p.name == r })
-		n.reqIdx = append(n.reqIdx, i)
+		if i < 0 {
+			n.reqInProps = false
+			break
+		}
+		n.reqMask |= 1 << i
 	}
+	n.buildKeyTab()
 	n.anyNum = n.multipleOf != nil || n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil
 	n.anyStr = n.minLength >= 0 || n.maxLength >= 0 || n.pattern != nil || n.formatAssert
 	n.anyArr = n.minItems >= 0 || n.maxItems >= 0 || n.uniqueItems || n.prefix != nil || n.items != nil ||
@@ -185,7 +197,16 @@ func (k *kwCompiler) number(kw string) (*numKw, error) {
 	if !ok {
 		return nil, k.typeErr(kw, "a finite number")
 	}
-	return &numKw{n: n, lit: n.String()}, nil
+	nk := &numKw{n: n, lit: n.String(), zero: n.isZero()}
+	if n.small && n.exp >= 0 && n.exp <= 18 {
+		if v, ok := scaleU(n.coef, n.exp); ok && v < 1<<62 {
+			nk.i64, nk.isI = int64(v), true
+			if n.neg {
+				nk.i64 = -nk.i64
+			}
+		}
+	}
+	return nk, nil
 }
 
 // count reads a non-negative integer keyword; -1 when absent.
@@ -280,6 +301,9 @@ func (k *kwCompiler) validation() error {
 					return k.typeErr("enum", "an array of JSON values")
 				}
 				e.nums = append(e.nums, num)
+				if lit, ok := m.(json.Number); ok {
+					e.numLits = append(e.numLits, string(lit))
+				}
 			default:
 				e.others = append(e.others, m)
 			}

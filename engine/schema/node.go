@@ -44,7 +44,10 @@ type node struct {
 	// objects
 	minProps, maxProps int // -1 when absent
 	required           []string
-	reqIdx             []int // index of each required name in props, or -1
+	reqMask            uint32            // bits of the required names in props
+	reqInProps         bool              // every required name is in props (and props is small)
+	keyTab             *[keyTabSize]int8 // perfect hash of the property names, or nil
+	keySeed            uint32
 	hasRequired        bool
 	depRequired        []depRequired
 	depRequiredKw      string // dependentRequired, or dependencies (draft-07 array form)
@@ -56,6 +59,9 @@ type node struct {
 	propNames          *node
 	unevalProps        *node
 	unevalPropsFalse   bool
+
+	// keyword locations of the assertions, for failure reports
+	kwLocs []kwLoc
 
 	// in-place applicators
 	ref        *node
@@ -80,15 +86,79 @@ type resource struct {
 }
 
 type enumSet struct {
-	vals   []any    // every member, for messages
-	strs   []string // string members
-	nums   []number // number members
-	others []any    // null, booleans, arrays, objects
+	vals    []any    // every member, for messages
+	strs    []string // string members
+	nums    []number // number members
+	numLits []string // number members as written, for a quick first test
+	others  []any    // null, booleans, arrays, objects
 }
 
 type numKw struct {
-	n   number
-	lit string
+	n    number
+	lit  string
+	zero bool  // the keyword is 0: a sign test decides a comparison
+	i64  int64 // the keyword as an integer, when isI
+	isI  bool
+}
+
+// cmpLit compares the number literal lit with k without parsing lit when a
+// sign test or an int64 comparison decides it; ok is false otherwise.
+func (k *numKw) cmpLit(lit string) (c int, ok bool) {
+	if k.zero {
+		return litSign(lit), true
+	}
+	if k.isI {
+		if v, ok := litInt(lit); ok {
+			switch {
+			case v < k.i64:
+				return -1, true
+			case v > k.i64:
+				return 1, true
+			}
+			return 0, true
+		}
+	}
+	return 0, false
+}
+
+// litSign is the sign of a valid JSON number literal.
+func litSign(lit string) int {
+	sign := 1
+	if len(lit) > 0 && lit[0] == '-' {
+		sign = -1
+	}
+	for i := 0; i < len(lit); i++ {
+		switch c := lit[i]; {
+		case c >= '1' && c <= '9':
+			return sign
+		case c == 'e' || c == 'E':
+			return 0
+		}
+	}
+	return 0
+}
+
+// litInt parses a JSON integer literal of at most 18 digits.
+func litInt(lit string) (int64, bool) {
+	i, neg := 0, false
+	if len(lit) > 0 && lit[0] == '-' {
+		i, neg = 1, true
+	}
+	if i >= len(lit) || len(lit)-i > 18 || (lit[i] == '0' && len(lit) > i+1) {
+		return 0, false
+	}
+	var v int64
+	for ; i < len(lit); i++ {
+		c := lit[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 type pattern struct {
@@ -156,4 +226,73 @@ func (n *node) property(key string) *node {
 		}
 	}
 	return nil
+}
+
+// keyTabSize is the size of the perfect hash tables of property names.
+const keyTabSize = 64
+
+func keyHash(k string, seed uint32) uint32 {
+	h := uint32(len(k)) * 0x9E3779B1
+	if len(k) > 0 {
+		h ^= uint32(k[0])<<8 | uint32(k[len(k)-1])<<16
+	}
+	return (h * seed) >> 26 // 6 bits: keyTabSize
+}
+
+// propIndex returns the index in props of key, or -1.
+func (n *node) propIndex(k string) int {
+	i := int(n.keyTab[keyHash(k, n.keySeed)])
+	if i >= 0 && n.props[i].name == k {
+		return i
+	}
+	return -1
+}
+
+// buildKeyTab finds a collision-free hash seed for the property names.
+func (n *node) buildKeyTab() {
+	if len(n.props) == 0 || len(n.props) > 16 {
+		return
+	}
+	var tab [keyTabSize]int8
+	for seed := uint32(0x2545F491); seed < 0x2545F491+2000*2; seed += 2 {
+		for i := range tab {
+			tab[i] = -1
+		}
+		ok := true
+		for i, p := range n.props {
+			h := keyHash(p.name, seed)
+			if tab[h] >= 0 {
+				ok = false
+				break
+			}
+			tab[h] = int8(i)
+		}
+		if ok {
+			n.keyTab, n.keySeed = &tab, seed
+			return
+		}
+	}
+}
+
+type kwLoc struct{ kw, loc string }
+
+// reportedKeywords are the keywords whose location a failure can report.
+var reportedKeywords = []string{"type", "enum", "const", "multipleOf", "minimum", "maximum", "exclusiveMinimum",
+	"exclusiveMaximum", "minLength", "maxLength", "pattern", "format", "minItems", "maxItems", "uniqueItems",
+	"contains", "minContains", "maxContains", "minProperties", "maxProperties", "required", "dependentRequired",
+	"dependencies", "propertyNames", "anyOf", "oneOf", "not", "additionalProperties", "unevaluatedProperties",
+	"unevaluatedItems", "items", "additionalItems"}
+
+// locOf returns the precomputed location of keyword at in n, or "" (the
+// schema's own location for at == "").
+func (n *node) locOf(at string) string {
+	if at == "" {
+		return n.loc
+	}
+	for i := range n.kwLocs {
+		if n.kwLocs[i].kw == at {
+			return n.kwLocs[i].loc
+		}
+	}
+	return ""
 }

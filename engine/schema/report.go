@@ -19,26 +19,31 @@ func countRunes(s string) int { return utf8.RuneCountInString(s) }
 
 // spans are offsets into the evaluator's buffer for one failure's strings.
 type spans struct {
-	path, kwLoc, exp, found, msg [2]int
+	kwLoc                          string // precomputed by the compiler, or "" (then kwLocAt)
+	path, kwLocAt, exp, found, msg [2]int
 }
 
 // result formats the recorded failures and described objects; every string
 // of the result is a slice of one buffer.
 func (e *evaluator) result(valid bool) *Result {
 	res := &Result{Valid: valid, Passed: e.passed, Total: e.total}
-	sp := make([]spans, len(e.fails))
+	e.spans = e.spans[:0]
 	for i := range e.fails {
-		sp[i] = e.formatFailure(&e.fails[i])
+		e.spans = append(e.spans, e.formatFailure(&e.fails[i]))
 	}
+	sp := e.spans
 	all := string(e.buf)
 	sub := func(s [2]int) string { return all[s[0]:s[1]] }
 	if len(e.fails) > 0 {
 		res.Failures = make([]Failure, len(e.fails))
 		for i := range e.fails {
+			if sp[i].kwLoc == "" {
+				sp[i].kwLoc = sub(sp[i].kwLocAt)
+			}
 			res.Failures[i] = Failure{
 				Keyword:         e.fails[i].kw,
 				InstancePath:    sub(sp[i].path),
-				KeywordLocation: sub(sp[i].kwLoc),
+				KeywordLocation: sp[i].kwLoc,
 				Expected:        sub(sp[i].exp),
 				Found:           sub(sp[i].found),
 				Message:         sub(sp[i].msg),
@@ -59,13 +64,15 @@ func (e *evaluator) formatFailure(r *failRec) spans {
 	s.path = [2]int{r.p0, r.p1}
 	path := e.buf[r.p0:r.p1]
 	st := len(e.buf)
-	e.buf = append(e.buf, r.n.loc...)
-	if r.at != "" {
-		e.buf = append(e.buf, '/')
-		e.buf = append(e.buf, r.at...)
+	if s.kwLoc = r.n.locOf(r.at); s.kwLoc == "" {
+		e.buf = append(e.buf, r.n.loc...)
+		if r.at != "" {
+			e.buf = append(e.buf, '/')
+			e.buf = append(e.buf, r.at...)
+		}
+		s.kwLocAt = [2]int{st, len(e.buf)}
+		st = len(e.buf)
 	}
-	s.kwLoc = [2]int{st, len(e.buf)}
-	st = len(e.buf)
 	e.appendExpected(r)
 	s.exp = [2]int{st, len(e.buf)}
 	st = len(e.buf)
