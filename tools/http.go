@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -204,7 +205,8 @@ func (h *HTTPHandler) routes() []HTTPRoute {
 	return append(builtin, h.opts.Routes...)
 }
 
-// mcpLimits applies the JSON content type and the body limit to /mcp
+// mcpLimits applies the JSON content type, the body limit and the
+// verification deadline to /mcp
 // before the MCP SDK sees the request (reading the body, which the SDK
 // would read whole anyway), so that those failures have the one error
 // shape there too.
@@ -220,7 +222,11 @@ func (h *HTTPHandler) mcpLimits(next http.Handler) http.Handler {
 			return
 		}
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		next.ServeHTTP(w, r)
+		// The MCP endpoint is stateless: the request's context is the tool
+		// call's, so the verification deadline of REST applies to it too.
+		ctx, cancel := context.WithTimeout(r.Context(), h.opts.VerifyTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

@@ -18,12 +18,14 @@ const exposedPaymentHeaders = "PAYMENT-REQUIRED, PAYMENT-RESPONSE, Free-Allowanc
 
 // WithPayment puts the free allowance and x402 payments of g on the HTTP
 // routes: the Gate of both verify routes and GET /score/{agent_id}, the
-// live Pricing of /llms.txt, and GET /.well-known/x402. A nil g leaves opts
+// live Pricing of /llms.txt, and GET /.well-known/x402; and on the
+// chargeable MCP tools through s.Payment. A nil g leaves opts
 // as they are (every call free).
 func (s *Service) WithPayment(opts *HTTPOptions, g *payment.Gate) {
 	if g == nil {
 		return
 	}
+	s.Payment = g
 	opts.Gate = s.paymentGate(g)
 	opts.Pricing = func(r *http.Request) Pricing { return s.pricing(g, r) }
 	opts.Routes = append(opts.Routes, HTTPRoute{

@@ -114,14 +114,26 @@ func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest)
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
-	v, err := s.Verify(ctx, body)
+	// Decode first: an invalid request is answered before any payment step.
+	vreq, err := s.Engine.DecodeRequest(body)
+	if err != nil {
+		e := AsError(err)
+		s.logCall(ctx, ToolVerifySchema, start, e.Code)
+		return errorResult(e), nil
+	}
+	adm, refused := s.mcpAdmit(ctx, s.Payment, req, int64(len(body)))
+	if refused != nil {
+		s.logCall(ctx, ToolVerifySchema, start, "payment_refused")
+		return refused, nil
+	}
+	v, err := s.VerifyRequest(ctx, vreq)
 	if err != nil {
 		e := AsError(err)
 		s.logCall(ctx, ToolVerifySchema, start, e.Code)
 		return errorResult(e), nil
 	}
 	s.logCall(ctx, ToolVerifySchema, start, v.Outcome.Result())
-	return answerResult(verifyText(v), v.Answer), nil
+	return s.mcpSettle(ctx, adm, answerResult(verifyText(v), v.Answer)), nil
 }
 
 // verifyText renders a verification for a person: verdict, ratios, the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 )
@@ -32,6 +33,10 @@ type Service struct {
 	PublicURL string
 	Now       func() time.Time
 	Log       *slog.Logger
+	// Payment is HTTP mode's free allowance and x402 gate, applied to the
+	// chargeable MCP tools (REST routes get it through HTTPOptions.Gate).
+	// Nil — stdio and the CLI — serves every call free.
+	Payment *payment.Gate
 }
 
 func (s *Service) now() time.Time {

@@ -1,0 +1,69 @@
+package tools
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/verifier-dev/verifier/payment"
+)
+
+// callTool posts one tools/call with the given arguments to an MCP endpoint.
+func callTool(t *testing.T, url, tool string, args json.RawMessage) mcp.CallToolResult {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": tool, "arguments": args}})
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msg struct {
+		Result mcp.CallToolResult `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&msg); err != nil {
+		t.Fatal(err)
+	}
+	return msg.Result
+}
+
+// TestMCPToolsShareTheAllowance drives the real verify_schema and
+// get_verification_record handlers over HTTP with payment off and an
+// allowance of one call: the second verification is rate limited, an invalid
+// request is still a 422, and a record of an unknown agent stays free.
+func TestMCPToolsShareTheAllowance(t *testing.T) {
+	svc := newTestService(t, true)
+	gate, err := payment.NewGate(payment.Config{FreePerDay: 1}, svc.Store, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.WithPayment(&HTTPOptions{}, gate)
+	srv := httptest.NewServer(NewMCPHandler(svc))
+	defer srv.Close()
+
+	request := json.RawMessage(readTestdata(t, "invoice-pass.json"))
+	if r := callTool(t, srv.URL, ToolVerifySchema, request); r.IsError {
+		t.Fatalf("first call (free) isError: %+v", r.Content)
+	}
+	code := func(r mcp.CallToolResult) string {
+		var e struct{ Code string }
+		decodeStructured(t, r, &e)
+		return e.Code
+	}
+	if r := callTool(t, srv.URL, ToolVerifySchema, json.RawMessage(`{"task_id":"t"}`)); !r.IsError || code(r) != CodeInvalidRequest {
+		t.Errorf("invalid request past the allowance: isError %v code %q, want invalid_request", r.IsError, code(r))
+	}
+	if r := callTool(t, srv.URL, ToolVerifySchema, request); !r.IsError || code(r) != CodeRateLimited {
+		t.Errorf("second call: isError %v code %q, want rate_limited", r.IsError, code(r))
+	}
+	if r := callTool(t, srv.URL, ToolRecord, json.RawMessage(`{"agent_id":"nobody-yet"}`)); r.IsError {
+		t.Errorf("record of an agent without history is refused: %+v", r.Content)
+	}
+}
