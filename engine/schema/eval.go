@@ -23,6 +23,7 @@ type evaluator struct {
 	described     []descRec
 	decls         []declRec
 	scope         []*resource
+	gen           uint64   // bumped by every rollback of buf
 	annots        []*annot // free list
 }
 
@@ -31,10 +32,12 @@ type evaluator struct {
 type frame struct {
 	parent    *frame
 	key       string
-	idx       int // array index, or -1 for an object key (or the root)
-	declStart int // e.decls length when the location was entered
-	dStart    int // e.described length when the location was entered
-	descents  int // applicators that descended into children here
+	idx       int    // array index, or -1 for an object key (or the root)
+	declStart int    // e.decls length when the location was entered
+	dStart    int    // e.described length when the location was entered
+	descents  int    // applicators that descended into children here
+	pgen      uint64 // e.gen+1 when p0, p1 hold this location's path in buf
+	p0, p1    int32
 }
 
 // declRec is a subschema with properties or patternProperties applied at
@@ -70,6 +73,7 @@ func (e *evaluator) mark() mark {
 }
 
 func (e *evaluator) rollback(m mark) {
+	e.gen++ // cached paths may lie in the discarded part of buf
 	e.passed, e.total = m.passed, m.total
 	e.fails = e.fails[:m.fails]
 	e.buf = e.buf[:m.buf]
@@ -127,27 +131,25 @@ func (e *evaluator) fail(count bool, kw, at string, n *node, v any, f *frame, a,
 		return
 	}
 	e.total++
-	p0 := len(e.buf)
-	e.buf = appendPath(e.buf, f)
-	e.fails = append(e.fails, failRec{kw: kw, at: at, n: n, v: v, p0: p0, p1: len(e.buf), a: a, b: b, names: names})
+	p0, p1 := e.path(f)
+	e.fails = append(e.fails, failRec{kw: kw, at: at, n: n, v: v, p0: p0, p1: p1, a: a, b: b, names: names})
 }
 
-func appendPath(b []byte, f *frame) []byte {
-	// collect the chain in a fixed array (a growing slice would move the
-	// frames to the heap); deeper paths recurse for their upper part
-	var chain [16]*frame
-	n := 0
-	for ; f != nil && f.parent != nil && n < len(chain); f = f.parent {
-		chain[n] = f
-		n++
+// path returns the span of buf holding the RFC 6901 pointer of location f,
+// building it from the parent's (itself built once) on first use.
+func (e *evaluator) path(f *frame) (int, int) {
+	if f == nil || f.parent == nil {
+		return 0, 0
 	}
-	if f != nil && f.parent != nil {
-		b = appendPath(b, f)
+	if f.pgen == e.gen+1 {
+		return int(f.p0), int(f.p1)
 	}
-	for i := n - 1; i >= 0; i-- {
-		b = appendSegment(b, chain[i])
-	}
-	return b
+	pp0, pp1 := e.path(f.parent)
+	p0 := len(e.buf)
+	e.buf = append(e.buf, e.buf[pp0:pp1]...)
+	e.buf = appendSegment(e.buf, f)
+	f.p0, f.p1, f.pgen = int32(p0), int32(len(e.buf)), e.gen+1
+	return p0, len(e.buf)
 }
 
 func appendSegment(b []byte, f *frame) []byte {

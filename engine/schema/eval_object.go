@@ -629,9 +629,8 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 			}
 			slices.Sort(und)
 		}
-		p0 := len(e.buf)
-		e.buf = appendPath(e.buf, f)
-		e.described = append(e.described, descRec{p0: p0, p1: len(e.buf), undeclared: und})
+		p0, p1 := e.path(f)
+		e.described = append(e.described, descRec{p0: p0, p1: p1, undeclared: und})
 	}
 	e.decls = e.decls[:f.declStart]
 }
