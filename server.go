@@ -39,6 +39,7 @@ type serverFlags struct {
 	readTimeout, writeTimeout    time.Duration
 	idleTimeout, shutdownTimeout time.Duration
 	maxHeaderBytes               int
+	maxConcurrent                int
 	engine                       engineFlags
 	payment                      paymentFlags
 }
@@ -55,6 +56,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", defaultIdleTimeout, "how long an idle keep-alive connection stays open (HTTP)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight requests may take to finish (HTTP)")
 	fs.IntVar(&f.maxHeaderBytes, "max-header-bytes", defaultMaxHeaderBytes, "largest request header block in bytes (HTTP)")
+	fs.IntVar(&f.maxConcurrent, "max-concurrent", tools.DefaultMaxConcurrent(), "most verifications running at once; more get 503 unavailable with Retry-After (0: no bound)")
 	f.engine.register(fs)
 	f.payment.register(fs)
 }
@@ -69,6 +71,8 @@ func (f *serverFlags) check() error {
 		return fmt.Errorf("--write-timeout (%s) must exceed --verify-timeout (%s)", f.writeTimeout, f.verifyTimeout)
 	case f.maxHeaderBytes <= 0:
 		return errors.New("--max-header-bytes must be positive")
+	case f.maxConcurrent < 0:
+		return errors.New("--max-concurrent must be 0 (no bound) or more")
 	}
 	if f.publicURL != "" {
 		u, err := url.Parse(f.publicURL)
@@ -114,6 +118,7 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	svc := service(v, keys, f.publicURL)
 	svc.Log = log
+	svc.Limiter = tools.NewLimiter(f.maxConcurrent)
 	st, err := openStore(f.dataDir)
 	if f.httpAddr == "" {
 		// Over stdio an MCP client may start a second server on the same data

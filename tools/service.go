@@ -33,6 +33,9 @@ type Service struct {
 	PublicURL string
 	Now       func() time.Time
 	Log       *slog.Logger
+	// Limiter bounds concurrent verifications; excess ones get 503
+	// unavailable (nil: no bound). See [NewLimiter].
+	Limiter *Limiter
 	// Payment is HTTP mode's free allowance and x402 gate, applied to the
 	// chargeable MCP tools (REST routes get it through HTTPOptions.Gate).
 	// Nil — stdio and the CLI — serves every call free.

@@ -31,8 +31,14 @@ func (s *Service) Verify(ctx context.Context, body []byte) (*Verified, error) {
 	return s.VerifyRequest(ctx, req)
 }
 
-// VerifyRequest verifies an already decoded request.
+// VerifyRequest verifies an already decoded request. It holds a slot of
+// s.Limiter while it works, and fails with 503 unavailable when none is free.
 func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Verified, error) {
+	release, busy := s.Limiter.acquire()
+	if busy != nil {
+		return nil, busy
+	}
+	defer release()
 	hashes, err := req.Hashes(signing.Canonicalize, signing.HashCanonical)
 	if err != nil {
 		return nil, InvalidRequest([]engine.FieldProblem{{

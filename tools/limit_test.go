@@ -1,0 +1,125 @@
+package tools
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestNewLimiter(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		n    int
+		cap  int
+	}{
+		{"no bound", 0, 0},
+		{"negative is no bound", -3, 0},
+		{"one", 1, 1},
+		{"eight", 8, 8},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := NewLimiter(tt.n).Cap(); got != tt.cap {
+				t.Errorf("NewLimiter(%d).Cap() = %d, want %d", tt.n, got, tt.cap)
+			}
+		})
+	}
+	if DefaultMaxConcurrent() < 4 {
+		t.Errorf("DefaultMaxConcurrent() = %d, want at least 4", DefaultMaxConcurrent())
+	}
+}
+
+// TestLimiterRefusesExcess fills every slot and checks that a verification
+// over REST, over MCP and through the typed core gets the retryable 503 in
+// the one error shape, then that a freed slot serves again.
+func TestLimiterRefusesExcess(t *testing.T) {
+	f := newHTTPFixture(t, nil, nil)
+	f.svc.Limiter = NewLimiter(2)
+	var held []func()
+	for range 2 {
+		release, err := f.svc.Limiter.acquire()
+		if err != nil {
+			t.Fatalf("acquire on a free limiter: %v", err)
+		}
+		held = append(held, release)
+	}
+	body := invoice(t, "invoice-pass.json", map[string]any{"task_id": marker})
+
+	resp, got := f.postJSON(t, "/verify/schema", body)
+	e := checkErrorShape(t, resp, got, http.StatusServiceUnavailable, CodeUnavailable)
+	if e["retryable"] != true || e["retry_after"] != float64(BusyRetryAfter) || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("busy 503 = %s (Retry-After %q); want retryable after %d s", got, resp.Header.Get("Retry-After"), BusyRetryAfter)
+	}
+
+	_, err := f.svc.Verify(t.Context(), body)
+	if e := AsError(err); err == nil || e.Status != http.StatusServiceUnavailable || e.Code != CodeUnavailable {
+		t.Errorf("Service.Verify while full = %v, want 503 %s", err, CodeUnavailable)
+	}
+
+	c := connectMCP(t, f.svc)
+	res := c.call(t, ToolVerifySchema, string(body))
+	if !res.IsError || structured(t, res)["code"] != CodeUnavailable {
+		t.Errorf("verify_schema while full: isError %v, %v; want the %s error", res.IsError, res.StructuredContent, CodeUnavailable)
+	}
+	if strings.Contains(string(structuredJSON(t, res)), marker) {
+		t.Errorf("the MCP error echoes the request: %s", structuredJSON(t, res))
+	}
+
+	held[0]()
+	if f.svc.Limiter.InUse() != 1 {
+		t.Fatalf("InUse() = %d after one release, want 1", f.svc.Limiter.InUse())
+	}
+	if resp, got := f.postJSON(t, "/verify/schema", body); resp.StatusCode != http.StatusOK {
+		t.Errorf("with a free slot: status %d, want 200; body %s", resp.StatusCode, got)
+	}
+	held[1]()
+	if f.svc.Limiter.InUse() != 0 {
+		t.Errorf("InUse() = %d after every release, want 0", f.svc.Limiter.InUse())
+	}
+}
+
+// TestLimiterUnderLoad sends many verifications at once through a limiter
+// smaller than the load: each gets a verdict or the busy 503, never
+// anything else, at least one is served, and every slot is free afterwards.
+func TestLimiterUnderLoad(t *testing.T) {
+	f := newHTTPFixture(t, nil, nil)
+	f.svc.Limiter = NewLimiter(2)
+	body := invoice(t, "invoice-pass.json", nil)
+	const clients = 16
+	statuses := make([]int, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/verify/schema", strings.NewReader(string(body)))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := f.srv.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	served := 0
+	for i, s := range statuses {
+		switch s {
+		case http.StatusOK:
+			served++
+		case http.StatusServiceUnavailable:
+		default:
+			t.Errorf("client %d: status %d, want 200 or 503", i, s)
+		}
+	}
+	if served == 0 {
+		t.Errorf("no request was served: %v", statuses)
+	}
+	if n := f.svc.Limiter.InUse(); n != 0 {
+		t.Errorf("InUse() = %d after the load, want 0", n)
+	}
+}
