@@ -433,81 +433,7 @@ func leafChecks(n *node, v any) int {
 		}
 		return k
 	case json.Number:
-		// parse only what the keywords need: most checks on a number are
-		// its type or an enum of literals
-		lit := string(x)
-		var num number
-		parsed := false
-		if n.types != 0 {
-			if n.types&typeNumber == 0 {
-				if n.types&typeInteger == 0 {
-					return -1
-				}
-				if !isIntLiteral(lit) {
-					if num, parsed = parseNumber(lit); !parsed || !num.isInt() {
-						return -1
-					}
-				}
-			}
-			k++
-		}
-		if n.enum != nil {
-			if !n.enum.hasLiteral(lit) {
-				if !parsed {
-					if num, parsed = parseNumber(lit); !parsed {
-						return -1
-					}
-				}
-				if !n.enum.hasNumber(&num) {
-					return -1
-				}
-			}
-			k++
-		}
-		if n.hasConst {
-			if !jsonEqual(n.constVal, v) {
-				return -1
-			}
-			k++
-		}
-		if n.anyNum {
-			if n.minimum != nil {
-				if c := cmpKw(n.minimum, lit, &num, &parsed); c < 0 || c == cmpBad {
-					return -1
-				}
-				k++
-			}
-			if n.maximum != nil {
-				if c := cmpKw(n.maximum, lit, &num, &parsed); c > 0 {
-					return -1
-				}
-				k++
-			}
-			if n.exclMin != nil {
-				if c := cmpKw(n.exclMin, lit, &num, &parsed); c <= 0 || c == cmpBad {
-					return -1
-				}
-				k++
-			}
-			if n.exclMax != nil {
-				if c := cmpKw(n.exclMax, lit, &num, &parsed); c >= 0 {
-					return -1
-				}
-				k++
-			}
-			if n.multipleOf != nil {
-				if !parsed {
-					if num, parsed = parseNumber(lit); !parsed {
-						return -1
-					}
-				}
-				if !isMultiple(num, n.multipleOf.n) {
-					return -1
-				}
-				k++
-			}
-		}
-		return k
+		return leafNumber(n, x)
 	case map[string]any, []any, bool, nil:
 		if n.types != 0 {
 			if !typeMatches(n.types, v, false) {
@@ -557,15 +483,106 @@ func (s *enumSet) hasString(x string) bool {
 	return false
 }
 
-// cmpBad is what cmpKw returns for a malformed literal; it fails every
-// comparison.
-const cmpBad = 2
+// leafNumber is leafChecks for a number. It parses only what the keywords
+// need: the type and integer bounds take one scan of the literal, an enum is
+// first matched literally, and only the rest goes through parseNumber.
+func leafNumber(n *node, x json.Number) int {
+	lit := string(x)
+	k := 0
+	var iv int64
+	isI := false
+	if n.anyNum || n.types&(typeNumber|typeInteger) == typeInteger {
+		iv, isI = litInt(lit)
+	}
+	var num number
+	parsed := false
+	if n.types != 0 {
+		if n.types&typeNumber == 0 {
+			if n.types&typeInteger == 0 {
+				return -1
+			}
+			if !isI {
+				if num, parsed = parseNumber(lit); !parsed || !num.isInt() {
+					return -1
+				}
+			}
+		}
+		k++
+	}
+	if n.enum != nil {
+		if !n.enum.hasLiteral(lit) {
+			if !parsed {
+				if num, parsed = parseNumber(lit); !parsed {
+					return -1
+				}
+			}
+			if !n.enum.hasNumber(&num) {
+				return -1
+			}
+		}
+		k++
+	}
+	if n.hasConst {
+		if !jsonEqual(n.constVal, x) {
+			return -1
+		}
+		k++
+	}
+	if !n.anyNum {
+		return k
+	}
+	if n.minimum != nil {
+		if c := cmpBound(n.minimum, lit, iv, isI, &num, &parsed); c < 0 || c == cmpBad {
+			return -1
+		}
+		k++
+	}
+	if n.maximum != nil {
+		if c := cmpBound(n.maximum, lit, iv, isI, &num, &parsed); c > 0 {
+			return -1
+		}
+		k++
+	}
+	if n.exclMin != nil {
+		if c := cmpBound(n.exclMin, lit, iv, isI, &num, &parsed); c <= 0 || c == cmpBad {
+			return -1
+		}
+		k++
+	}
+	if n.exclMax != nil {
+		if c := cmpBound(n.exclMax, lit, iv, isI, &num, &parsed); c >= 0 {
+			return -1
+		}
+		k++
+	}
+	if n.multipleOf != nil {
+		if !parsed {
+			if num, parsed = parseNumber(lit); !parsed {
+				return -1
+			}
+		}
+		if !isMultiple(num, n.multipleOf.n) {
+			return -1
+		}
+		k++
+	}
+	return k
+}
 
-// cmpKw compares the literal lit with a numeric keyword, parsing lit into
-// *num only when a quick test does not decide.
-func cmpKw(kw *numKw, lit string, num *number, parsed *bool) int {
-	if c, ok := kw.cmpLit(lit); ok {
-		return c
+// cmpBound compares the literal lit (iv when isI) with a numeric keyword,
+// parsing lit into *num only when no quick test decides.
+func cmpBound(kw *numKw, lit string, iv int64, isI bool, num *number, parsed *bool) int {
+	if kw.isI && isI {
+		switch {
+		case iv < kw.i64:
+			return -1
+		case iv > kw.i64:
+			return 1
+		}
+		return 0
+	}
+	if kw.zero {
+		return litSign(lit)
 	}
 	if !*parsed {
 		var ok bool
@@ -577,6 +594,10 @@ func cmpKw(kw *numKw, lit string, num *number, parsed *bool) int {
 	return cmpNumber(*num, kw.n)
 }
 
+// cmpBad is what cmpBound returns for a malformed literal; it fails every
+// comparison.
+const cmpBad = 2
+
 // hasLiteral reports whether a number member is written exactly as lit.
 func (s *enumSet) hasLiteral(lit string) bool {
 	for _, m := range s.numLits {
@@ -585,24 +606,6 @@ func (s *enumSet) hasLiteral(lit string) bool {
 		}
 	}
 	return false
-}
-
-// isIntLiteral reports whether lit is a JSON integer literal without
-// fraction or exponent.
-func isIntLiteral(lit string) bool {
-	i := 0
-	if len(lit) > 0 && lit[0] == '-' {
-		i = 1
-	}
-	if i >= len(lit) || (lit[i] == '0' && len(lit) > i+1) {
-		return false
-	}
-	for ; i < len(lit); i++ {
-		if lit[i] < '0' || lit[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *enumSet) hasNumber(num *number) bool {
