@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -60,6 +61,10 @@ func runSuiteCase(c suiteCase, draft Draft, formatAnnotation bool) string {
 	}
 	s, err := Compile(c.schema, &Options{Registry: reg, DefaultDraft: draft, FormatAnnotationOnly: formatAnnotation})
 	if err != nil {
+		var se *Error
+		if errors.As(err, &se) {
+			return fmt.Sprintf("compile: invalid schema at %q (%s)", se.Pointer, se.Problem)
+		}
 		return "compile: " + err.Error()
 	}
 	res, err := s.Evaluate(c.data)
@@ -143,6 +148,7 @@ func TestSuiteOptional(t *testing.T) {
 			for _, c := range readSuiteFile(t, path, d.name+"/optional/"+f) {
 				total++
 				if msg := runSuiteCase(c, d.draft, false); msg != "" {
+					// the kind of failure, not its wording
 					if i := strings.IndexByte(msg, '('); i > 0 {
 						msg = strings.TrimSpace(msg[:i])
 					}
