@@ -221,6 +221,6 @@ func (c *compiler) checkMeta(doc any) error {
 		return nil
 	}
 	f := res.Failures[0]
-	return &Error{Pointer: f.InstancePath, Problem: "the schema does not fit its draft's meta-schema: " + f.Message,
+	return &Error{Pointer: f.InstancePath, Problem: "the schema does not fit its draft's meta-schema: expected " + f.Expected,
 		Fix: fmt.Sprintf("change it to match the meta-schema (expected %s at %s)", f.Expected, f.KeywordLocation)}
 }

@@ -156,7 +156,7 @@ func (c *compiler) load(uri string, raw any, dia *dialect, main bool) (*document
 			}
 			nd, err := c.dialectFor(s, 0)
 			if err != nil {
-				return nil, c.errAt(d, "/$schema", err.Error(), unknownDraftFix)
+				return nil, c.errAt(d, "/$schema", "$schema names a draft this verifier does not know", unknownDraftFix)
 			}
 			dia = nd
 		}
@@ -270,10 +270,10 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 		}
 		abs, frag, err := resolveURI(base, id)
 		if err != nil {
-			return c.errAt(d, loc.at("$id"), fmt.Sprintf("$id %q is not a valid URI reference", id), "use an absolute URI such as https://example.com/schemas/invoice.json")
+			return c.errAt(d, loc.at("$id"), "$id is not a valid URI reference", "use an absolute URI such as https://example.com/schemas/invoice.json")
 		}
 		if frag != "" && dia.draft == Draft2020 {
-			return c.errAt(d, loc.at("$id"), fmt.Sprintf("$id %q contains a fragment", id), "move the fragment name to $anchor and keep $id a plain URI")
+			return c.errAt(d, loc.at("$id"), "$id contains a fragment", "move the fragment name to $anchor and keep $id a plain URI")
 		}
 		if !strings.HasPrefix(id, "#") && (ptr != "" || abs != base) {
 			res = &resource{uri: abs}
@@ -285,7 +285,7 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 			if sv, ok := obj["$schema"].(string); ok && ptr != "" {
 				nd, err := c.dialectFor(sv, 0)
 				if err != nil {
-					return c.errAt(d, loc.at("$schema"), err.Error(), unknownDraftFix)
+					return c.errAt(d, loc.at("$schema"), "$schema names a draft this verifier does not know", unknownDraftFix)
 				}
 				dia = nd
 			}
@@ -405,14 +405,14 @@ func (c *compiler) resolveRef(from *schemaLoc, kw, ref string) (*schemaLoc, stri
 	kwPtr := from.at(kw)
 	abs, frag, err := resolveURI(from.base, ref)
 	if err != nil {
-		return nil, "", c.errAt(from.doc, kwPtr, fmt.Sprintf("%s %q is not a valid URI reference", kw, ref), `write a reference such as "#/$defs/item"`)
+		return nil, "", c.errAt(from.doc, kwPtr, kw+" is not a valid URI reference", `write a reference such as "#/$defs/item"`)
 	}
 	root, err := c.resource(abs)
 	if err != nil {
 		return nil, "", err
 	}
 	if root == nil {
-		return nil, "", c.errAt(from.doc, kwPtr, fmt.Sprintf("%s %q points outside the document", kw, ref),
+		return nil, "", c.errAt(from.doc, kwPtr, kw+" points outside the document",
 			"remote references are not fetched; inline the schema under $defs and refer to it as \"#/$defs/name\"")
 	}
 	if frag == "" {
@@ -421,13 +421,13 @@ func (c *compiler) resolveRef(from *schemaLoc, kw, ref string) (*schemaLoc, stri
 	if frag[0] == '/' {
 		l, ok := c.locAt(root.doc, root.ptr+frag)
 		if !ok {
-			return nil, "", c.errAt(from.doc, kwPtr, fmt.Sprintf("%s %q points to nothing", kw, ref), "point it at an existing subschema, e.g. \"#/$defs/name\"")
+			return nil, "", c.errAt(from.doc, kwPtr, kw+" points to nothing", "point it at an existing subschema, e.g. \"#/$defs/name\"")
 		}
 		return l, "", nil
 	}
 	l := c.anchors[abs+"#"+frag]
 	if l == nil {
-		return nil, "", c.errAt(from.doc, kwPtr, fmt.Sprintf("%s %q names an anchor that does not exist", kw, ref), "declare it with $anchor (draft-07: $id \"#name\") or point at a subschema with a JSON pointer")
+		return nil, "", c.errAt(from.doc, kwPtr, kw+" names an anchor that does not exist", "declare it with $anchor (draft-07: $id \"#name\") or point at a subschema with a JSON pointer")
 	}
 	return l, frag, nil
 }

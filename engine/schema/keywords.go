@@ -42,7 +42,7 @@ func (c *compiler) compile(loc *schemaLoc) (*node, error) {
 		}
 		return n, nil
 	}
-	return nil, c.errAt(loc.doc, loc.ptr, "a schema must be an object or a boolean, found "+describe(loc.raw),
+	return nil, c.errAt(loc.doc, loc.ptr, "a schema must be an object or a boolean, found "+kindOf(loc.raw).String(),
 		"replace it with an object such as {} (anything goes), true or false")
 }
 
@@ -59,7 +59,7 @@ func (k *kwCompiler) err(kw, problem, fix string) error {
 }
 
 func (k *kwCompiler) typeErr(kw, want string) error {
-	return k.err(kw, fmt.Sprintf("%s must be %s, found %s", kw, want, describe(k.obj[kw])), fixFor(kw, want))
+	return k.err(kw, fmt.Sprintf("%s must be %s, found %s", kw, want, kindOf(k.obj[kw])), fixFor(kw, want))
 }
 
 func fixFor(kw, want string) string {
@@ -238,7 +238,7 @@ func (k *kwCompiler) strings(kw string, v any) ([]string, error) {
 			return nil, k.typeErr(kw, "an array of strings")
 		}
 		if seen[s] {
-			return nil, k.err(kw, fmt.Sprintf("%s lists %q twice", kw, s), "list each property name once")
+			return nil, k.err(kw, kw+" lists a property name twice", "list each property name once")
 		}
 		seen[s] = true
 		out = append(out, s)
@@ -253,7 +253,7 @@ func (k *kwCompiler) regex(ptr, src string) (*pattern, error) {
 		if errors.Is(err, ecmaregex.ErrUnsupported) {
 			fix = "patterns run on RE2, which never backtracks: rewrite it without look-around or back-references"
 		}
-		return nil, k.c.errAt(k.loc.doc, ptr, fmt.Sprintf("pattern %q cannot be compiled: %v", src, err), fix)
+		return nil, k.c.errAt(k.loc.doc, ptr, fmt.Sprintf("pattern cannot be compiled: %v", err), fix)
 	}
 	return &pattern{src: src, re: re, fast: newFastMatcher(re)}, nil
 }
@@ -264,7 +264,7 @@ func (k *kwCompiler) validation() error {
 		switch t := v.(type) {
 		case string:
 			if n.types = typeBit(t); n.types == 0 {
-				return k.err("type", fmt.Sprintf("unknown type %q", t), fixFor("type", ""))
+				return k.err("type", "type names an unknown type", fixFor("type", ""))
 			}
 		case []any:
 			if len(t) == 0 {
@@ -274,10 +274,10 @@ func (k *kwCompiler) validation() error {
 				s, _ := e.(string)
 				b := typeBit(s)
 				if b == 0 {
-					return k.err("type", fmt.Sprintf("unknown type %s", describe(e)), fixFor("type", ""))
+					return k.err("type", "type lists a value that is not a type name", fixFor("type", ""))
 				}
 				if n.types&b != 0 {
-					return k.err("type", fmt.Sprintf("type lists %q twice", s), "list each type once")
+					return k.err("type", "type lists a type twice", "list each type once")
 				}
 				n.types |= b
 			}
