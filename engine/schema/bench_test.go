@@ -89,7 +89,11 @@ func TestEvaluateAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if allocs > 3 {
-		t.Errorf("Evaluate(valid invoice) allocates %v times, want at most 3", allocs)
+	limit := 3.0
+	if raceEnabled {
+		limit = 16 // pooled buffers are dropped at random under -race
+	}
+	if allocs > limit {
+		t.Errorf("Evaluate(valid invoice) allocates %v times, want at most %v", allocs, limit)
 	}
 }
