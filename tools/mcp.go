@@ -70,11 +70,13 @@ func NewMCPServer(svc *Service) *mcp.Server {
 }
 
 // ServeStdio serves MCP on in and out (normally os.Stdin and os.Stdout) as
-// newline-delimited JSON-RPC until the client closes in or ctx is done.
+// newline-delimited JSON-RPC until the client closes in (every request
+// read is answered first) or ctx is done.
 // Nothing but protocol frames is written to out; logs go to svc.Log. A
 // cancelled ctx is a clean shutdown and returns nil.
 func ServeStdio(ctx context.Context, svc *Service, in io.Reader, out io.Writer) error {
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
+	pipe := newDrainingStdio(ctx, in, out)
+	t := &mcp.IOTransport{Reader: io.NopCloser(pipe), Writer: nopWriteCloser{pipe}}
 	err := NewMCPServer(svc).Run(ctx, t)
 	if err != nil && ctx.Err() != nil {
 		return nil
