@@ -19,7 +19,7 @@ type fastMatcher struct {
 	end   bool // anchored at the end of the text
 	// fixed, when set, is the byte set of every position of a pattern of
 	// fixed length over ASCII (^[A-Z]{3}-[0-9]{5}$): one test per byte.
-	fixed [][2]uint64
+	fixed [][4]uint64
 }
 
 type fmElem struct {
@@ -128,8 +128,8 @@ func newFastMatcher(re *regexp.Regexp) *fastMatcher {
 
 // fixedPositions returns the per-byte sets of a sequence of fixed-count
 // ASCII elements, or nil.
-func fixedPositions(elems []fmElem) [][2]uint64 {
-	var out [][2]uint64
+func fixedPositions(elems []fmElem) [][4]uint64 {
+	var out [][4]uint64
 	for _, el := range elems {
 		if el.lit != "" {
 			for i := 0; i < len(el.lit); i++ {
@@ -137,7 +137,7 @@ func fixedPositions(elems []fmElem) [][2]uint64 {
 				if c >= utf8.RuneSelf {
 					return nil
 				}
-				var set [2]uint64
+				var set [4]uint64
 				set[c>>6] |= 1 << (c & 63)
 				out = append(out, set)
 			}
@@ -147,7 +147,7 @@ func fixedPositions(elems []fmElem) [][2]uint64 {
 			return nil
 		}
 		for i := 0; i < el.min; i++ {
-			out = append(out, el.set.ascii)
+			out = append(out, [4]uint64{el.set.ascii[0], el.set.ascii[1]})
 		}
 	}
 	return out
@@ -224,13 +224,14 @@ func single(r *syntax.Regexp) (charSet, bool) {
 }
 
 func (m *fastMatcher) match(s string) bool {
-	if m.fixed != nil {
-		if len(s) < len(m.fixed) || (m.end && len(s) != len(m.fixed)) {
+	if fx := m.fixed; fx != nil {
+		if len(s) < len(fx) || (m.end && len(s) != len(fx)) {
 			return false
 		}
-		for i, set := range m.fixed {
-			c := s[i]
-			if c >= utf8.RuneSelf || set[c>>6]&(1<<(c&63)) == 0 {
+		s = s[:len(fx)]
+		for i := 0; i < len(s); i++ {
+			c := s[i] // bytes >= 0x80 are in no set: every position is ASCII
+			if fx[i][c>>6]&(1<<(c&63)) == 0 {
 				return false
 			}
 		}
