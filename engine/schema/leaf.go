@@ -1,0 +1,262 @@
+package schema
+
+import "encoding/json"
+
+// leaf counts the checks of leaf schema n on v when they all hold; false
+// sends the caller to the recording path.
+func (e *evaluator) leaf(n *node, v any, count bool) bool {
+	if e.abort {
+		return false
+	}
+	k := leafChecks(n, v)
+	if k < 0 {
+		return false
+	}
+	if e.steps++; e.steps > e.maxSteps {
+		e.abort = true
+	}
+	if count {
+		e.total += k
+		e.passed += k
+	}
+	return true
+}
+
+// leafChecks evaluates a leaf schema without recording anything: it
+// returns the number of checks when every one holds, or -1 (the caller then
+// evaluates again on the recording path).
+func leafChecks(n *node, v any) int {
+	k := 0
+	switch x := v.(type) {
+	case string:
+		if n.types != 0 {
+			if n.types&typeString == 0 {
+				return -1
+			}
+			k++
+		}
+		if n.enum != nil {
+			if !n.enum.hasString(x) {
+				return -1
+			}
+			k++
+		}
+		if n.hasConst {
+			if c, ok := n.constVal.(string); !ok || c != x {
+				return -1
+			}
+			k++
+		}
+		if n.anyStr {
+			if n.minLength >= 0 || n.maxLength >= 0 {
+				l := runeCount(x)
+				if n.minLength >= 0 {
+					if l < n.minLength {
+						return -1
+					}
+					k++
+				}
+				if n.maxLength >= 0 {
+					if l > n.maxLength {
+						return -1
+					}
+					k++
+				}
+			}
+			if n.pattern != nil {
+				if !n.pattern.match(x) {
+					return -1
+				}
+				k++
+			}
+			if n.formatAssert {
+				if !formatValid(n.format, x) {
+					return -1
+				}
+				k++
+			}
+		}
+		return k
+	case json.Number:
+		return leafNumber(n, x)
+	case map[string]any, []any, bool, nil:
+		if n.types != 0 {
+			if !typeMatches(n.types, v, false) {
+				return -1
+			}
+			k++
+		}
+		if n.enum != nil {
+			if !n.enum.has(v, nil, false) {
+				return -1
+			}
+			k++
+		}
+		if n.hasConst {
+			if !jsonEqual(n.constVal, v) {
+				return -1
+			}
+			k++
+		}
+		return k
+	}
+	return -1
+}
+
+// cmpBad is what cmpBound returns for a malformed literal; it fails every
+// comparison.
+const cmpBad = 2
+
+// hasLiteral reports whether a number member is written exactly as lit.
+func (s *enumSet) hasLiteral(lit string) bool {
+	for _, m := range s.numLits {
+		if m == lit {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *enumSet) hasNumber(num *number) bool {
+	for i := range s.nums {
+		if cmpNumber(s.nums[i], *num) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *enumSet) has(v any, num *number, isNum bool) bool {
+	if x, ok := v.(string); ok {
+		return s.hasString(x)
+	}
+	if isNum {
+		return s.hasNumber(num)
+	}
+	for _, m := range s.others {
+		if jsonEqual(m, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *enumSet) hasString(x string) bool {
+	for _, m := range s.strs {
+		if m == x {
+			return true
+		}
+	}
+	return false
+}
+
+// leafNumber is leafChecks for a number. It parses only what the keywords
+// need: the type and integer bounds take one scan of the literal, an enum is
+// first matched literally, and only the rest goes through parseNumber.
+func leafNumber(n *node, x json.Number) int {
+	lit := string(x)
+	k := 0
+	var iv int64
+	isI := false
+	if n.anyNum || n.types&(typeNumber|typeInteger) == typeInteger {
+		iv, isI = litInt(lit)
+	}
+	var num number
+	parsed := false
+	if n.types != 0 {
+		if n.types&typeNumber == 0 {
+			if n.types&typeInteger == 0 {
+				return -1
+			}
+			if !isI {
+				if num, parsed = parseNumber(lit); !parsed || !num.isInt() {
+					return -1
+				}
+			}
+		}
+		k++
+	}
+	if n.enum != nil {
+		if !n.enum.hasLiteral(lit) {
+			if !parsed {
+				if num, parsed = parseNumber(lit); !parsed {
+					return -1
+				}
+			}
+			if !n.enum.hasNumber(&num) {
+				return -1
+			}
+		}
+		k++
+	}
+	if n.hasConst {
+		if !jsonEqual(n.constVal, x) {
+			return -1
+		}
+		k++
+	}
+	if !n.anyNum {
+		return k
+	}
+	if n.minimum != nil {
+		if c := cmpBound(n.minimum, lit, iv, isI, &num, &parsed); c < 0 || c == cmpBad {
+			return -1
+		}
+		k++
+	}
+	if n.maximum != nil {
+		if c := cmpBound(n.maximum, lit, iv, isI, &num, &parsed); c > 0 {
+			return -1
+		}
+		k++
+	}
+	if n.exclMin != nil {
+		if c := cmpBound(n.exclMin, lit, iv, isI, &num, &parsed); c <= 0 || c == cmpBad {
+			return -1
+		}
+		k++
+	}
+	if n.exclMax != nil {
+		if c := cmpBound(n.exclMax, lit, iv, isI, &num, &parsed); c >= 0 {
+			return -1
+		}
+		k++
+	}
+	if n.multipleOf != nil {
+		if !parsed {
+			if num, parsed = parseNumber(lit); !parsed {
+				return -1
+			}
+		}
+		if !isMultiple(num, n.multipleOf.n) {
+			return -1
+		}
+		k++
+	}
+	return k
+}
+
+// cmpBound compares the literal lit (iv when isI) with a numeric keyword,
+// parsing lit into *num only when no quick test decides.
+func cmpBound(kw *numKw, lit string, iv int64, isI bool, num *number, parsed *bool) int {
+	if kw.isI && isI {
+		switch {
+		case iv < kw.i64:
+			return -1
+		case iv > kw.i64:
+			return 1
+		}
+		return 0
+	}
+	if kw.zero {
+		return litSign(lit)
+	}
+	if !*parsed {
+		var ok bool
+		if *num, ok = parseNumber(lit); !ok {
+			return cmpBad
+		}
+		*parsed = true
+	}
+	return cmpNumber(*num, kw.n)
+}
