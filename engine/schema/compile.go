@@ -38,7 +38,6 @@ type compiler struct {
 	main      *document
 	count     int
 	needDyn   bool
-	hasUneval bool
 }
 
 // document is one loaded schema document.

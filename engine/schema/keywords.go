@@ -108,9 +108,6 @@ func (k *kwCompiler) all() error {
 		if n.unevalItems, n.unevalItemsFalse, err = k.aggregate("unevaluatedItems"); err != nil {
 			return err
 		}
-		if n.unevalProps != nil || n.unevalItems != nil {
-			k.c.hasUneval = true
-		}
 	}
 	for _, kw := range reportedKeywords {
 		if _, ok := k.obj[kw]; ok {

@@ -113,11 +113,10 @@ var ErrTooComplex = errors.New("schema evaluation exceeded its step limit")
 
 // Schema is a compiled schema. It is read-only and safe for concurrent use.
 type Schema struct {
-	root      *node
-	maxSteps  int
-	hasUneval bool
-	useScope  bool      // some $dynamicRef looks up the dynamic scope
-	pool      sync.Pool // *evaluator
+	root     *node
+	maxSteps int
+	useScope bool      // some $dynamicRef looks up the dynamic scope
+	pool     sync.Pool // *evaluator
 }
 
 // Result is the outcome of one evaluation.
