@@ -394,6 +394,10 @@ func (e *evaluator) unevaluatedProps(n *node, obj map[string]any, f *frame, coun
 // patternKey applies every matching patternProperties schema to one key.
 func (e *evaluator) patternKey(n *node, k string, cv any, f *frame, count bool, ann *annot) (valid, entered bool) {
 	valid = true
+	if e.steps += len(n.patProps); e.steps > e.maxSteps { // every pattern runs on every key
+		e.abort = true
+		return false, false
+	}
 	for i := range n.patProps {
 		p := &n.patProps[i]
 		if !p.p.match(k) {

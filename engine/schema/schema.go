@@ -124,9 +124,11 @@ type Result struct {
 	Valid bool
 	// Passed and Total count the schema checks (see the package comment).
 	Passed, Total int
-	// Failures has one entry per failed check, in evaluation order (schema
-	// keyword order within a schema, schema order of properties, sorted keys
-	// where the instance's keys drive the order).
+	// Failures has one entry per failed check, in a deterministic
+	// evaluation order: depth first; within a schema $ref, then the value's
+	// own assertions, then allOf/anyOf/oneOf/not/if, then the object or array
+	// keywords; properties by sorted name (a decoded schema keeps no key
+	// order) and instance keys sorted where they drive the order.
 	Failures []Failure
 	// Described lists, in post-order, every object location that an applied
 	// subschema with properties described.
