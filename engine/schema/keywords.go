@@ -246,11 +246,14 @@ func (k *kwCompiler) strings(kw string, v any) ([]string, error) {
 func (k *kwCompiler) regex(ptr, src string) (*pattern, error) {
 	re, err := ecmaregex.Compile(src)
 	if err != nil {
-		fix := "correct the regular expression (ECMA-262 syntax)"
+		// the regex package's message quotes parts of the pattern, and a
+		// schema's content is never echoed in an error (SPEC §6)
+		problem, fix := "pattern cannot be compiled: it is not a valid ECMA-262 regular expression", "correct the regular expression (ECMA-262 syntax)"
 		if errors.Is(err, ecmaregex.ErrUnsupported) {
+			problem = "pattern cannot be compiled: it needs backtracking (look-around or a back-reference)"
 			fix = "patterns run on RE2, which never backtracks: rewrite it without look-around or back-references"
 		}
-		return nil, k.c.errAt(k.loc.doc, ptr, fmt.Sprintf("pattern cannot be compiled: %v", err), fix)
+		return nil, k.c.errAt(k.loc.doc, ptr, problem, fix)
 	}
 	return &pattern{src: src, re: re, fast: newFastMatcher(re)}, nil
 }
