@@ -308,6 +308,9 @@ func (k *kwCompiler) validation() error {
 				e.others = append(e.others, m)
 			}
 		}
+		if len(a) >= enumIndexMin {
+			e.index = newEnumIndex(a)
+		}
 		n.enum = e
 	}
 	if v, ok := k.obj["const"]; ok {

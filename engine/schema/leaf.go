@@ -109,6 +109,9 @@ const cmpBad = 2
 
 // hasLiteral reports whether a number member is written exactly as lit.
 func (s *enumSet) hasLiteral(lit string) bool {
+	if s.index != nil {
+		return false // hasNumber's lookup is as quick
+	}
 	for _, m := range s.numLits {
 		if m == lit {
 			return true
@@ -118,6 +121,9 @@ func (s *enumSet) hasLiteral(lit string) bool {
 }
 
 func (s *enumSet) hasNumber(num *number) bool {
+	if s.index != nil {
+		return s.index.hasNumber(s.vals, num)
+	}
 	for i := range s.nums {
 		if cmpNumber(s.nums[i], *num) == 0 {
 			return true
@@ -133,6 +139,9 @@ func (s *enumSet) has(v any, num *number, isNum bool) bool {
 	if isNum {
 		return s.hasNumber(num)
 	}
+	if s.index != nil {
+		return s.index.has(s.vals, v)
+	}
 	for _, m := range s.others {
 		if jsonEqual(m, v) {
 			return true
@@ -142,6 +151,9 @@ func (s *enumSet) has(v any, num *number, isNum bool) bool {
 }
 
 func (s *enumSet) hasString(x string) bool {
+	if s.index != nil {
+		return s.index.hasString(s.vals, x)
+	}
 	for _, m := range s.strs {
 		if m == x {
 			return true

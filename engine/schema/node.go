@@ -86,11 +86,12 @@ type resource struct {
 }
 
 type enumSet struct {
-	vals    []any    // every member, for messages
-	strs    []string // string members
-	nums    []number // number members
-	numLits []string // number members as written, for a quick first test
-	others  []any    // null, booleans, arrays, objects
+	vals    []any      // every member, for messages
+	strs    []string   // string members
+	nums    []number   // number members
+	numLits []string   // number members as written, for a quick first test
+	others  []any      // null, booleans, arrays, objects
+	index   *enumIndex // by hash, for enums of enumIndexMin members or more
 }
 
 type numKw struct {
