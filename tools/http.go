@@ -86,6 +86,12 @@ type GateCall struct {
 	Tool      string // the MCP tool it mirrors: "verify_schema" or "get_verification_record"
 	Probe     bool   // an x402 discovery probe: a POST with no body
 	BodyBytes int64  // the size of the (valid) request body; 0 for GET
+	// Check, when set, finds what only the work would otherwise find wrong
+	// with the request (an expected_schema that does not compile). The
+	// gate runs it before it verifies a payment or refuses the call, and
+	// answers its error instead: an invalid request is neither charged nor
+	// asked to pay.
+	Check func() *Error
 }
 
 // Pricing is the cost of calls as /llms.txt states it. The payment layer

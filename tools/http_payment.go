@@ -41,14 +41,30 @@ func (s *Service) WithPayment(opts *HTTPOptions, g *payment.Gate) {
 // dropping the answer).
 func (s *Service) paymentGate(g *payment.Gate) Gate {
 	return func(w http.ResponseWriter, r *http.Request, call GateCall) (func(http.ResponseWriter) bool, bool) {
-		adm, err := g.Admit(r.Context(), payment.Request{
+		preq := payment.Request{
 			Route:         s.paymentRoute(r, call),
 			Client:        g.ClientID(r),
 			PaymentHeader: r.Header.Get(payment.HeaderPaymentSignature),
 			BodySize:      call.BodyBytes,
 			Probe:         call.Probe,
-		})
+		}
+		// call.Check runs before a payment is verified, else only before a
+		// refusal: a free call leaves it to the work.
+		paying := g.PaymentOn() && preq.PaymentHeader != "" && !call.Probe
+		if paying && call.Check != nil {
+			if e := call.Check(); e != nil {
+				writeError(w, e)
+				return nil, false
+			}
+		}
+		adm, err := g.Admit(r.Context(), preq)
 		if err != nil {
+			if !paying && call.Check != nil {
+				if e := call.Check(); e != nil {
+					writeError(w, e)
+					return nil, false
+				}
+			}
 			s.writePaymentError(w, r, err)
 			return nil, false
 		}

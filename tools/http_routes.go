@@ -40,6 +40,7 @@ func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	call.BodyBytes = int64(len(body))
+	call.Check = func() *Error { return h.svc.compileSchema(req) }
 	settle, ok := h.admit(w, r, call)
 	if !ok {
 		return

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
 	"github.com/verifier-dev/verifier/engine"
@@ -378,8 +379,10 @@ func (g *gateLog) seen() []GateCall {
 // X-Test-Settle-Fail a failed settlement, anything else is admitted and
 // settled with a Payment-Response header.
 func (g *gateLog) gate(w http.ResponseWriter, r *http.Request, call GateCall) (func(http.ResponseWriter) bool, bool) {
+	seen := call
+	seen.Check = nil // a func: calls are compared without it
 	g.mu.Lock()
-	g.calls = append(g.calls, call)
+	g.calls = append(g.calls, seen)
 	g.mu.Unlock()
 	refuse := func(w http.ResponseWriter, status int, code string) {
 		w.Header().Set("Content-Type", "application/json")
@@ -444,7 +447,7 @@ func TestHTTPGate(t *testing.T) {
 			if resp.StatusCode != tt.status {
 				t.Errorf("status = %d, want %d; body %s", resp.StatusCode, tt.status, body)
 			}
-			if got := g.seen(); !slices.Equal(got, tt.want) {
+			if got := g.seen(); !cmp.Equal(got, tt.want) {
 				t.Errorf("gate calls = %+v, want %+v", got, tt.want)
 			}
 			if g.settled != tt.settled {
@@ -473,7 +476,7 @@ func TestHTTPGate(t *testing.T) {
 		}
 		resp, body := f.do(t, http.MethodGet, "/score/seller-7", nil, nil)
 		want := []GateCall{{Route: routeScore, Tool: ToolRecord}}
-		if resp.StatusCode != http.StatusOK || !slices.Equal(g.seen(), want) || resp.Header.Get("Payment-Response") == "" {
+		if resp.StatusCode != http.StatusOK || !cmp.Equal(g.seen(), want) || resp.Header.Get("Payment-Response") == "" {
 			t.Errorf("status %d, gate calls %+v, Payment-Response %q; want 200, %+v, settled; body %s",
 				resp.StatusCode, g.seen(), resp.Header.Get("Payment-Response"), want, body)
 		}

@@ -20,9 +20,12 @@ import (
 // --trust-proxy); a payment rides in
 // _meta["x402/payment"] as a plain JSON object. It returns the admission,
 // or the tool result to answer with instead: the x402 payment-required
-// result for a 402, the error result for a 429 or 503. A nil g admits every
-// call free (stdio).
-func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallToolRequest, bodySize int64) (*payment.Admission, *mcp.CallToolResult) {
+// result for a 402, the error result for a 429 or 503. check, when not nil,
+// finds what only the work would otherwise find wrong with the request: it
+// runs before a payment is verified, else before a refusal, and its error
+// result is answered instead (never charged, never asked to pay). A nil g
+// admits every call free (stdio).
+func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallToolRequest, bodySize int64, check func() *Error) (*payment.Admission, *mcp.CallToolResult) {
 	if g == nil {
 		return &payment.Admission{}, nil
 	}
@@ -40,8 +43,19 @@ func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallTo
 		}
 		preq.PaymentJSON = raw
 	}
+	paying := g.PaymentOn() && len(preq.PaymentJSON) > 0
+	if paying && check != nil {
+		if e := check(); e != nil {
+			return nil, errorResult(e)
+		}
+	}
 	adm, err := g.Admit(ctx, preq)
 	if err != nil {
+		if !paying && check != nil {
+			if e := check(); e != nil {
+				return nil, errorResult(e)
+			}
+		}
 		return nil, s.paymentResult(err)
 	}
 	return adm, nil

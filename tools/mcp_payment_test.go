@@ -24,7 +24,7 @@ import (
 func paidTool(srv *mcp.Server, svc *Service, g *payment.Gate, work *atomic.Int32) {
 	srv.AddTool(&mcp.Tool{Name: ToolVerifySchema + "_paid_probe", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			adm, refused := svc.mcpAdmit(ctx, g, req, int64(len(req.Params.Arguments)))
+			adm, refused := svc.mcpAdmit(ctx, g, req, int64(len(req.Params.Arguments)), nil)
 			if refused != nil {
 				return refused, nil
 			}
@@ -189,7 +189,7 @@ func TestMCPPaymentClient(t *testing.T) {
 			}
 		})
 	}
-	if _, refused := svc.mcpAdmit(context.Background(), nil, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: ToolVerifySchema}}, 10); refused != nil {
+	if _, refused := svc.mcpAdmit(context.Background(), nil, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: ToolVerifySchema}}, 10, nil); refused != nil {
 		t.Errorf("a nil gate refused a call: %+v", refused)
 	}
 }

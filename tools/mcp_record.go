@@ -113,7 +113,7 @@ func (s *Service) admitRecord(ctx context.Context, req *mcp.CallToolRequest, age
 	if rep.Total == 0 {
 		return &payment.Admission{}, nil
 	}
-	return s.mcpAdmit(ctx, s.Payment, req, 0)
+	return s.mcpAdmit(ctx, s.Payment, req, 0, nil)
 }
 
 // recordArgs checks get_verification_record's arguments.

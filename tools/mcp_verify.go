@@ -114,14 +114,15 @@ func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest)
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
-	// Decode first: an invalid request is answered before any payment step.
+	// Decode first, and compile the schema before any payment step
+	// (mcpAdmit's check): an invalid request is never charged.
 	vreq, err := s.Engine.DecodeRequest(body)
 	if err != nil {
 		e := AsError(err)
 		s.logCall(ctx, ToolVerifySchema, start, e.Code)
 		return errorResult(e), nil
 	}
-	adm, refused := s.mcpAdmit(ctx, s.Payment, req, int64(len(body)))
+	adm, refused := s.mcpAdmit(ctx, s.Payment, req, int64(len(body)), func() *Error { return s.compileSchema(vreq) })
 	if refused != nil {
 		s.logCall(ctx, ToolVerifySchema, start, "payment_refused")
 		return refused, nil

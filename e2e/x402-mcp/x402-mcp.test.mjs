@@ -51,8 +51,13 @@ const invoice = (name) => JSON.parse(readFileSync(join(TESTDATA, name), "utf8"))
 const agent = `x402-mcp-seller-${Date.now()}`;
 const passArgs = { ...invoice("invoice-pass.json"), agent_id: agent };
 const failArgs = { ...invoice("invoice-fail.json"), agent_id: agent };
-// Invalid: the engine rejects rules[0].type while decoding the request.
-const invalidArgs = { task_id: "t", expected_schema: {}, submitted_output: 1, rules: [{ type: "sum", field: "a" }], agent_id: agent };
+// Invalid requests, and the fields their 422 names: one the engine rejects
+// while decoding the request, one only compiling expected_schema finds.
+const invalidCases = [
+  [{ task_id: "t", expected_schema: {}, submitted_output: 1, rules: [{ type: "sum", field: "a" }], agent_id: agent }, ["rules[0].type"]],
+  [{ task_id: "t", expected_schema: { type: "object", properties: { n: { type: 5 } } }, submitted_output: { n: 1 }, agent_id: agent },
+    ["expected_schema.properties.n.type"]],
+];
 
 // The real x402 client: the exact EVM scheme on every eip155 network.
 const payer = new x402Client();
@@ -210,14 +215,17 @@ describe("x402 v2 over MCP: TS SDK client paying with the x402 client libraries"
     const before = await verdicts();
     const logLength = (await facilitatorLog()).length;
     const unused = await payer.createPaymentPayload(verifyPR);
-    for (const m of [undefined, meta(unused)]) {
-      const r = await client.callTool({ name: "verify_schema", arguments: invalidArgs, _meta: m });
-      assert.equal(r.isError, true);
-      assert.equal(r.structuredContent.code, "invalid_request", `with payment ${!!m}: ${JSON.stringify(r.structuredContent).slice(0, 300)}`);
-      assert.equal(r.structuredContent.status, 422);
-      assert.equal(r.structuredContent.charged, false);
-      assert.deepEqual(r.structuredContent.fields.map((f) => f.field), ["rules[0].type"]);
-      assert.equal(r._meta?.["x402/payment-response"], undefined);
+    for (const [args, fields] of invalidCases) {
+      for (const m of [undefined, meta(unused)]) {
+        const r = await client.callTool({ name: "verify_schema", arguments: args, _meta: m });
+        const what = `${fields} with${m ? "" : "out"} a payment: ${JSON.stringify(r.structuredContent).slice(0, 200)}`;
+        assert.equal(r.isError, true, what);
+        assert.equal(r.structuredContent.code, "invalid_request", what);
+        assert.equal(r.structuredContent.status, 422);
+        assert.equal(r.structuredContent.charged, false);
+        assert.deepEqual(r.structuredContent.fields.map((f) => f.field), fields);
+        assert.equal(r._meta?.["x402/payment-response"], undefined);
+      }
     }
     assert.deepEqual(await verdicts(), before);
     assert.deepEqual(await facilitatorSince(logLength), [], "the facilitator was asked about an invalid request's payment");
