@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Canonicalizer returns the RFC 8785 canonical form of JSON bytes. The
@@ -77,53 +79,26 @@ func (r *Request) Hashes(canon Canonicalizer, hash Hasher) (Hashes, error) {
 // canonical document is assembled in their sorted order from canonical parts
 // and the large parts are not canonicalized a second time.
 func (r *Request) requestDocument(canon Canonicalizer, schemaBytes, output []byte) ([]byte, error) {
-	small := func(v any) ([]byte, error) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, err
-		}
-		return canon(b)
-	}
 	agent := jsonNull
 	if r.AgentID != nil {
 		var err error
-		if agent, err = small(*r.AgentID); err != nil {
+		if agent, err = canonSmall(canon, valueText(*r.AgentID), func() any { return *r.AgentID }); err != nil {
 			return nil, fmt.Errorf("canonicalizing agent_id: %w", err)
 		}
 	}
-	task, err := small(r.TaskID)
+	task, err := canonSmall(canon, valueText(r.TaskID), func() any { return r.TaskID })
 	if err != nil {
 		return nil, fmt.Errorf("canonicalizing task_id: %w", err)
 	}
 	bounds := jsonNull
 	if len(r.Bounds) > 0 {
-		filled := make(map[string]any, len(r.Bounds))
-		for _, b := range r.Bounds {
-			filled[b.Key] = map[string]any{
-				"min":        b.decoded["min"],
-				"max":        b.decoded["max"],
-				"if_present": orFalse(b.decoded["if_present"]),
-			}
-		}
-		if bounds, err = small(filled); err != nil {
+		if bounds, err = canonSmall(canon, r.appendFilledBounds, r.filledBounds); err != nil {
 			return nil, fmt.Errorf("canonicalizing bounds: %w", err)
 		}
 	}
 	rules := jsonNull
 	if len(r.Rules) > 0 {
-		filled := make([]map[string]any, len(r.Rules))
-		for i, rule := range r.Rules {
-			m := make(map[string]any, len(ruleFields))
-			for _, name := range ruleFields {
-				m[name] = rule.decoded[name]
-			}
-			if _, sent := rule.decoded["tolerance"]; !sent {
-				m["tolerance"] = json.RawMessage(defaultToleranceJSON)
-			}
-			m["if_present"] = orFalse(rule.decoded["if_present"])
-			filled[i] = m
-		}
-		if rules, err = small(filled); err != nil {
+		if rules, err = canonSmall(canon, r.appendFilledRules, r.filledRules); err != nil {
 			return nil, fmt.Errorf("canonicalizing rules: %w", err)
 		}
 	}
@@ -152,6 +127,263 @@ func (r *Request) requestDocument(canon Canonicalizer, schemaBytes, output []byt
 	}
 	doc.WriteByte('}')
 	return doc.Bytes(), nil
+}
+
+// canonSmall canonicalizes one small part of the request document: the
+// JSON text appendText writes or, when it declines, json.Marshal of value().
+// appendText writes objects with their members in sorted order, so the
+// canonicalizer has nothing to reorder, and skips the maps and reflection
+// that value and json.Marshal cost; the canonical bytes are the same.
+func canonSmall(canon Canonicalizer, appendText func([]byte) ([]byte, bool), value func() any) ([]byte, error) {
+	text, ok := appendText(make([]byte, 0, 256))
+	if !ok {
+		var err error
+		if text, err = json.Marshal(value()); err != nil {
+			return nil, err
+		}
+	}
+	return canon(text)
+}
+
+func valueText(v any) func([]byte) ([]byte, bool) {
+	return func(dst []byte) ([]byte, bool) { return appendJSON(dst, v) }
+}
+
+// filledBounds is bounds as request_hash takes it: every bound with min,
+// max and if_present, defaults filled in.
+func (r *Request) filledBounds() any {
+	filled := make(map[string]any, len(r.Bounds))
+	for _, b := range r.Bounds {
+		filled[b.Key] = map[string]any{
+			"min":        b.decoded["min"],
+			"max":        b.decoded["max"],
+			"if_present": orFalse(b.decoded["if_present"]),
+		}
+	}
+	return filled
+}
+
+// appendFilledBounds writes filledBounds as JSON text.
+func (r *Request) appendFilledBounds(dst []byte) ([]byte, bool) {
+	dst = append(dst, '{')
+	for i, b := range r.Bounds {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		ok := utf8.ValidString(b.Key)
+		dst = appendJSONString(dst, b.Key)
+		dst = append(dst, `:{"if_present":`...)
+		dst, ok = appendJSONAnd(dst, orFalse(b.decoded["if_present"]), ok)
+		dst = append(dst, `,"max":`...)
+		dst, ok = appendJSONAnd(dst, b.decoded["max"], ok)
+		dst = append(dst, `,"min":`...)
+		dst, ok = appendJSONAnd(dst, b.decoded["min"], ok)
+		if !ok {
+			return dst, false
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, '}'), true
+}
+
+// filledRules is rules as request_hash takes it: every rule with all ten
+// rule fields, defaults filled in.
+func (r *Request) filledRules() any {
+	filled := make([]map[string]any, len(r.Rules))
+	for i, rule := range r.Rules {
+		m := make(map[string]any, len(ruleFields))
+		for _, name := range ruleFields {
+			m[name] = rule.decoded[name]
+		}
+		m["tolerance"] = rule.filledTolerance()
+		m["if_present"] = orFalse(rule.decoded["if_present"])
+		filled[i] = m
+	}
+	return filled
+}
+
+func (rule *Rule) filledTolerance() any {
+	if t, sent := rule.decoded["tolerance"]; sent {
+		return t
+	}
+	return json.RawMessage(defaultToleranceJSON)
+}
+
+// sortedRuleFields are ruleFields in RFC 8785 order.
+var sortedRuleFields = []string{
+	"equals", "equals_field", "field", "if_present", "in_field",
+	"other_field", "tolerance", "type", "value", "values",
+}
+
+// appendFilledRules writes filledRules as JSON text.
+func (r *Request) appendFilledRules(dst []byte) ([]byte, bool) {
+	ok := true
+	dst = append(dst, '[')
+	for i := range r.Rules {
+		rule := &r.Rules[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		for j, name := range sortedRuleFields {
+			if j == 0 {
+				dst = append(dst, '{')
+			} else {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, name)
+			dst = append(dst, ':')
+			var v any
+			switch name {
+			case "tolerance":
+				v = rule.filledTolerance()
+			case "if_present":
+				v = orFalse(rule.decoded["if_present"])
+			default:
+				v = rule.decoded[name]
+			}
+			if dst, ok = appendJSONAnd(dst, v, ok); !ok {
+				return dst, false
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']'), true
+}
+
+// appendJSONAnd is appendJSON after earlier steps that reported ok.
+func appendJSONAnd(dst []byte, v any, ok bool) ([]byte, bool) {
+	if !ok {
+		return dst, false
+	}
+	return appendJSON(dst, v)
+}
+
+// appendJSON appends v, built from decoded request values, as JSON text:
+// the text json.Marshal would give up to escaping, which canonicalization
+// erases. It costs a fraction of json.Marshal's reflection and sorting (the
+// canonicalizer sorts anyway). ok is false for anything it was not written
+// for — another type, a string that is not valid UTF-8 (json.Marshal would
+// substitute U+FFFD), a number that is not a JSON number — and the caller
+// then uses json.Marshal, so the result never differs.
+func appendJSON(dst []byte, v any) ([]byte, bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), true
+	case bool:
+		return strconv.AppendBool(dst, x), true
+	case string:
+		if !utf8.ValidString(x) {
+			return dst, false
+		}
+		return appendJSONString(dst, x), true
+	case json.Number:
+		if !isJSONNumber(string(x)) {
+			return dst, false
+		}
+		return append(dst, x...), true
+	case json.RawMessage:
+		if !json.Valid(x) {
+			return dst, false
+		}
+		return append(dst, x...), true
+	case []any:
+		return appendJSONList(dst, x)
+	case []map[string]any:
+		return appendJSONList(dst, x)
+	case map[string]any:
+		dst = append(dst, '{')
+		first := true
+		for k, e := range x {
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			if !utf8.ValidString(k) {
+				return dst, false
+			}
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ':')
+			var ok bool
+			if dst, ok = appendJSON(dst, e); !ok {
+				return dst, false
+			}
+		}
+		return append(dst, '}'), true
+	}
+	return dst, false
+}
+
+func appendJSONList[T any](dst []byte, list []T) ([]byte, bool) {
+	dst = append(dst, '[')
+	for i, e := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var ok bool
+		if dst, ok = appendJSON(dst, e); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, ']'), true
+}
+
+// isJSONNumber reports whether s is an RFC 8259 number:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func isJSONNumber(s string) bool {
+	digits := func(i int) int {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(i)
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		if j := digits(i + 1); j > i+1 {
+			i = j
+		} else {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if j := digits(i); j > i {
+			i = j
+		} else {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// appendJSONString appends s, valid UTF-8, as a JSON string.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
 }
 
 func orFalse(v any) any {

@@ -156,37 +156,35 @@ var safeName = regexp.MustCompile(`^[A-Za-z0-9_.$-]{1,64}$`)
 // DecodeRequest decodes and validates a request body. Every problem is
 // reported at once as an *InvalidRequestError.
 func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
+	return v.decodeRequest(body, true)
+}
+
+// decodeRequest is DecodeRequest; fast false skips decodeMembersFast, so
+// tests can hold the two paths to the same result.
+func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 	var p problems
-	members, err := splitObject(body)
-	if err != nil {
-		field := "body"
-		var me *memberError
-		if errors.As(err, &me) && slices.Contains(topLevelFields, me.name) {
-			field = me.name
+	memberOpts := &ijson.Options{MaxDepth: v.opts.maxDepth() - 1}
+	var members map[string][]byte
+	var decoded map[string]any
+	ok := false
+	if fast {
+		members, decoded, ok = decodeMembersFast(body, memberOpts)
+	}
+	if !ok {
+		var err error
+		members, err = splitObject(body)
+		if err != nil {
+			field := "body"
+			var me *memberError
+			if errors.As(err, &me) && slices.Contains(topLevelFields, me.name) {
+				field = me.name
+			}
+			p.add(field, err.Error(), "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request.")
+			return nil, p.err()
 		}
-		p.add(field, err.Error(), "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request.")
-		return nil, p.err()
+		decoded = decodeMembers(members, memberOpts, &p)
 	}
 	r := &Request{raw: members, Detail: DetailFull}
-	decoded := make(map[string]any, len(members))
-	for i, name := range sortedKeys(members) {
-		if !slices.Contains(topLevelFields, name) {
-			p.add(memberName("", name, i), "is not a known field",
-				"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
-			continue
-		}
-		val, err := ijson.Decode(members[name], &ijson.Options{MaxDepth: v.opts.maxDepth() - 1})
-		if err != nil {
-			var ie *ijson.Error
-			if errors.As(err, &ie) {
-				p.add(name, "is not I-JSON: "+ie.Kind.Error(), ie.Fix())
-			} else {
-				p.add(name, "is not valid JSON", "Send well-formed JSON.")
-			}
-			continue
-		}
-		decoded[name] = val
-	}
 	r.decodeScalars(decoded, &p)
 	if val, ok := decoded["bounds"]; ok && val != nil {
 		r.Bounds = v.decodeBounds(val, &p)
@@ -198,6 +196,55 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// decodeMembersFast is DecodeRequest's path for a well-formed request: one
+// pass over the body (ijson.DecodeMembers) instead of splitting it with
+// jsontext and then decoding every member again. It gives up on anything
+// unusual (malformed JSON, a duplicate name, invalid UTF-8, a number outside
+// I-JSON, too deep, an unknown field), and DecodeRequest then takes the
+// careful path, which names every problem. When it succeeds, that path would
+// have found nothing and produced the same members and values.
+func decodeMembersFast(body []byte, opts *ijson.Options) (map[string][]byte, map[string]any, bool) {
+	list, ok := ijson.DecodeMembers(body, opts)
+	if !ok {
+		return nil, nil, false
+	}
+	raw := make(map[string][]byte, len(list))
+	decoded := make(map[string]any, len(list))
+	for _, m := range list {
+		if !slices.Contains(topLevelFields, m.Name) {
+			return nil, nil, false
+		}
+		raw[m.Name] = bytes.Clone(m.Raw) // the request outlives the caller's buffer
+		decoded[m.Name] = m.Value
+	}
+	return raw, decoded, true
+}
+
+// decodeMembers decodes each known member of a split request, recording a
+// problem for every unknown or malformed one.
+func decodeMembers(members map[string][]byte, opts *ijson.Options, p *problems) map[string]any {
+	decoded := make(map[string]any, len(members))
+	for i, name := range sortedKeys(members) {
+		if !slices.Contains(topLevelFields, name) {
+			p.add(memberName("", name, i), "is not a known field",
+				"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
+			continue
+		}
+		val, err := ijson.Decode(members[name], opts)
+		if err != nil {
+			var ie *ijson.Error
+			if errors.As(err, &ie) {
+				p.add(name, "is not I-JSON: "+ie.Kind.Error(), ie.Fix())
+			} else {
+				p.add(name, "is not valid JSON", "Send well-formed JSON.")
+			}
+			continue
+		}
+		decoded[name] = val
+	}
+	return decoded
 }
 
 func (r *Request) decodeScalars(decoded map[string]any, p *problems) {
@@ -531,13 +578,26 @@ func memberName(parent, name string, position int) string {
 // boundName names a bound in an error by its path key when that is a valid,
 // plain path, or else by its position among the sorted keys.
 func boundName(key string, position int, valid bool) string {
-	if valid && len(key) <= 100 && safePathKey.MatchString(key) {
+	if valid && len(key) <= 100 && isSafePathKey(key) {
 		return "bounds[" + strconv.Quote(key) + "]"
 	}
 	return fmt.Sprintf("bounds(entry #%d)", position+1)
 }
 
-var safePathKey = regexp.MustCompile(`^[A-Za-z0-9_.$\[\]-]+$`)
+// isSafePathKey reports whether key matches ^[A-Za-z0-9_.$\[\]-]+$. It is
+// a loop rather than a regular expression because it runs for every bound
+// of every request, not only on errors.
+func isSafePathKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '_', c == '.', c == '$', c == '[', c == ']', c == '-':
+		default:
+			return false
+		}
+	}
+	return key != ""
+}
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

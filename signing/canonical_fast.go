@@ -1,6 +1,7 @@
 package signing
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"sort"
@@ -98,7 +99,8 @@ func appendCanonical(dst, in []byte, depth int) ([]byte, error) {
 	}
 	// Room for the members and objects of a typical answer up front saves
 	// the first few rounds of growth.
-	w := canonWriter{in: in, depth: depth, out: dst, open: make([]canonMember, 0, 32)}
+	w := canonWriter{in: in, depth: depth, out: dst,
+		open: make([]canonMember, 0, 32), objs: make([]canonObject, 0, 8)}
 	w.skipSpace()
 	if _, err := w.value(); err != nil {
 		return dst, err
@@ -275,7 +277,7 @@ func (w *canonWriter) object() (bool, error) {
 		}
 	}
 	if !sorted {
-		slices.SortFunc(members, w.compareNames)
+		w.sortMembers(members)
 		for i := 1; i < len(members); i++ {
 			if w.compareNames(members[i-1], members[i]) == 0 {
 				return false, errFastCanonical
@@ -288,6 +290,9 @@ func (w *canonWriter) object() (bool, error) {
 			start: w.objs[idx].start, end: int32(len(w.out)),
 			first: int32(len(w.mems)), count: int32(len(members)), after: int32(len(w.objs)),
 		}
+		if w.mems == nil {
+			w.mems = make([]canonMember, 0, max(32, 2*len(members)))
+		}
 		w.mems = append(w.mems, members...)
 	} else {
 		// Nothing inside needs rewriting either (rewrite would be set),
@@ -297,6 +302,24 @@ func (w *canonWriter) object() (bool, error) {
 	w.open = w.open[:base]
 	w.depth--
 	return rewrite, nil
+}
+
+// sortMembers sorts an object's members by name: by insertion for the
+// short lists most objects have, where it beats a general sort's set-up.
+func (w *canonWriter) sortMembers(members []canonMember) {
+	if len(members) > 12 {
+		slices.SortFunc(members, w.compareNames)
+		return
+	}
+	for i := 1; i < len(members); i++ {
+		m := members[i]
+		name := w.name(m)
+		j := i
+		for ; j > 0 && compareUTF16(w.name(members[j-1]), name) > 0; j-- {
+			members[j] = members[j-1]
+		}
+		members[j] = m
+	}
 }
 
 // compareUTF16 compares two valid UTF-8 strings in the order of their UTF-16
@@ -535,6 +558,10 @@ func (w *canonWriter) scalar() error {
 		w.out = append(w.out, tok...)
 		return nil
 	}
+	if n, ok := appendPlainDecimal(w.out, tok); ok {
+		w.out = n
+		return nil
+	}
 	f, err := strconv.ParseFloat(string(tok), 64)
 	if err != nil {
 		return errFastCanonical // out of double range
@@ -601,6 +628,56 @@ func plainInteger(tok []byte) bool {
 		}
 	}
 	return true
+}
+
+// appendPlainDecimal appends the canonical form of tok, a valid number,
+// when it can be had without converting to binary and back: a number
+// without exponent, at most 15 digits before the point and 15 significant
+// digits in all, and at least 1e-6 when not zero. Any decimal of at most
+// 15 significant digits is the shortest text that reads back as its double
+// (no two such decimals share a double), and ES6 prints numbers from 1e-6
+// to 1e21 without exponent, so the canonical text is tok with the trailing
+// zeros of its fraction, a point left with no fraction, and the sign of a
+// zero dropped: 25.0 is 25, 135.50 is 135.5, -0.0 is 0. ok is false for
+// every other number, which takes jcs.NumberToJSON.
+func appendPlainDecimal(dst, tok []byte) ([]byte, bool) {
+	neg := tok[0] == '-'
+	if neg {
+		tok = tok[1:]
+	}
+	if bytes.ContainsAny(tok, "eE") {
+		return dst, false
+	}
+	intPart, frac, _ := bytes.Cut(tok, []byte{'.'})
+	if len(intPart) > 15 {
+		return dst, false
+	}
+	frac = bytes.TrimRight(frac, "0")
+	var significant int
+	if string(intPart) == "0" {
+		zeros := len(frac) - len(bytes.TrimLeft(frac, "0"))
+		if len(frac) == 0 {
+			return append(dst, '0'), true // a zero, of either sign
+		}
+		if zeros >= 6 { // below 1e-6: ES6 writes an exponent
+			return dst, false
+		}
+		significant = len(frac) - zeros
+	} else {
+		significant = len(intPart) + len(frac)
+	}
+	if significant > 15 {
+		return dst, false
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	dst = append(dst, intPart...)
+	if len(frac) > 0 {
+		dst = append(dst, '.')
+		dst = append(dst, frac...)
+	}
+	return dst, true
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

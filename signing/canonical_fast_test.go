@@ -40,7 +40,7 @@ var canonicalSeeds = []string{
 	`{"\u0061":1,"a":2}`, `{"b":1,"c":2,"\u0062":3}`, `{"a\\":1,"a\"":2,"a/":3,"a\/b":4}`,
 	`"\u0000\u001F\u007f\u2028\b\f\n\r\t\"\\\/"`, `"\uDE00"`, `"\uD800\u0041"`, `"\uD800"`, `"\uD800\`,
 	"\"\xff\"", "\"\xed\xa0\x80\"", "\"\xef\xbf\xbd\"", "\"\xc0\x80\"", "\"\x01\"", "\"\x7f\"",
-	` 42 `, `-0`, `-0.0`, `0.1`, `1E+2`, `1e+09`, `123456789012345`, `1234567890123456789`, `9007199254740993`,
+	` 42 `, `-0`, `-0.0`, `0.1`, `[25.0,135.50,0.0000010,0.0000001,100.5000,123456789012345.5,-0.000]`, `1E+2`, `1e+09`, `123456789012345`, `1234567890123456789`, `9007199254740993`,
 	`1e400`, `-1e400`, `1e-400`, `01`, `1.`, `.5`, `+1`, `1e`, `-`, `NaN`, `Infinity`, `0x10`, `1_000`,
 	`true`, `false`, `null`, `tru`, `nul`, `True`, `[true false]`, `[1 2]`, `[1,]`, `[,1]`, `{"a":1,}`, `{,}`,
 	`{"a" 1}`, `{"a":1 "b":2}`, `{a:1}`, `{'a':1}`, `[1]]`, `{} {}`, ``, ` `, "\t\n\r ", `[`, `{"a":`, `"abc`,
@@ -112,7 +112,9 @@ var genPieces = []string{
 var genNumbers = []string{
 	"0", "-0", "1", "-1", "1.0", "1e2", "1E-2", "0.000001", "1e-7", "123456789012345", "1234567890123456",
 	"9007199254740993", "1e21", "1e+21", "999999999999999999999", "5e-324", "1.7976931348623157e308",
-	"0.1", "-3.25e10", "1e-400", "4.35",
+	"0.1", "-3.25e10", "1e-400", "4.35", "25.0", "135.50", "-0.0", "0.0000010", "0.0000001", "0.000001",
+	"100.5000", "123456789012345.5", "99999999999999.9", "0.1000000000000001", "-0.000000", "1234567890123456.0",
+	"0.30000000000000004", "9.999999999999999", "0.000009999999999999999",
 }
 
 func (g *jsonGen) space() string {
@@ -269,7 +271,7 @@ func TestCanonicalFastES6Numbers(t *testing.T) {
 		}
 		lines++
 		v := math.Float64frombits(bits)
-		for _, in := range []string{strconv.FormatFloat(v, 'e', -1, 64), strconv.FormatFloat(v, 'g', -1, 64)} {
+		for _, in := range []string{strconv.FormatFloat(v, 'e', -1, 64), strconv.FormatFloat(v, 'g', -1, 64), strconv.FormatFloat(v, 'f', -1, 64)} {
 			got, err := fastCanonical([]byte(in))
 			if err != nil || string(got) != want {
 				if failures++; failures <= 10 {
@@ -441,4 +443,53 @@ func BenchmarkCanonicalize(b *testing.B) {
 			}
 		})
 	}
+}
+
+func BenchmarkCanonicalizeSmall(b *testing.B) {
+	rules := []byte(`[{"type":"sum_equals","field":"line_items[].line_total","equals_field":"total","equals":null,"other_field":null,"value":null,"in_field":null,"values":null,"tolerance":0.01,"if_present":false},{"values":null,"type":"unique","field":"line_items[].description","equals_field":null,"equals":null,"other_field":null,"value":null,"in_field":null,"tolerance":1e-9,"if_present":false}]`)
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := fastCanonical(rules); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("jcs", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := jcs.Transform(rules); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// FuzzCanonicalFastNumbers compares number literals with jcs: the digits
+// of n with a decimal point placed point digits from the right (padded
+// with zeros), trailing zeros, a sign and an optional exponent, which
+// drives the plain-decimal shortcut and the paths around it.
+func FuzzCanonicalFastNumbers(f *testing.F) {
+	f.Add(uint64(2500), uint8(2), uint8(1), false, int16(0))
+	f.Add(uint64(966667), uint8(6), uint8(0), true, int16(0))
+	f.Add(uint64(1), uint8(7), uint8(3), false, int16(0))
+	f.Add(uint64(1234567890123456), uint8(1), uint8(0), false, int16(0))
+	f.Add(uint64(5), uint8(0), uint8(0), false, int16(-324))
+	f.Fuzz(func(t *testing.T, n uint64, point, zeros uint8, neg bool, exp int16) {
+		digits := strconv.FormatUint(n, 10)
+		if p := int(point % 30); p > 0 {
+			if len(digits) <= p {
+				digits = strings.Repeat("0", p-len(digits)+1) + digits
+			}
+			digits = digits[:len(digits)-p] + "." + digits[len(digits)-p:] + strings.Repeat("0", int(zeros%8))
+		}
+		if neg {
+			digits = "-" + digits
+		}
+		if exp != 0 {
+			digits += "e" + strconv.Itoa(int(exp))
+		}
+		checkAgainstJCS(t, []byte(digits))
+		checkAgainstJCS(t, []byte("["+digits+"]"))
+	})
 }

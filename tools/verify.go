@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -121,9 +122,14 @@ func (s *Service) sign(a *engine.Answer) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("signing answer: %w", err)
 	}
-	signed, err := signing.AppendAttestation(body, att)
+	// body is engine's compact encoding of an answer object, so the
+	// attestation can be spliced in before its closing brace without the
+	// full parse signing.AppendAttestation spends on checking an answer of
+	// unknown origin. The attestation is encoded as that function encodes
+	// it (json.Marshal), so the receipt bytes are the same.
+	attJSON, err := json.Marshal(att)
 	if err != nil {
 		return nil, fmt.Errorf("appending attestation: %w", err)
 	}
-	return signed, nil
+	return engine.WithMember(body, "attestation", attJSON), nil
 }

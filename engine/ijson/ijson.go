@@ -88,10 +88,18 @@ func (e *Error) Fix() string {
 
 // Decode parses data as one I-JSON value.
 func Decode(data []byte, opts *Options) (any, error) {
-	maxDepth := DefaultMaxDepth
-	if opts != nil && opts.MaxDepth > 0 {
-		maxDepth = opts.MaxDepth
+	maxDepth := maxDepthOf(opts)
+	if v, ok := decodeFast(data, maxDepth); ok {
+		return v, nil
 	}
+	// Something is wrong, or unusual: the jsontext path finds what and
+	// says where.
+	return decodeJSONText(data, maxDepth)
+}
+
+// decodeJSONText is Decode by way of jsontext's tokens: the reference the
+// fast path is tested against, and the path that words every error.
+func decodeJSONText(data []byte, maxDepth int) (any, error) {
 	d := decoder{dec: jsontext.NewDecoder(bytes.NewReader(data)), maxDepth: maxDepth}
 	v, err := d.value(0)
 	if err != nil {

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/verifier-dev/verifier/signing"
+)
+
+// fastPathSeeds are request bodies for the fast-path tests: the invoices,
+// the request-hash vectors and requests that make DecodeRequest give up on
+// its fast path or take unusual values through it.
+func fastPathSeeds(t testing.TB) [][]byte {
+	t.Helper()
+	var seeds [][]byte
+	for _, name := range []string{
+		filepath.Join("..", "testdata", "invoice-pass.json"),
+		filepath.Join("..", "testdata", "invoice-fail.json"),
+		filepath.Join(vectorsDir, "tv-1.request.json"),
+		filepath.Join(vectorsDir, "tv-2.request.json"),
+		filepath.Join(vectorsDir, "tv-3.request.json"),
+	} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, b)
+	}
+	for _, s := range []string{
+		`{"task_id":"t","expected_schema":{},"submitted_output":1,"unknown":2}`,
+		`{"task_id":"t","task_id":"u","expected_schema":{},"submitted_output":1}`,
+		`{"task_id":"t","expected_schema":{"a":1,"a":2},"submitted_output":1}`,
+		`{"task_id":"t","expected_schema":{},"submitted_output":[[[[[[1]]]]]]}`,
+		`{"task_id":"t","expected_schema":{},"submitted_output":9007199254740993}`,
+		"{\"task_id\":\"t\xff\",\"expected_schema\":{},\"submitted_output\":1}",
+		`{"task_id":"\u00e9\"\\\n\u0001<&>","agent_id":"\ud83d\ude00","expected_schema":true,"submitted_output":null,` +
+			`"bounds":{"a[\"\u00e9 x\"]":{"min":-0.0,"max":1e3,"if_present":true},"b":{"min":"2026-01-01"}},` +
+			`"rules":[{"type":"exists_in","field":"a","values":[1,"x",null,{"k":[true]}],"tolerance":0,"if_present":false},` +
+			`{"type":"gte","field":"a","value":-2.50}],"enforce_rules":true,"strict_content_check":false,"detail":"compact"}`,
+		`{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":null,"rules":null,"agent_id":null}`,
+		`{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"sum_equals","field":"a","equals":1,"equals_field":"b"}]}`,
+		` { "task_id" : "t" , "expected_schema" : { } , "submitted_output" : 1 } `,
+		`[]`, `{}`, `{"task_id":"t"} x`,
+	} {
+		seeds = append(seeds, []byte(s))
+	}
+	return seeds
+}
+
+// checkFastPath fails unless DecodeRequest gives the same request, or the
+// same problems, with and without its fast path, and the request's filled
+// bounds and rules written as text canonicalize to the bytes json.Marshal
+// of the maps gives.
+func checkFastPath(t *testing.T, body []byte) {
+	t.Helper()
+	v := New(&Options{MaxDepth: 5})
+	fast, fastErr := v.decodeRequest(body, true)
+	slow, slowErr := v.decodeRequest(body, false)
+	if diff := cmp.Diff(slowErr, fastErr); diff != "" {
+		t.Fatalf("DecodeRequest(%q) errors differ (-careful +fast):\n%s", body, diff)
+	}
+	if diff := cmp.Diff(slow, fast, cmp.AllowUnexported(Request{}, Bound{}, Rule{}, Limit{}, timeValue{}, Path{}, step{})); diff != "" {
+		t.Fatalf("DecodeRequest(%q) requests differ (-careful +fast):\n%s", body, diff)
+	}
+	if fast == nil {
+		return
+	}
+	for _, part := range []struct {
+		name       string
+		appendText func([]byte) ([]byte, bool)
+		value      func() any
+	}{
+		{"bounds", fast.appendFilledBounds, fast.filledBounds},
+		{"rules", fast.appendFilledRules, fast.filledRules},
+	} {
+		text, ok := part.appendText(nil)
+		if !ok {
+			t.Fatalf("append filled %s declined %q", part.name, body)
+		}
+		got, err := signing.Canonicalize(text)
+		if err != nil {
+			t.Fatalf("filled %s text %s does not canonicalize: %v", part.name, text, err)
+		}
+		marshalled, err := json.Marshal(part.value())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := signing.Canonicalize(marshalled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("filled %s:\ngot  %s\nwant %s", part.name, got, want)
+		}
+	}
+}
+
+func TestDecodeRequestFastPath(t *testing.T) {
+	for i, body := range fastPathSeeds(t) {
+		t.Run(string(rune('a'+i)), func(t *testing.T) { checkFastPath(t, body) })
+	}
+}
+
+// FuzzDecodeRequestFastPath: on any body the fast path changes nothing.
+func FuzzDecodeRequestFastPath(f *testing.F) {
+	for _, seed := range fastPathSeeds(f) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) { checkFastPath(t, body) })
+}
+
+func TestIsSafePathKey(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_.$\[\]-]+$`)
+	for _, key := range []string{"", "a", "items[].price", `meta["a.b"]`, "a b", "$x-y_z.0", "é", "a\n", "[]", "a/b", "a\x00"} {
+		if got, want := isSafePathKey(key), re.MatchString(key); got != want {
+			t.Errorf("isSafePathKey(%q) = %v, want %v", key, got, want)
+		}
+	}
+}

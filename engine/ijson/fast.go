@@ -1,0 +1,476 @@
+package ijson
+
+import (
+	"encoding/json"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The fast decoder below reads a well-formed I-JSON document in one pass
+// over its bytes, without jsontext's token machinery, and decodes exactly
+// what the jsontext path decodes. It only ever accepts: at the first thing
+// it does not like (a syntax error, a duplicate name, invalid UTF-8, a lone
+// surrogate, a number outside I-JSON, nesting at the limit) it gives up, and
+// the caller runs the jsontext path, which finds and words the problem.
+// FuzzFastMatchesJSONText holds the two to the same values.
+
+// jsontextMaxDepth is jsontext's own nesting limit; the fast decoder gives
+// up just short of it, whatever Options.MaxDepth says.
+const jsontextMaxDepth = 10000
+
+// Member is one member of a JSON object, as sent and decoded.
+type Member struct {
+	Name  string
+	Raw   []byte // the value exactly as sent (no surrounding whitespace), a slice of the input
+	Value any    // Raw decoded as Decode(Raw, opts) decodes it
+}
+
+// DecodeMembers decodes data, one JSON object, member by member, each value
+// as Decode would decode it on its own with opts (so depth counts from the
+// member's value). It is the fast path of a caller that reports problems per
+// member itself: ok is false whenever anything is wrong anywhere (syntax, a
+// duplicate name at any level, invalid UTF-8, a lone surrogate, a number
+// outside I-JSON, nesting past the limit), and the caller then takes its
+// careful path to find out what.
+func DecodeMembers(data []byte, opts *Options) (members []Member, ok bool) {
+	d := fastDecoder{in: data, maxDepth: min(maxDepthOf(opts), jsontextMaxDepth-1)}
+	d.skipSpace()
+	if d.pos >= len(d.in) || d.in[d.pos] != '{' {
+		return nil, false
+	}
+	d.pos++
+	d.skipSpace()
+	if d.pos < len(d.in) && d.in[d.pos] == '}' {
+		d.pos++
+		return []Member{}, d.atEnd()
+	}
+	seen := make(map[string]bool)
+	for {
+		d.skipSpace()
+		name, ok := d.name()
+		if !ok || seen[name] {
+			return nil, false
+		}
+		seen[name] = true
+		d.skipSpace()
+		start := d.pos
+		v, ok := d.value(0)
+		if !ok {
+			return nil, false
+		}
+		members = append(members, Member{Name: name, Raw: data[start:d.pos:d.pos], Value: v})
+		d.skipSpace()
+		if d.pos >= len(d.in) {
+			return nil, false
+		}
+		c := d.in[d.pos]
+		d.pos++
+		switch c {
+		case ',':
+		case '}':
+			return members, d.atEnd()
+		default:
+			return nil, false
+		}
+	}
+}
+
+// decodeFast is Decode's fast path; ok is false when Decode must take the
+// jsontext path.
+func decodeFast(data []byte, maxDepth int) (any, bool) {
+	d := fastDecoder{in: data, maxDepth: min(maxDepth, jsontextMaxDepth-1)}
+	d.skipSpace()
+	v, ok := d.value(0)
+	if !ok || !d.atEnd() {
+		return nil, false
+	}
+	return v, true
+}
+
+func maxDepthOf(opts *Options) int {
+	if opts != nil && opts.MaxDepth > 0 {
+		return opts.MaxDepth
+	}
+	return DefaultMaxDepth
+}
+
+type fastDecoder struct {
+	in       []byte
+	pos      int
+	maxDepth int
+	buf      []byte            // scratch for strings with escapes
+	names    map[string]string // member names seen, to share one copy
+}
+
+// atEnd reports whether only whitespace is left.
+func (d *fastDecoder) atEnd() bool {
+	d.skipSpace()
+	return d.pos == len(d.in)
+}
+
+func (d *fastDecoder) skipSpace() {
+	for d.pos < len(d.in) {
+		switch d.in[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value decodes the value at pos (whitespace skipped) at the given depth,
+// with Decode's depth rule: a container is refused at depth >= maxDepth.
+func (d *fastDecoder) value(depth int) (any, bool) {
+	if d.pos >= len(d.in) {
+		return nil, false
+	}
+	switch c := d.in[d.pos]; {
+	case c == '{':
+		if depth >= d.maxDepth {
+			return nil, false
+		}
+		return d.object(depth)
+	case c == '[':
+		if depth >= d.maxDepth {
+			return nil, false
+		}
+		return d.array(depth)
+	case c == '"':
+		s, ok := d.str()
+		return s, ok
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	case c == 't':
+		return true, d.literal("true")
+	case c == 'f':
+		return false, d.literal("false")
+	case c == 'n':
+		return nil, d.literal("null")
+	}
+	return nil, false
+}
+
+func (d *fastDecoder) literal(word string) bool {
+	if len(d.in)-d.pos < len(word) || string(d.in[d.pos:d.pos+len(word)]) != word {
+		return false
+	}
+	d.pos += len(word)
+	return true
+}
+
+func (d *fastDecoder) object(depth int) (any, bool) {
+	d.pos++
+	obj := make(map[string]any)
+	d.skipSpace()
+	if d.pos < len(d.in) && d.in[d.pos] == '}' {
+		d.pos++
+		return obj, true
+	}
+	for {
+		d.skipSpace()
+		name, ok := d.name()
+		if !ok {
+			return nil, false
+		}
+		if _, dup := obj[name]; dup {
+			return nil, false
+		}
+		d.skipSpace()
+		v, ok := d.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		obj[name] = v
+		d.skipSpace()
+		if d.pos >= len(d.in) {
+			return nil, false
+		}
+		c := d.in[d.pos]
+		d.pos++
+		switch c {
+		case ',':
+		case '}':
+			return obj, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// name reads a member name and the colon after it. Names repeat (every
+// item of a list has the same ones), so a name without escapes is
+// allocated once per document and shared.
+func (d *fastDecoder) name() (string, bool) {
+	if d.pos >= len(d.in) || d.in[d.pos] != '"' {
+		return "", false
+	}
+	var name string
+	raw, plain, ok := d.plainStr()
+	switch {
+	case !ok:
+		return "", false
+	case plain:
+		if seen, found := d.names[string(raw)]; found {
+			name = seen
+		} else {
+			if d.names == nil {
+				d.names = make(map[string]string)
+			}
+			name = string(raw)
+			d.names[name] = name
+		}
+	default:
+		if name, ok = d.escapedStr(len(d.in) - len(raw)); !ok {
+			return "", false
+		}
+	}
+	d.skipSpace()
+	if d.pos >= len(d.in) || d.in[d.pos] != ':' {
+		return "", false
+	}
+	d.pos++
+	return name, true
+}
+
+func (d *fastDecoder) array(depth int) (any, bool) {
+	d.pos++
+	arr := []any{}
+	d.skipSpace()
+	if d.pos < len(d.in) && d.in[d.pos] == ']' {
+		d.pos++
+		return arr, true
+	}
+	for {
+		d.skipSpace()
+		v, ok := d.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		arr = append(arr, v)
+		d.skipSpace()
+		if d.pos >= len(d.in) {
+			return nil, false
+		}
+		c := d.in[d.pos]
+		d.pos++
+		switch c {
+		case ',':
+		case ']':
+			return arr, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// str decodes the string at pos (its opening quote). Escapes are decoded as
+// jsontext decodes them; a lone or misordered surrogate gives up, as
+// jsontext refuses it.
+func (d *fastDecoder) str() (string, bool) {
+	raw, plain, ok := d.plainStr()
+	switch {
+	case !ok:
+		return "", false
+	case plain:
+		return string(raw), true
+	}
+	return d.escapedStr(len(d.in) - len(raw))
+}
+
+// plainStr scans the string at pos (its opening quote). When it has no
+// escapes, plain is true, raw is its content and pos is past it; at the
+// first backslash it stops with plain false, raw the rest of the input from
+// the string's first byte and pos at the backslash.
+func (d *fastDecoder) plainStr() (raw []byte, plain, ok bool) {
+	d.pos++
+	start := d.pos
+	for d.pos < len(d.in) {
+		c := d.in[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return d.in[start : d.pos-1], true, true
+		case c == '\\':
+			return d.in[start:], false, true
+		case c < 0x20:
+			return nil, false, false
+		case c < 0x80:
+			d.pos++
+		default:
+			if !d.utf8Char() {
+				return nil, false, false
+			}
+		}
+	}
+	return nil, false, false
+}
+
+// escapedStr finishes a string that has an escape at pos, building it in
+// d.buf from start.
+func (d *fastDecoder) escapedStr(start int) (string, bool) {
+	d.buf = append(d.buf[:0], d.in[start:d.pos]...)
+	for d.pos < len(d.in) {
+		c := d.in[d.pos]
+		switch {
+		case c == '"':
+			d.pos++
+			return string(d.buf), true
+		case c == '\\':
+			r, ok := d.escape()
+			if !ok {
+				return "", false
+			}
+			d.buf = utf8.AppendRune(d.buf, r)
+		case c < 0x20:
+			return "", false
+		case c < 0x80:
+			d.buf = append(d.buf, c)
+			d.pos++
+		default:
+			at := d.pos
+			if !d.utf8Char() {
+				return "", false
+			}
+			d.buf = append(d.buf, d.in[at:d.pos]...)
+		}
+	}
+	return "", false
+}
+
+// utf8Char steps over one valid multi-byte UTF-8 character at pos.
+func (d *fastDecoder) utf8Char() bool {
+	r, size := utf8.DecodeRune(d.in[d.pos:])
+	if r == utf8.RuneError && size <= 1 {
+		return false
+	}
+	d.pos += size
+	return true
+}
+
+// escape decodes the escape at pos (a backslash).
+func (d *fastDecoder) escape() (rune, bool) {
+	if d.pos+1 >= len(d.in) {
+		return 0, false
+	}
+	c := d.in[d.pos+1]
+	d.pos += 2
+	switch c {
+	case '"', '\\', '/':
+		return rune(c), true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	case 'u':
+	default:
+		return 0, false
+	}
+	hi, ok := d.hex4()
+	if !ok {
+		return 0, false
+	}
+	if !utf16.IsSurrogate(hi) {
+		return hi, true
+	}
+	if hi > 0xdbff || d.pos+2 > len(d.in) || d.in[d.pos] != '\\' || d.in[d.pos+1] != 'u' {
+		return 0, false
+	}
+	d.pos += 2
+	lo, ok := d.hex4()
+	if !ok || lo < 0xdc00 || lo > 0xdfff {
+		return 0, false
+	}
+	return utf16.DecodeRune(hi, lo), true
+}
+
+func (d *fastDecoder) hex4() (rune, bool) {
+	if d.pos+4 > len(d.in) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d.in[d.pos : d.pos+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	d.pos += 4
+	return r, true
+}
+
+// number reads an RFC 8259 number and applies the I-JSON profile
+// (checkNumber). The token must end at a delimiter, as in jsontext.
+func (d *fastDecoder) number() (any, bool) {
+	start := d.pos
+	if d.in[d.pos] == '-' {
+		d.pos++
+	}
+	switch {
+	case d.pos < len(d.in) && d.in[d.pos] == '0':
+		d.pos++
+	case d.pos < len(d.in) && d.in[d.pos] >= '1' && d.in[d.pos] <= '9':
+		d.digits()
+	default:
+		return nil, false
+	}
+	fraction, exponent := false, false
+	if d.pos < len(d.in) && d.in[d.pos] == '.' {
+		d.pos++
+		if d.digits() == 0 {
+			return nil, false
+		}
+		fraction = true
+	}
+	if d.pos < len(d.in) && (d.in[d.pos] == 'e' || d.in[d.pos] == 'E') {
+		d.pos++
+		if d.pos < len(d.in) && (d.in[d.pos] == '+' || d.in[d.pos] == '-') {
+			d.pos++
+		}
+		if d.digits() == 0 {
+			return nil, false
+		}
+		exponent = true
+	}
+	if d.pos < len(d.in) {
+		switch d.in[d.pos] {
+		case ' ', '\t', '\n', '\r', ',', ']', '}':
+		default:
+			return nil, false
+		}
+	}
+	text := string(d.in[start:d.pos])
+	// checkNumber cannot fail for an integer of up to 15 digits (within
+	// ±2^53), nor for a number with a fraction, no exponent and at most 300
+	// characters (too short to overflow a double or to underflow to zero);
+	// anything else gets the full check.
+	short := d.pos-start <= 15 && !fraction
+	if fraction && !exponent && d.pos-start <= 300 {
+		short = true
+	}
+	if (exponent || !short) && checkNumber(text) != nil {
+		return nil, false
+	}
+	return json.Number(text), true
+}
+
+func (d *fastDecoder) digits() int {
+	n := 0
+	for d.pos < len(d.in) && d.in[d.pos] >= '0' && d.in[d.pos] <= '9' {
+		d.pos++
+		n++
+	}
+	return n
+}

@@ -1,0 +1,201 @@
+package ijson
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
+)
+
+// fastSeeds reach every branch of the fast decoder.
+var fastSeeds = []string{
+	`{"a":[1,2.5,-0,1e2,{"b":null}],"c":"d\u00e9\n\/","e":true,"f":false}`, `"\ud83d\ude00"`, `"\ud800"`,
+	`"\udc00"`, `"\ud800\u0041"`, `"\ud800\ud800"`, `{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `[{"k":1,"k":1}]`,
+	"\"\xff\"", "\"\xed\xa0\x80\"", "\"\xef\xbf\xbd\"", "\"\x01\"", "\"\x7f\"", ` 42 `, `-0`, `0.0`, `1e-400`,
+	`0e5`, `9007199254740992`, `9007199254740993`, `-9007199254740993`, `123456789012345`, `1234567890123456`,
+	`1e400`, `01`, `1.`, `.5`, `+1`, `1e`, `-`, `1true`, `[1true]`, `truex`, `nul`, `[true false]`, `[1,]`,
+	`{"a":1,}`, `{"a" 1}`, `{a:1}`, `[1]]`, `{} {}`, ``, ` `, `[`, `{"a":`, `"abc`, "\xef\xbb\xbf{}",
+	`{"a":"b""c":1}`, `[1"a"]`, `{"a":{}}}`, `[[[[[[[[]]]]]]]]`, `"\u00"`, `"\x"`, `{"":0}`, `[[],{}]`,
+	"0." + strings.Repeat("0", 297) + "1", "0." + strings.Repeat("0", 298) + "1", "0." + strings.Repeat("0", 350) + "1",
+	"1" + strings.Repeat("0", 320) + ".5", "-1" + strings.Repeat("0", 297) + ".5", `135.50`, `-0.0`, `1.5e3`,
+}
+
+// checkFastAgainstJSONText fails unless the fast decoder and the jsontext
+// path agree: the same value, or both refuse.
+func checkFastAgainstJSONText(t *testing.T, data []byte, maxDepth int) {
+	t.Helper()
+	want, err := decodeJSONText(data, maxDepth)
+	got, ok := decodeFast(data, maxDepth)
+	if ok != (err == nil) {
+		t.Fatalf("decodeFast ok = %v, jsontext error %v, for %q", ok, err, data)
+	}
+	if ok && !cmp.Equal(got, want) {
+		t.Fatalf("decodeFast(%q) differs from jsontext:\n%s", data, cmp.Diff(want, got))
+	}
+}
+
+// FuzzFastMatchesJSONText: on arbitrary bytes the fast decoder gives
+// exactly the jsontext path's value, and gives up exactly where that path
+// fails, at a small depth limit and at the default one.
+func FuzzFastMatchesJSONText(f *testing.F) {
+	for _, s := range fastSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFastAgainstJSONText(t, data, 3)
+		checkFastAgainstJSONText(t, data, DefaultMaxDepth)
+	})
+}
+
+func TestFastSeeds(t *testing.T) {
+	for _, s := range fastSeeds {
+		t.Run(strconv.Quote(s), func(t *testing.T) {
+			checkFastAgainstJSONText(t, []byte(s), 3)
+			checkFastAgainstJSONText(t, []byte(s), DefaultMaxDepth)
+		})
+	}
+}
+
+// TestFastJSONTestSuite: the fast decoder agrees with the jsontext path on
+// every file of JSONTestSuite.
+func TestFastJSONTestSuite(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(parsingSuite, "*.json"))
+	if err != nil || len(files) < 300 {
+		t.Fatalf("JSONTestSuite not found under %s (%d files, %v)", parsingSuite, len(files), err)
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.Base(name), func(t *testing.T) { checkFastAgainstJSONText(t, data, DefaultMaxDepth) })
+	}
+}
+
+func TestFastDepthLimit(t *testing.T) {
+	for _, depth := range []int{1, 2, 5} {
+		for _, levels := range []int{depth - 1, depth, depth + 1} {
+			doc := strings.Repeat(`[{"a":`, levels) + "1" + strings.Repeat("}]", levels)
+			t.Run(strconv.Itoa(depth)+"/"+strconv.Itoa(levels), func(t *testing.T) {
+				checkFastAgainstJSONText(t, []byte(doc), depth)
+			})
+		}
+	}
+	// Past jsontext's own limit the fast decoder leaves it to jsontext.
+	deep := strings.Repeat("[", jsontextMaxDepth) + strings.Repeat("]", jsontextMaxDepth)
+	if _, ok := decodeFast([]byte(deep), 2*jsontextMaxDepth); ok {
+		t.Errorf("decodeFast accepts %d levels, past jsontext's limit", jsontextMaxDepth)
+	}
+}
+
+// splitJSONText is what DecodeMembers promises, computed with jsontext:
+// the object's members by ReadValue, each decoded by decodeJSONText.
+func splitJSONText(data []byte, maxDepth int) ([]Member, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return nil, err
+	}
+	if tok.Kind() != '{' {
+		return nil, errors.New("not an object")
+	}
+	members := []Member{}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		key := name.String()
+		raw, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		raw = bytes.Clone(raw)
+		v, err := decodeJSONText(raw, maxDepth)
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, Member{Name: key, Raw: raw, Value: v})
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, errors.New("trailing data")
+	}
+	return members, nil
+}
+
+func checkMembers(t *testing.T, data []byte) {
+	t.Helper()
+	const maxDepth = 3
+	want, err := splitJSONText(data, maxDepth)
+	got, ok := DecodeMembers(data, &Options{MaxDepth: maxDepth})
+	if ok != (err == nil) {
+		t.Fatalf("DecodeMembers ok = %v, jsontext error %v, for %q", ok, err, data)
+	}
+	if ok && !cmp.Equal(got, want) {
+		t.Fatalf("DecodeMembers(%q) differs from jsontext:\n%s", data, cmp.Diff(want, got))
+	}
+}
+
+// FuzzDecodeMembers: DecodeMembers succeeds exactly when splitting the
+// object with jsontext and decoding each member does, with the same raw
+// bytes and values.
+func FuzzDecodeMembers(f *testing.F) {
+	for _, s := range []string{
+		` { "a" : [1, {"b": "\u00e9"}] , "c":null,"d" :"x" } `, `{}`, `{"a":1,"a":2}`, `{"a":[[[[1]]]]}`,
+		`{"a":{"k":1,"k":2}}`, `[1]`, `{"a":1} x`, `{"a":1e400}`, "{\"a\":\"\xff\"}", `{"a":1,}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkMembers(t, data) })
+}
+
+func TestDecodeMembers(t *testing.T) {
+	data := []byte(" {\"task_id\" : \"t-1\",\n \"expected_schema\":{\"type\": \"object\"} ,\"n\":[1, 2.50]}\n")
+	checkMembers(t, data)
+	got, ok := DecodeMembers(data, nil)
+	if !ok {
+		t.Fatal("DecodeMembers refused a well-formed object")
+	}
+	var raws []string
+	for _, m := range got {
+		raws = append(raws, m.Name+"="+string(m.Raw))
+	}
+	want := []string{`task_id="t-1"`, `expected_schema={"type": "object"}`, `n=[1, 2.50]`}
+	if diff := cmp.Diff(want, raws); diff != "" {
+		t.Errorf("DecodeMembers raw values (-want +got):\n%s", diff)
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "invoice-pass.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"fast", func() error { _, err := Decode(data, nil); return err }},
+		{"jsontext", func() error { _, err := decodeJSONText(data, DefaultMaxDepth); return err }},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := tt.fn(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
