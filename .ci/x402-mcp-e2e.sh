@@ -56,6 +56,13 @@ wait_ready() {
   exit 1
 }
 
+# The MCP SDK's HTTP server dependency (@hono/node-server) needs Node >= 20.
+if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  echo "x402-mcp-e2e: need Node >= 20, got $(node --version)" >&2
+  exit 1
+fi
+echo "node $(node --version)"
+
 echo "== x402-mcp-e2e: npm ci (test client, facilitator)"
 mkdir -p "$TMP/client" "$TMP/facilitator"
 cp "$ROOT/e2e/x402-mcp/package.json" "$ROOT/e2e/x402-mcp/package-lock.json" "$ROOT/e2e/x402-mcp/"*.mjs "$TMP/client/"
@@ -63,7 +70,6 @@ cp -R "$SRC/." "$TMP/facilitator/"
 chmod -R u+w "$TMP/facilitator"
 (cd "$TMP/client" && npm ci --no-audit --no-fund --loglevel=error)
 (cd "$TMP/facilitator" && if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; else npm install --no-audit --no-fund --loglevel=error; fi)
-echo "node $(node --version)"
 
 echo "== x402-mcp-e2e: facilitator"
 FAC_PORT=$(free_port)
