@@ -33,10 +33,28 @@ var contexts = [...]string{ContextVerify, ContextTrustScore}
 // a re-marshalled value instead of the raw bytes; that would hide those
 // problems.
 func Canonicalize(raw []byte) ([]byte, error) {
+	return canonicalize(raw, nil)
+}
+
+// Canonicalizer canonicalizes one JSON text after another, as Canonicalize
+// does, reusing its working memory from one to the next: for a caller with
+// several texts in a row, such as the parts of one request. The zero value
+// is ready to use; it is not safe for concurrent use.
+type Canonicalizer struct {
+	scratch canonScratch
+}
+
+// Canonicalize is the package's Canonicalize, with c's working memory. The
+// result is the caller's; c keeps no reference to it.
+func (c *Canonicalizer) Canonicalize(raw []byte) ([]byte, error) {
+	return canonicalize(raw, &c.scratch)
+}
+
+func canonicalize(raw []byte, s *canonScratch) ([]byte, error) {
 	if raw == nil {
 		raw = []byte{}
 	}
-	if out, err := appendCanonical(nil, raw, 0); err == nil {
+	if out, err := appendCanonical(nil, raw, 0, s); err == nil {
 		return out, nil
 	}
 	// The fast encoder refused raw: let jcs say why, so the error is jcs's
@@ -89,7 +107,7 @@ func signedDocumentFast(context, keyVersion, attestedAt string, response []byte)
 	doc = append(doc, `,"key_version":`...)
 	doc = appendCanonicalString(doc, keyVersion)
 	doc = append(doc, `,"response":`...)
-	doc, err := appendCanonical(doc, response, 1)
+	doc, err := appendCanonical(doc, response, 1, nil)
 	if err != nil {
 		return nil, false
 	}

@@ -44,6 +44,13 @@ type canonWriter struct {
 	in    []byte
 	pos   int
 	depth int
+	*canonScratch
+}
+
+// canonScratch is a canonicalization's working memory. A Canonicalizer
+// keeps it from one text to the next, so a run of texts allocates little
+// more than their results.
+type canonScratch struct {
 	out   []byte        // canonical text, members in input order
 	names []byte        // decoded member names that contained escapes
 	open  []canonMember // members of the objects being parsed
@@ -68,7 +75,9 @@ type canonObject struct {
 }
 
 // maxFastInput bounds the inputs the fast encoder takes, so every offset
-// into its input and output fits an int32; larger ones go to jcs.
+// into its input and output fits an int32 (no value's canonical text is
+// more than 6 times its input, \u0001 for a raw byte 0x01 being the worst);
+// larger inputs go to jcs.
 const maxFastInput = 1 << 28
 
 // name returns a member's decoded name.
@@ -86,21 +95,23 @@ func (w *canonWriter) compareNames(a, b canonMember) int {
 // appendCanonical appends the RFC 8785 form of the JSON text in to dst.
 // depth is the nesting level the text sits at (0 for a whole document), so
 // that a value spliced into a larger document meets the limit at the same
-// place. On error dst is returned unchanged.
-func appendCanonical(dst, in []byte, depth int) ([]byte, error) {
-	base := len(dst)
-	if len(in) > maxFastInput || base > maxFastInput {
+// place. s is working memory to reuse, or nil. On error dst is returned
+// unchanged.
+func appendCanonical(dst, in []byte, depth int, s *canonScratch) ([]byte, error) {
+	if len(in) > maxFastInput {
 		return dst, errFastCanonical
 	}
+	owned := s == nil
+	if owned {
+		s = new(canonScratch)
+	}
+	s.out, s.names, s.open, s.mems, s.objs = s.out[:0], s.names[:0], s.open[:0], s.mems[:0], s.objs[:0]
 	// The input's length is only a first guess at the output's (1e20 grows
 	// fourfold); append grows the buffer past it when needed.
-	if cap(dst)-base < len(in) {
-		dst = append(make([]byte, 0, base+len(in)+16), dst...)
+	if cap(s.out) < len(in) {
+		s.out = make([]byte, 0, len(in)+16)
 	}
-	// Room for the members and objects of a typical answer up front saves
-	// the first few rounds of growth.
-	w := canonWriter{in: in, depth: depth, out: dst,
-		open: make([]canonMember, 0, 32), objs: make([]canonObject, 0, 8)}
+	w := canonWriter{in: in, depth: depth, canonScratch: s}
 	w.skipSpace()
 	if _, err := w.value(); err != nil {
 		return dst, err
@@ -109,12 +120,16 @@ func appendCanonical(dst, in []byte, depth int) ([]byte, error) {
 	if w.pos != len(in) {
 		return dst, errFastCanonical
 	}
-	if len(w.objs) == 0 {
-		return w.out, nil
+	if len(s.objs) == 0 && owned && len(dst) == 0 {
+		return s.out, nil // already in order, and in memory nobody else holds
 	}
-	res := make([]byte, base, len(w.out))
-	copy(res, w.out[:base])
-	return w.emit(res, int32(base), int32(len(w.out)), 0), nil
+	if cap(dst)-len(dst) < len(s.out) {
+		dst = append(make([]byte, 0, len(dst)+len(s.out)), dst...)
+	}
+	if len(s.objs) == 0 {
+		return append(dst, s.out...), nil
+	}
+	return w.emit(dst, 0, int32(len(s.out)), 0), nil
 }
 
 // emit appends out[lo:hi] to dst with the members of every recorded object

@@ -16,7 +16,7 @@ import (
 
 // fastCanonical runs the fast encoder alone, without Canonicalize's jcs
 // fallback, so a test of it cannot pass by way of jcs.
-func fastCanonical(in []byte) ([]byte, error) { return appendCanonical(nil, in, 0) }
+func fastCanonical(in []byte) ([]byte, error) { return appendCanonical(nil, in, 0, nil) }
 
 // checkAgainstJCS fails unless the fast encoder and jcs.Transform give the
 // same bytes, or both refuse in.
@@ -29,6 +29,21 @@ func checkAgainstJCS(t testing.TB, in []byte) {
 		t.Fatalf("fast encoder error %v, jcs error %v, for input %q", err, wantErr, in)
 	case err == nil && !bytes.Equal(got, want):
 		t.Fatalf("fast encoder differs from jcs for input %q:\ngot  %q\nwant %q", in, got, want)
+	}
+	// A Canonicalizer whose working memory holds an earlier text gives
+	// the same, and leaves the earlier result alone.
+	var c Canonicalizer
+	first, err := c.Canonicalize([]byte(`{"z":[{"b":"\u00e9","a":1.50}],"y":{"\ud83d\ude00":0,"\ue000":1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstCopy := bytes.Clone(first)
+	again, err := c.Canonicalize(in)
+	if (err != nil) != (wantErr != nil) || (err == nil && !bytes.Equal(again, want)) {
+		t.Fatalf("Canonicalizer.Canonicalize(%q) = %q, %v; want %q, %v", in, again, err, want, wantErr)
+	}
+	if !bytes.Equal(first, firstCopy) {
+		t.Fatalf("canonicalizing %q changed an earlier result to %q", in, first)
 	}
 }
 
@@ -332,7 +347,7 @@ func TestCanonicalFastDepthLimit(t *testing.T) {
 	}
 	// Spliced one level down, as SignedDocument does, the same value is
 	// one level too deep.
-	if _, err := appendCanonical(nil, []byte(deepest), 1); err == nil {
+	if _, err := appendCanonical(nil, []byte(deepest), 1, nil); err == nil {
 		t.Errorf("appendCanonical at depth 1 admits %d more levels", maxCanonicalDepth)
 	}
 	objects := strings.Repeat(`{"b":1,"a":`, maxCanonicalDepth) + "0" + strings.Repeat("}", maxCanonicalDepth)

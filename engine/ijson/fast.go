@@ -98,8 +98,7 @@ type fastDecoder struct {
 	in       []byte
 	pos      int
 	maxDepth int
-	buf      []byte            // scratch for strings with escapes
-	names    map[string]string // member names seen, to share one copy
+	buf      []byte // scratch for strings with escapes
 }
 
 // atEnd reports whether only whitespace is left.
@@ -198,32 +197,14 @@ func (d *fastDecoder) object(depth int) (any, bool) {
 	}
 }
 
-// name reads a member name and the colon after it. Names repeat (every
-// item of a list has the same ones), so a name without escapes is
-// allocated once per document and shared.
+// name reads a member name and the colon after it.
 func (d *fastDecoder) name() (string, bool) {
 	if d.pos >= len(d.in) || d.in[d.pos] != '"' {
 		return "", false
 	}
-	var name string
-	raw, plain, ok := d.plainStr()
-	switch {
-	case !ok:
+	name, ok := d.str()
+	if !ok {
 		return "", false
-	case plain:
-		if seen, found := d.names[string(raw)]; found {
-			name = seen
-		} else {
-			if d.names == nil {
-				d.names = make(map[string]string)
-			}
-			name = string(raw)
-			d.names[name] = name
-		}
-	default:
-		if name, ok = d.escapedStr(len(d.in) - len(raw)); !ok {
-			return "", false
-		}
 	}
 	d.skipSpace()
 	if d.pos >= len(d.in) || d.in[d.pos] != ':' {
