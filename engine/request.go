@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -344,10 +345,8 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 			continue
 		}
 		b := Bound{Key: key, Path: path, decoded: entry}
-		for j, name := range sortedKeys(entry) {
-			if !slices.Contains(boundFields, name) {
-				p.add(memberName(field, name, j), "is not a known bound field", "Remove it; a bound has min, max and if_present.")
-			}
+		for j, name := range unknownKeys(entry, boundFields) {
+			p.add(memberName(field, name, j), "is not a known bound field", "Remove it; a bound has min, max and if_present.")
 		}
 		var bad bool
 		b.Min, bad = decodeLimit(entry, "min", field, p)
@@ -418,7 +417,7 @@ func (v *Verifier) decodeRules(val any, p *problems) []Rule {
 	}
 	out := make([]Rule, 0, len(list))
 	for i, item := range list {
-		field := fmt.Sprintf("rules[%d]", i)
+		field := "rules[" + strconv.Itoa(i) + "]"
 		obj, isObj := item.(map[string]any)
 		if !isObj {
 			p.add(field, "must be an object", "Send each rule as an object with type and field.")
@@ -446,11 +445,9 @@ const ruleTypeFix = "Use one of: 'sum_equals', 'gte', 'lte', 'exists_in' or 'uni
 func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 	before := len(p.list)
 	r := Rule{Tolerance: DefaultTolerance, decoded: obj}
-	for j, name := range sortedKeys(obj) {
-		if !slices.Contains(ruleFields, name) {
-			p.add(memberName(field, name, j), "is not a known rule field",
-				"Remove it; a rule has type, field, equals_field, equals, other_field, value, in_field, values, tolerance and if_present.")
-		}
+	for j, name := range unknownKeys(obj, ruleFields) {
+		p.add(memberName(field, name, j), "is not a known rule field",
+			"Remove it; a rule has type, field, equals_field, equals, other_field, value, in_field, values, tolerance and if_present.")
 	}
 	typ, isString := obj["type"].(string)
 	targets, known := ruleTargets[typ]
@@ -597,6 +594,30 @@ func isSafePathKey(key string) bool {
 		}
 	}
 	return key != ""
+}
+
+// unknownKeys returns, by position among m's sorted keys, the keys of m
+// that are not in known. It sorts only when there is one: that is the
+// uncommon case, and sorting every rule's and bound's keys cost more than
+// checking them.
+func unknownKeys(m map[string]any, known []string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		allKnown := true
+		for k := range m {
+			if !slices.Contains(known, k) {
+				allKnown = false
+				break
+			}
+		}
+		if allKnown {
+			return
+		}
+		for j, k := range sortedKeys(m) {
+			if !slices.Contains(known, k) && !yield(j, k) {
+				return
+			}
+		}
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -2,6 +2,7 @@ package signing
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"slices"
 	"sort"
@@ -110,6 +111,11 @@ func appendCanonical(dst, in []byte, depth int, s *canonScratch) ([]byte, error)
 	// fourfold); append grows the buffer past it when needed.
 	if cap(s.out) < len(in) {
 		s.out = make([]byte, 0, len(in)+16)
+	}
+	if s.open == nil {
+		// Room for the members and objects of a typical answer up front
+		// saves the first rounds of growth.
+		s.open, s.objs = make([]canonMember, 0, 32), make([]canonObject, 0, 8)
 	}
 	w := canonWriter{in: in, depth: depth, canonScratch: s}
 	w.skipSpace()
@@ -372,10 +378,7 @@ func (w *canonWriter) str(isName bool) (nameStart, nameEnd int32, err error) {
 	start := w.pos
 	escStart := -1 // where the decoded name starts in w.names, once an escape is seen
 	for {
-		i := w.pos
-		for i < len(w.in) && plainStringByte[w.in[i]] {
-			i++
-		}
+		i := plainRun(w.in, w.pos)
 		w.out = append(w.out, w.in[w.pos:i]...)
 		if escStart >= 0 {
 			w.names = append(w.names, w.in[w.pos:i]...)
@@ -500,6 +503,28 @@ var plainStringByte = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// plainRun returns the end of the run of plainStringByte bytes at in[i:],
+// eight bytes at a time while it can: a word has a byte that ends the run
+// when one of its bytes is below 0x20, a quote, a backslash or at least
+// 0x80 (the classic "has a byte less than n" and "has a zero byte" tests).
+func plainRun(in []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(in); i += 8 {
+		v := binary.LittleEndian.Uint64(in[i:])
+		quote, backslash := v^(ones*'"'), v^(ones*'\\')
+		control := (v - ones*0x20) &^ v
+		quotes := (quote - ones) &^ quote
+		backslashes := (backslash - ones) &^ backslash
+		if (control|quotes|backslashes|v)&highs != 0 {
+			break
+		}
+	}
+	for i < len(in) && plainStringByte[in[i]] {
+		i++
+	}
+	return i
+}
 
 // appendCanonicalRune appends r as it appears inside a canonical string:
 // the two-character escapes for the characters that have one, \u00xx for

@@ -508,3 +508,30 @@ func FuzzCanonicalFastNumbers(f *testing.F) {
 		checkAgainstJCS(t, []byte("["+digits+"]"))
 	})
 }
+
+func BenchmarkSignedDocument(b *testing.B) {
+	answer := benchAnswer(b)
+	b.SetBytes(int64(len(answer)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := SignedDocument(ContextVerify, "v1-2026-11a", "2026-11-02T23:59:59.000001+00:00", answer); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestPlainRun(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 20; pos++ {
+			in := bytes.Repeat([]byte{'a'}, 20)
+			in[pos] = byte(c)
+			want := pos
+			if plainStringByte[c] {
+				want = len(in)
+			}
+			if got := plainRun(in, 0); got != want {
+				t.Fatalf("plainRun with byte %#x at %d = %d, want %d", c, pos, got, want)
+			}
+		}
+	}
+}
