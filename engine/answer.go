@@ -3,8 +3,14 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // VerifiedAtLayout is the format of verified_at: UTC, RFC 3339 with
@@ -194,9 +200,381 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// Marshal encodes the unsigned answer, without HTML escaping.
+// Marshal encodes the unsigned answer, without HTML escaping: exactly the
+// bytes MarshalJSON gives, written field by field instead of by reflection.
 func (a *Answer) Marshal() ([]byte, error) {
-	return MarshalJSON(a)
+	if !a.finite() {
+		return MarshalJSON(a) // for its error
+	}
+	w := answerWriter{buf: make([]byte, 0, 2048)}
+	a.write(&w)
+	return w.buf, nil
+}
+
+// MarshalCanonical encodes the unsigned answer in RFC 8785 form: the
+// canonical form of the JSON text Marshal gives (members sorted, strings and
+// numbers in canonical form), which is what a receipt's signature covers.
+// Written directly, it spares the signer parsing and re-sorting the answer.
+func (a *Answer) MarshalCanonical() ([]byte, error) {
+	if !a.finite() {
+		return nil, errors.New("encoding answer: a ratio is not a finite number")
+	}
+	w := answerWriter{buf: make([]byte, 0, 2048), canonical: true}
+	a.write(&w)
+	return w.buf, nil
+}
+
+func (a *Answer) finite() bool {
+	for _, r := range []*Ratio{a.SchemaCompliance, a.IntegrityChecks, a.Overall} {
+		if r != nil && (math.IsNaN(r.Ratio) || math.IsInf(r.Ratio, 0)) {
+			return false
+		}
+	}
+	return true
+}
+
+// answerMembers are the answer's member names in documented order, as its
+// struct tags give them; answerSorted is the order of RFC 8785. Both are
+// fixed tables, never written after initialization.
+var (
+	answerMembers = []string{
+		"summary", "next_actions", "result", "verification_id", "task_id", "agent_id",
+		"output_hash", "schema_hash", "rules_hash", "request_hash", "verified_at", "verifier_version",
+		"enforce_rules", "strict_content_check", "errors", "errors_total", "errors_omitted",
+		"errors_detail", "errors_detail_total", "errors_detail_omitted", "flags", "flags_total",
+		"flags_omitted", "hints", "hints_total", "hints_omitted", "schema_compliance",
+		"integrity_checks", "overall", "verify",
+	}
+	answerSorted = sortedOrder(answerMembers)
+)
+
+// write writes the answer as its struct tags direct encoding/json to.
+func (a *Answer) write(w *answerWriter) {
+	w.object(answerMembers, answerSorted, func(i int) bool {
+		switch i {
+		case 9:
+			return a.RequestHash != nil
+		case 14:
+			return a.Errors != nil
+		case 15:
+			return a.ErrorsTotal != nil
+		case 16:
+			return a.ErrorsOmitted != nil
+		case 17:
+			return a.ErrorsDetail != nil
+		case 18:
+			return a.ErrorsDetailTotal != nil
+		case 19:
+			return a.ErrorsDetailOmit != nil
+		case 20:
+			return a.Flags != nil
+		case 21:
+			return a.FlagsTotal != nil
+		case 22:
+			return a.FlagsOmitted != nil
+		case 23:
+			return a.Hints != nil
+		case 24:
+			return a.HintsTotal != nil
+		case 25:
+			return a.HintsOmitted != nil
+		case 26:
+			return a.SchemaCompliance != nil
+		case 27:
+			return a.IntegrityChecks != nil
+		case 28:
+			return a.Overall != nil
+		}
+		return true
+	}, func(i int) {
+		switch i {
+		case 0:
+			w.object(summaryMembers, summarySorted, always, func(i int) {
+				if i == 0 {
+					w.str(a.Summary.Result)
+				} else {
+					w.strings(a.Summary.BlockingChecks)
+				}
+			})
+		case 1:
+			w.list(a.NextActions == nil, len(a.NextActions), func(i int) { a.NextActions[i].write(w) })
+		case 2:
+			w.str(a.Result)
+		case 3:
+			w.str(a.VerificationID)
+		case 4:
+			w.str(a.TaskID)
+		case 5:
+			if a.AgentID == nil {
+				w.buf = append(w.buf, "null"...)
+			} else {
+				w.str(*a.AgentID)
+			}
+		case 6:
+			w.str(a.OutputHash)
+		case 7:
+			w.str(a.SchemaHash)
+		case 8:
+			w.str(a.RulesHash)
+		case 9:
+			w.str(*a.RequestHash)
+		case 10:
+			w.str(a.VerifiedAt)
+		case 11:
+			w.str(a.VerifierVersion)
+		case 12:
+			w.buf = strconv.AppendBool(w.buf, a.EnforceRules)
+		case 13:
+			w.buf = strconv.AppendBool(w.buf, a.StrictContentCheck)
+		case 14:
+			w.strings(a.Errors)
+		case 15:
+			w.buf = strconv.AppendInt(w.buf, int64(*a.ErrorsTotal), 10)
+		case 16:
+			w.buf = strconv.AppendInt(w.buf, int64(*a.ErrorsOmitted), 10)
+		case 17:
+			w.list(false, len(a.ErrorsDetail), func(i int) { w.strs(errorDetailMembers, errorDetailSorted, a.ErrorsDetail[i].values()) })
+		case 18:
+			w.buf = strconv.AppendInt(w.buf, int64(*a.ErrorsDetailTotal), 10)
+		case 19:
+			w.buf = strconv.AppendInt(w.buf, int64(*a.ErrorsDetailOmit), 10)
+		case 20:
+			w.list(false, len(a.Flags), func(i int) { w.strs(flagMembers, flagSorted, a.Flags[i].values()) })
+		case 21:
+			w.buf = strconv.AppendInt(w.buf, int64(*a.FlagsTotal), 10)
+		case 22:
+			w.buf = strconv.AppendInt(w.buf, int64(*a.FlagsOmitted), 10)
+		case 23:
+			w.list(false, len(a.Hints), func(i int) { w.strs(hintMembers, hintSorted, a.Hints[i].values()) })
+		case 24:
+			w.buf = strconv.AppendInt(w.buf, int64(*a.HintsTotal), 10)
+		case 25:
+			w.buf = strconv.AppendInt(w.buf, int64(*a.HintsOmitted), 10)
+		case 26:
+			a.SchemaCompliance.write(w)
+		case 27:
+			a.IntegrityChecks.write(w)
+		case 28:
+			a.Overall.write(w)
+		case 29:
+			w.strs(verifyMembers, verifySorted, a.Verify.values())
+		}
+	})
+}
+
+// Member tables of the answer's inner objects, as answerMembers.
+var (
+	summaryMembers     = []string{"result", "blocking_checks"}
+	summarySorted      = sortedOrder(summaryMembers)
+	nextActionMembers  = []string{"action", "using", "for", "fields"}
+	nextActionSorted   = sortedOrder(nextActionMembers)
+	errorDetailMembers = []string{"check", "path", "expected", "found", "message"}
+	errorDetailSorted  = sortedOrder(errorDetailMembers)
+	flagMembers        = []string{"check", "field", "severity", "detail"}
+	flagSorted         = sortedOrder(flagMembers)
+	hintMembers        = []string{"source", "check", "path", "expected", "found"}
+	hintSorted         = sortedOrder(hintMembers)
+	verifyMembers      = []string{"public_key_url", "key_version", "canonicalization", "hash_algorithm", "service", "mcp"}
+	verifySorted       = sortedOrder(verifyMembers)
+	ratioMembers       = []string{"ratio", "passed", "total"}
+	ratioSorted        = sortedOrder(ratioMembers)
+)
+
+func (d *ErrorDetail) values() []string {
+	return []string{d.Check, d.Path, d.Expected, d.Found, d.Message}
+}
+func (f *Flag) values() []string { return []string{f.Check, f.Field, f.Severity, f.Detail} }
+func (h *Hint) values() []string { return []string{h.Source, h.Check, h.Path, h.Expected, h.Found} }
+func (v *VerifyBlock) values() []string {
+	return []string{v.PublicKeyURL, v.KeyVersion, v.Canonicalization, v.HashAlgorithm, v.Service, v.MCP}
+}
+
+func (n *NextAction) write(w *answerWriter) {
+	w.object(nextActionMembers, nextActionSorted, func(i int) bool {
+		switch i { // the omitempty members
+		case 1:
+			return n.Using != ""
+		case 2:
+			return n.For != ""
+		case 3:
+			return len(n.Fields) > 0
+		}
+		return true
+	}, func(i int) {
+		switch i {
+		case 0:
+			w.str(n.Action)
+		case 1:
+			w.str(n.Using)
+		case 2:
+			w.str(n.For)
+		case 3:
+			w.strings(n.Fields)
+		}
+	})
+}
+
+func (r *Ratio) write(w *answerWriter) {
+	w.object(ratioMembers, ratioSorted, always, func(i int) {
+		switch i {
+		case 0:
+			w.float(r.Ratio)
+		case 1:
+			w.buf = strconv.AppendInt(w.buf, int64(r.Passed), 10)
+		case 2:
+			w.buf = strconv.AppendInt(w.buf, int64(r.Total), 10)
+		}
+	})
+}
+
+// answerWriter writes an answer as JSON text: in its documented member
+// order with encoding/json's escaping (the wire form), or, when canonical,
+// in RFC 8785 form.
+type answerWriter struct {
+	buf       []byte
+	canonical bool
+}
+
+// object writes an object whose member names are names, in documented
+// order; sorted is their RFC 8785 order. has(i) says whether member i is
+// written (omitempty and omitzero), value(i) writes its value.
+func (w *answerWriter) object(names []string, sorted []int, has func(int) bool, value func(int)) {
+	w.buf = append(w.buf, '{')
+	first := true
+	for k := range names {
+		i := k
+		if w.canonical {
+			i = sorted[k]
+		}
+		if !has(i) {
+			continue
+		}
+		if !first {
+			w.buf = append(w.buf, ',')
+		}
+		first = false
+		w.buf = append(w.buf, '"')
+		w.buf = append(w.buf, names[i]...) // plain ASCII names
+		w.buf = append(w.buf, '"', ':')
+		value(i)
+	}
+	w.buf = append(w.buf, '}')
+}
+
+// strs writes an object of string members.
+func (w *answerWriter) strs(names []string, sorted []int, values []string) {
+	w.object(names, sorted, always, func(i int) { w.str(values[i]) })
+}
+
+// list writes an array of n elements, or null for a nil slice.
+func (w *answerWriter) list(isNil bool, n int, elem func(int)) {
+	if isNil {
+		w.buf = append(w.buf, "null"...)
+		return
+	}
+	w.buf = append(w.buf, '[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		elem(i)
+	}
+	w.buf = append(w.buf, ']')
+}
+
+func (w *answerWriter) strings(list []string) {
+	w.list(list == nil, len(list), func(i int) { w.str(list[i]) })
+}
+
+func always(int) bool { return true }
+
+// str writes a string: as encoding/json does without HTML escaping, or
+// canonically (the text that decoding the former and writing it per RFC
+// 8785 gives, so invalid UTF-8 becomes U+FFFD in both).
+func (w *answerWriter) str(s string) {
+	const hex = "0123456789abcdef"
+	w.buf = append(w.buf, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b >= 0x20 && b != '"' && b != '\\' && b < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if b < utf8.RuneSelf {
+			w.buf = append(w.buf, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				w.buf = append(w.buf, '\\', b)
+			case '\b':
+				w.buf = append(w.buf, '\\', 'b')
+			case '\f':
+				w.buf = append(w.buf, '\\', 'f')
+			case '\n':
+				w.buf = append(w.buf, '\\', 'n')
+			case '\r':
+				w.buf = append(w.buf, '\\', 'r')
+			case '\t':
+				w.buf = append(w.buf, '\\', 't')
+			default:
+				w.buf = append(w.buf, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			w.buf = append(w.buf, s[start:i]...)
+			if w.canonical {
+				w.buf = utf8.AppendRune(w.buf, utf8.RuneError)
+			} else {
+				w.buf = append(w.buf, `\ufffd`...)
+			}
+			start = i + size
+		case (c == '\u2028' || c == '\u2029') && !w.canonical:
+			w.buf = append(w.buf, s[start:i]...)
+			w.buf = append(w.buf, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			start = i + size
+		}
+		i += size
+	}
+	w.buf = append(w.buf, s[start:]...)
+	w.buf = append(w.buf, '"')
+}
+
+// float writes a finite number as encoding/json does; for the values an
+// answer holds that is also its RFC 8785 form (ES6 formatting, which
+// encoding/json follows), except that RFC 8785 writes -0 as 0.
+func (w *answerWriter) float(f float64) {
+	if w.canonical && f == 0 {
+		w.buf = append(w.buf, '0')
+		return
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	w.buf = strconv.AppendFloat(w.buf, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 becomes e-9, as in encoding/json and ES6.
+		if n := len(w.buf); n >= 4 && w.buf[n-4] == 'e' && w.buf[n-3] == '-' && w.buf[n-2] == '0' {
+			w.buf[n-2] = w.buf[n-1]
+			w.buf = w.buf[:n-1]
+		}
+	}
+}
+
+// sortedOrder returns the indexes of names in RFC 8785 order. The names
+// are ASCII, where that is byte order.
+func sortedOrder(names []string) []int {
+	order := make([]int, len(names))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+	return order
 }
 
 // MarshalJSON encodes v as compact JSON without HTML escaping, the form

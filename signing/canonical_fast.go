@@ -45,7 +45,10 @@ type canonWriter struct {
 	in    []byte
 	pos   int
 	depth int
-	*canonScratch
+	// A copy of the scratch memory, not a pointer to it: the writer lives
+	// on the stack, so growing these slices stores no pointer into the
+	// heap and costs no write barrier while the collector runs.
+	canonScratch
 }
 
 // canonScratch is a canonicalization's working memory. A Canonicalizer
@@ -117,12 +120,14 @@ func appendCanonical(dst, in []byte, depth int, s *canonScratch) ([]byte, error)
 		// saves the first rounds of growth.
 		s.open, s.objs = make([]canonMember, 0, 32), make([]canonObject, 0, 8)
 	}
-	w := canonWriter{in: in, depth: depth, canonScratch: s}
+	w := canonWriter{in: in, depth: depth, canonScratch: *s}
 	w.skipSpace()
-	if _, err := w.value(); err != nil {
+	_, err := w.value()
+	w.skipSpace()
+	*s = w.canonScratch // keep the grown memory for the next text
+	if err != nil {
 		return dst, err
 	}
-	w.skipSpace()
 	if w.pos != len(in) {
 		return dst, errFastCanonical
 	}

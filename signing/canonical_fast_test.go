@@ -3,6 +3,7 @@ package signing
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -532,6 +533,23 @@ func TestPlainRun(t *testing.T) {
 			if got := plainRun(in, 0); got != want {
 				t.Fatalf("plainRun with byte %#x at %d = %d, want %d", c, pos, got, want)
 			}
+		}
+	}
+}
+
+// BenchmarkCanonicalizeSchema canonicalizes the invoice's expected_schema,
+// a dense document of short names and small objects.
+func BenchmarkCanonicalizeSchema(b *testing.B) {
+	var req struct{ ExpectedSchema json.RawMessage `json:"expected_schema"` }
+	if err := json.Unmarshal(readFile(b, filepath.Join("..", "testdata", "invoice-pass.json")), &req); err != nil {
+		b.Fatal(err)
+	}
+	var c Canonicalizer
+	b.SetBytes(int64(len(req.ExpectedSchema)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Canonicalize(req.ExpectedSchema); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

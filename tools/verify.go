@@ -121,7 +121,14 @@ func (s *Service) sign(a *engine.Answer) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding answer: %w", err)
 	}
-	att, err := s.Keys.Current().Attest(signing.ContextVerify, body, a.VerifiedAt)
+	// The signature covers the answer's canonical form; handing Attest that
+	// form, written directly, spares it re-sorting the answer. Attest still
+	// canonicalizes what it is given, so the signed bytes are the same.
+	canonical, err := a.MarshalCanonical()
+	if err != nil {
+		return nil, fmt.Errorf("encoding answer: %w", err)
+	}
+	att, err := s.Keys.Current().Attest(signing.ContextVerify, canonical, a.VerifiedAt)
 	if err != nil {
 		return nil, fmt.Errorf("signing answer: %w", err)
 	}

@@ -236,3 +236,60 @@ func processCPU() (time.Duration, bool) {
 	const tick = 10 * time.Millisecond // USER_HZ is 100 on every Linux port
 	return time.Duration(utime+stime) * tick, true
 }
+
+// BenchmarkVerifyStages times each stage of Verify on the 1 KB invoice, so
+// the pipeline's cost can be read stage by stage beside the floor.
+func BenchmarkVerifyStages(b *testing.B) {
+	svc := newTestService(b, false)
+	body := readTestdata(b, "invoice-pass.json")
+	req, err := svc.Engine.DecodeRequest(body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var canon signing.Canonicalizer
+	hashes, err := req.Hashes(canon.Canonicalize, signing.HashCanonical)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := svc.Engine.Check(req, hashes.Schema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	meta := engine.AnswerMeta{VerificationID: "c0a8012e-5f3b-4d7a-8e21-94b6d3f0a7c5", VerifiedAt: time.Now(), Version: "bench", Hashes: hashes}
+	answer, err := svc.Engine.NewAnswer(req, out, meta).MarshalCanonical()
+	if err != nil {
+		b.Fatal(err)
+	}
+	signer := svc.Keys.Current()
+	at := meta.VerifiedAt.UTC().Format(engine.VerifiedAtLayout)
+	for _, stage := range []struct {
+		name string
+		run  func() error
+	}{
+		{"decode", func() error { _, err := svc.Engine.DecodeRequest(body); return err }},
+		{"hashes", func() error {
+			var canon signing.Canonicalizer
+			_, err := req.Hashes(canon.Canonicalize, signing.HashCanonical)
+			return err
+		}},
+		{"check", func() error { _, err := svc.Engine.Check(req, hashes.Schema); return err }},
+		{"answer", func() error { _, err := svc.Engine.NewAnswer(req, out, meta).Marshal(); return err }},
+		{"answer-canonical", func() error { _, err := svc.Engine.NewAnswer(req, out, meta).MarshalCanonical(); return err }},
+		{"signed-document", func() error {
+			_, err := signing.SignedDocument(signing.ContextVerify, signer.KeyVersion(), at, answer)
+			return err
+		}},
+		{"attest", func() error { _, err := signer.Attest(signing.ContextVerify, answer, at); return err }},
+	} {
+		b.Run(stage.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := startCPU()
+			for b.Loop() {
+				if err := stage.run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			cpu.report(b)
+		})
+	}
+}
