@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Pipeline benchmarks of BENCHMARKS.md, all in one session: BenchmarkVerify
+# (decode, hashes, evaluation, answer, signature) for the 1 KB invoice, an
+# 8 KB 50-item invoice and a 1 MB document beside one bare Ed25519
+# signature, the per-stage split, and the Python peer pipeline
+# (../shared/bench/peer-pipeline/pipeline.py) on the same three requests.
+# Prints the medians and the ratios at the end.
+#
+# usage: scripts/bench.sh [rounds] [benchtime] [peer-seconds]
+#   BASE=<commit>  also runs BenchmarkVerify of that commit, round by round
+#                  beside this tree's, for before/after figures
+#   SHARED=<dir>   the shared folder (default ../shared)
+#   QUICK=1        one short round and no peer: the CI smoke run
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+benchtime=${2:-2s}
+peer_seconds=${3:-5}
+shared=${SHARED:-../shared}
+if [ -n "${QUICK:-}" ]; then rounds=1 benchtime=20x; fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+go test -c -o "$work/after.test" ./tools/
+if [ -n "${BASE:-}" ]; then
+	mkdir "$work/base"
+	git archive "$BASE" | tar -x -C "$work/base"
+	# The base tree gets today's BenchmarkVerify (it only calls
+	# Service.Verify), without the per-stage benchmark, which needs today's
+	# API.
+	awk '/^\/\/ BenchmarkVerifyStages/ {skip=1} skip && /^}/ {skip=0; next} !skip' \
+		tools/verify_test.go >"$work/base/tools/verify_test.go"
+	(cd "$work/base" && go test -c -o "$work/before.test" ./tools/)
+fi
+
+run() { # binary label pattern
+	(cd tools && "$1" -test.run '^$' -test.bench "$3" -test.benchtime "$benchtime" -test.count 1) |
+		sed -n "s/^Benchmark/$2 Benchmark/p"
+}
+for round in $(seq "$rounds"); do
+	echo "round $round/$rounds" >&2
+	if [ -n "${BASE:-}" ]; then run "$work/before.test" before 'BenchmarkVerify$'; fi
+	run "$work/after.test" after 'BenchmarkVerify$|BenchmarkVerifyStages'
+done | tee "$work/go.txt"
+
+if [ -z "${QUICK:-}" ]; then
+	# The peer's requests: the invoice, and the 8 KB and 1 MB invoices built
+	# as BenchmarkVerify builds them (invoiceWithItems).
+	python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+invoice = json.load(open("testdata/invoice-pass.json"))
+for name, n in (("invoice-8KB", 50), ("document-1MB", 8200)):
+    req = json.loads(json.dumps(invoice))
+    items, total = [], 0.0
+    for i in range(n):
+        qty, price = 1 + i % 7, 2.5 + i % 4
+        total += qty * price
+        items.append({"description": "Line item %05d: data labelling, batch %s, reviewed twice" % (i, chr(65 + i % 26)),
+                      "quantity": qty, "unit_price": price, "line_total": qty * price})
+    req["submitted_output"]["line_items"], req["submitted_output"]["total"] = items, total
+    open("%s/%s.json" % (work, name), "w").write(json.dumps(req, separators=(",", ":")))
+PY
+	cp testdata/invoice-pass.json "$work/invoice-1KB.json"
+	for round in $(seq "$rounds"); do
+		for size in invoice-1KB invoice-8KB document-1MB; do
+			secs=$peer_seconds
+			if [ "$size" = document-1MB ]; then secs=$((peer_seconds * 4)); fi
+			printf 'peer %s %s\n' "$size" "$(python3 "$shared/bench/peer-pipeline/pipeline.py" "$work/$size.json" "$secs")"
+		done
+	done | tee "$work/peer.txt"
+else
+	: >"$work/peer.txt"
+fi
+
+python3 - "$work/go.txt" "$work/peer.txt" <<'PY'
+import re, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    label, name = f[0], re.sub(r"-\d+$", "", f[1])
+    metrics = {f[i + 1]: float(f[i]) for i in range(3, len(f) - 1) if re.fullmatch(r"[\d.]+", f[i])}
+    for unit, v in metrics.items():
+        rows.setdefault((label, name), {}).setdefault(unit, []).append(v)
+peer = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"peer (\S+) (\d+) verifications per CPU-second \((\d+) us each\)", line)
+    if m:
+        peer.setdefault(m.group(1), []).append(float(m.group(3)))
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+print("\n%-8s %-42s %12s %12s %9s %10s %8s" % ("", "benchmark (medians)", "wall ns/op", "cpu ns/op", "x-floor", "B/op", "allocs"))
+for (label, name), m in sorted(rows.items()):
+    print("%-8s %-42s %12.0f %12.0f %9.2f %10.0f %8.0f" % (label, name, med(m.get("ns/op", [])), med(m.get("cpu-ns/op", [])),
+          med(m.get("x-floor", [])), med(m.get("B/op", [])), med(m.get("allocs/op", []))))
+if peer:
+    print("\npeer pipeline (Python), CPU µs per verification, median of %d; ours = this tree's cpu-ns/op" % len(next(iter(peer.values()))))
+    for size, us in peer.items():
+        ours = rows.get(("after", "BenchmarkVerify/" + size + ("/full" if size == "invoice-1KB" else "")), {}).get("cpu-ns/op", [])
+        ratio = med(us) / (med(ours) / 1000) if ours else float("nan")
+        print("  %-14s peer %10.0f µs   ours %10.1f µs   ours is %.1fx faster" % (size, med(us), med(ours) / 1000, ratio))
+PY

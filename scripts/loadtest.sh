@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# REST under load (BENCHMARKS.md): wrk POSTs the invoice request to a fresh
+# `verifier --http` on loopback, at 32 and 256 connections for 10 s each,
+# and reports throughput, p50/p99 latency, the server's CPU seconds per
+# request (utime+stime of /proc/<pid>/stat across the run), its RSS (VmRSS
+# after each run, VmHWM the peak) and, in a separate shorter pass under
+# strace (which slows the server), fsync/fdatasync calls per request.
+#
+# usage: scripts/loadtest.sh
+#   DURATION=10s CONNECTIONS="32 256" THREADS=2 PORT=18080
+#   SERVER_FLAGS="..."                  flags for the server; the default
+#       lifts the free allowance of 1,000 calls per client per day, which a
+#       load test from one address would use up in a fraction of a second
+#       (everything after it is a 429), and the bound of 8 verifications
+#       at once, past which requests wait briefly and then get a 503: this
+#       measures the pipeline under load, not the admission control
+#   BODY=testdata/invoice-pass.json     the request body
+# wrk: apt-get install -y wrk (Debian). The load generator shares the
+# machine with the server, so on a small machine it takes CPU from it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${DURATION:-10s}
+connections=${CONNECTIONS:-32 256}
+threads=${THREADS:-2}
+addr=127.0.0.1:${PORT:-18080}
+export BODY=${BODY:-testdata/invoice-pass.json}
+server_flags=${SERVER_FLAGS:---free-per-day 1000000000 --max-concurrent 0}
+work=$(mktemp -d)
+go build -o "$work/verifier" .
+
+pid=
+stop() {
+	if [ -n "$pid" ]; then
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		pid=
+	fi
+}
+trap 'stop; rm -rf "$work"' EXIT
+
+start() { # data-dir; sets pid
+	# shellcheck disable=SC2086 # server_flags is a list of flags
+	"$work/verifier" --http "$addr" --data-dir "$1" $server_flags 2>"$work/server.log" &
+	pid=$!
+	for _ in $(seq 100); do
+		if curl -sf -o /dev/null "http://$addr/health"; then return; fi
+		sleep 0.1
+	done
+	echo "server did not come up; its log:" >&2
+	cat "$work/server.log" >&2
+	exit 1
+}
+
+ticks() { # utime+stime of the server, in clock ticks
+	local stat
+	stat=$(cat "/proc/$pid/stat")
+	set -- ${stat##*) }
+	echo $((${12} + ${13}))
+}
+hz=$(getconf CLK_TCK)
+status() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$pid/status"; }
+
+start "$work/data"
+wrk -t "$threads" -c 32 -d 2s -s scripts/loadtest.lua "http://$addr/verify/schema" >/dev/null # warm-up
+printf '%-6s %10s %9s %9s %9s %9s %14s %9s %9s\n' conns req/s p50_ms p90_ms p99_ms non2xx server_cpu_ms/req rss_MB peak_MB
+for c in $connections; do
+	before=$(ticks)
+	out=$(wrk -t "$threads" -c "$c" -d "$duration" -s scripts/loadtest.lua "http://$addr/verify/schema")
+	after=$(ticks)
+	line=$(grep '^LOADTEST' <<<"$out")
+	eval "${line#LOADTEST }" # requests= duration_us= non2xx= ... p99_us= max_us=
+	awk -v c="$c" -v n="$requests" -v d="$duration_us" -v p50="$p50_us" -v p90="$p90_us" -v p99="$p99_us" \
+		-v bad="$non2xx" -v t=$((after - before)) -v hz="$hz" -v rss="$(status VmRSS)" -v hwm="$(status VmHWM)" \
+		'BEGIN {printf "%-6d %10.0f %9.2f %9.2f %9.2f %9d %14.3f %9.1f %9.1f\n", c, n / (d / 1e6), p50 / 1e3, p90 / 1e3, p99 / 1e3, bad, t / hz * 1e3 / n, rss / 1024, hwm / 1024}'
+done
+stop
+
+# fsyncs per request: a fresh server traced from its start (strace slows
+# it, so its throughput is not reported).
+if command -v strace >/dev/null; then
+	rm -rf "$work/data2"
+	# shellcheck disable=SC2086
+	strace -f -c -e trace=fsync,fdatasync -o "$work/strace.txt" \
+		"$work/verifier" --http "$addr" --data-dir "$work/data2" $server_flags 2>"$work/server.log" &
+	tracer=$!
+	for _ in $(seq 100); do curl -sf -o /dev/null "http://$addr/health" && break; sleep 0.1; done
+	pid=$(pgrep -P "$tracer") # the server, strace's child: stop it, and strace writes its tally
+
+	for c in $connections; do
+		out=$(wrk -t "$threads" -c "$c" -d 5s -s scripts/loadtest.lua "http://$addr/verify/schema")
+		line=$(grep '^LOADTEST' <<<"$out")
+		eval "${line#LOADTEST }"
+		echo "strace pass, $c connections: $requests requests, $non2xx not 2xx" >&2
+		total_requests=$(( ${total_requests:-0} + requests - non2xx ))
+	done
+	stop
+	wait "$tracer" 2>/dev/null || true
+	syncs=$(awk '$NF == "fsync" || $NF == "fdatasync" {n += $4} END {print n + 0}' "$work/strace.txt")
+	awk -v s="$syncs" -v n="$total_requests" 'BEGIN {printf "fsync+fdatasync: %d over %d answered requests (2xx, both connection counts, under strace) = %.3f per request\n", s, n, s / n}'
+fi
