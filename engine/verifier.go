@@ -11,6 +11,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -77,11 +78,18 @@ func schemaField(doc any, pointer string) string {
 // schema cache ("" skips the cache). A schema that cannot be compiled or
 // evaluated within limits is an *InvalidRequestError.
 func (v *Verifier) Check(req *Request, schemaHash string) (*Outcome, error) {
+	return v.CheckContext(context.Background(), req, schemaHash)
+}
+
+// CheckContext is Check that gives up once ctx is done, with an error
+// wrapping ctx.Err(): the schema evaluation checks ctx as it goes, so a
+// request deadline bounds it even where the step limit does not.
+func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash string) (*Outcome, error) {
 	compiled, err := v.Compile(req.ExpectedSchema, schemaHash)
 	if err != nil {
 		return nil, err
 	}
-	res, err := compiled.Evaluate(req.SubmittedOutput)
+	res, err := compiled.EvaluateContext(ctx, req.SubmittedOutput)
 	if err != nil {
 		if errors.Is(err, schema.ErrTooComplex) {
 			return nil, &InvalidRequestError{Fields: []FieldProblem{{

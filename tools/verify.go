@@ -50,13 +50,13 @@ func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Veri
 			Fix: "Send I-JSON: unique keys, valid UTF-8, finite numbers, integers within ±2^53.",
 		}})
 	}
-	out, err := s.Engine.Check(req, hashes.Schema)
-	if err != nil {
-		return nil, AsError(err)
-	}
-	if err := ctx.Err(); err != nil {
+	out, err := s.Engine.CheckContext(ctx, req, hashes.Schema)
+	if ctx.Err() != nil { // the evaluation stopped, or finished too late
 		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
 			"The verification did not finish within the time limit. Nothing was charged; try again or send a smaller request.").WithRetryAfter(1)
+	}
+	if err != nil {
+		return nil, AsError(err)
 	}
 	signer := s.Keys.Current()
 	now := s.now().UTC()

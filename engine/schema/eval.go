@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 )
@@ -12,8 +13,11 @@ import (
 type evaluator struct {
 	steps, maxSteps int
 	depth           int
-	abort           bool // step or depth limit reached
-	bad             any  // first instance value of an unsupported Go type
+	abort           bool // step or depth limit reached, or ctx done
+	ctx             context.Context
+	nextPoll        int   // the steps at which ctx is checked next
+	ctxErr          error // ctx.Err() when it stopped the evaluation
+	bad             any   // first instance value of an unsupported Go type
 	useScope        bool
 
 	passed, total int
@@ -83,6 +87,7 @@ func (e *evaluator) rollback(m mark) {
 
 func (e *evaluator) reset(s *Schema) {
 	e.steps, e.maxSteps, e.depth, e.abort, e.bad = 0, s.maxSteps, 0, false, nil
+	e.ctx, e.nextPoll, e.ctxErr = nil, 0, nil
 	e.useScope = s.useScope
 	e.passed, e.total = 0, 0
 	e.fails = e.fails[:0]
@@ -109,7 +114,7 @@ func (e *evaluator) run(root *node, inst any) (*Result, error) {
 	valid := e.eval(root, inst, &f, true, nil)
 	e.finishFrame(&f, inst)
 	if e.abort {
-		return nil, ErrTooComplex
+		return nil, e.abortErr()
 	}
 	if e.bad != nil {
 		return nil, fmt.Errorf("evaluating instance: unsupported value of Go type %T", e.bad)
@@ -215,7 +220,7 @@ func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool 
 	}
 	e.steps++
 	e.depth++
-	if e.steps > e.maxSteps || e.depth > maxEvalDepth || e.abort {
+	if e.depth > maxEvalDepth || e.over() {
 		e.abort = true
 		e.depth--
 		return false
@@ -403,6 +408,9 @@ func (e *evaluator) num(n *node, x *number, v any, f *frame, count bool) bool {
 }
 
 func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
+	if e.steps += strSteps(n, s); e.over() {
+		return false
+	}
 	valid := true
 	if n.minLength >= 0 || n.maxLength >= 0 {
 		l := runeCount(s)

@@ -394,8 +394,7 @@ func (e *evaluator) unevaluatedProps(n *node, obj map[string]any, f *frame, coun
 // patternKey applies every matching patternProperties schema to one key.
 func (e *evaluator) patternKey(n *node, k string, cv any, f *frame, count bool, ann *annot) (valid, entered bool) {
 	valid = true
-	if e.steps += len(n.patProps); e.steps > e.maxSteps { // every pattern runs on every key
-		e.abort = true
+	if e.steps += len(n.patProps) * (1 + len(k)/bytesPerStep); e.over() { // every pattern runs on every key
 		return false, false
 	}
 	for i := range n.patProps {
@@ -474,6 +473,9 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 		return false
 	}
 	if n.uniqueItems {
+		if e.steps += len(arr); e.over() { // every item is hashed
+			return false
+		}
 		i, j := firstDuplicate(arr)
 		if !check(i < 0, "uniqueItems", "uniqueItems", i, j) {
 			return false

@@ -12,9 +12,8 @@ func (e *evaluator) leaf(n *node, v any, count bool) bool {
 	if k < 0 {
 		return false
 	}
-	if e.steps++; e.steps > e.maxSteps {
-		e.abort = true
-	}
+	e.steps += 1 + stringSteps(n, v)
+	e.over()
 	if count {
 		e.total += k
 		e.passed += k

@@ -26,6 +26,7 @@
 package schema
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -158,13 +159,5 @@ type Described struct {
 // integers are accepted too). It returns ErrTooComplex when the evaluation
 // exceeds the step limit, and an error for values of other Go types.
 func (s *Schema) Evaluate(instance any) (*Result, error) {
-	e, _ := s.pool.Get().(*evaluator)
-	if e == nil {
-		e = &evaluator{}
-	}
-	e.reset(s)
-	res, err := e.run(s.root, instance)
-	e.release()
-	s.pool.Put(e)
-	return res, err
+	return s.EvaluateContext(context.Background(), instance)
 }
