@@ -2,6 +2,7 @@ package schema
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -53,12 +54,33 @@ func (e *evaluator) over() bool {
 	return e.abort
 }
 
-// stringSteps is the extra cost of the string keywords of n on v.
-func stringSteps(n *node, v any) int {
-	if s, ok := v.(string); ok && n.anyStr {
-		return strSteps(n, s)
+// valueSteps is the extra cost of applying n to v beyond the one step of
+// the application: the string keywords on a string, parsing a number
+// literal (which every application does) and multipleOf on it.
+func valueSteps(n *node, v any) int {
+	switch x := v.(type) {
+	case string:
+		if n.anyStr {
+			return strSteps(n, x)
+		}
+	case json.Number:
+		return numSteps(n, x)
 	}
 	return 0
+}
+
+// numSteps is the extra cost of applying n to the number literal lit: a
+// step per bytesPerStep digits to parse and compare it, and, when
+// multipleOf needs big integers (its own literal has more than 19
+// significant digits), their quadratic cost: a step per 64 word
+// operations.
+func numSteps(n *node, lit json.Number) int {
+	steps := len(lit) / bytesPerStep
+	if n.multipleOf != nil && !n.multipleOf.n.small {
+		w := (len(lit)+int(n.multipleOf.n.ndigits()))/19 + 1
+		steps += w * w / 64
+	}
+	return steps
 }
 
 // strSteps is the extra cost of the string keywords of n on s. Checking

@@ -306,6 +306,9 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 	switch x := v.(type) {
 	case string, map[string]any, []any, bool, nil:
 	case json.Number:
+		if e.steps += numSteps(n, x); e.over() {
+			return false
+		}
 		if num, isNum = parseNumber(string(x)); !isNum {
 			e.bad = v
 			return false

@@ -5,15 +5,15 @@ import "encoding/json"
 // leaf counts the checks of leaf schema n on v when they all hold; false
 // sends the caller to the recording path.
 func (e *evaluator) leaf(n *node, v any, count bool) bool {
-	if e.abort {
+	// Charged before the checks: one of them can cost as much as the
+	// value is long.
+	if e.steps += 1 + valueSteps(n, v); e.abort || e.over() {
 		return false
 	}
 	k := leafChecks(n, v)
 	if k < 0 {
 		return false
 	}
-	e.steps += 1 + stringSteps(n, v)
-	e.over()
 	if count {
 		e.total += k
 		e.passed += k

@@ -357,6 +357,9 @@ func isMultiple(a, d number) bool {
 		}
 		return a.coef%dd == 0
 	}
+	if d.small {
+		return longIsMultiple(a, d)
+	}
 	// Exact path: big integers bounded by the digit counts.
 	ad, dd := a.digitString(), d.digitString()
 	k := a.exp - d.exp
@@ -458,4 +461,35 @@ func (n number) toInt() (int, bool) {
 		return math.MaxInt, true
 	}
 	return int(v), true
+}
+
+// longIsMultiple is isMultiple for a with more than 19 significant digits
+// and d with at most 19: a's digits are reduced modulo d's one at a time,
+// in time linear in their number, where big.Int's SetString is quadratic
+// (three million digits took 15 s).
+func longIsMultiple(a, d number) bool {
+	k := a.exp - d.exp
+	if k < 0 {
+		// d×10^-k | a's digits would need them to end in a zero; they
+		// never do.
+		return false
+	}
+	var r uint64
+	for i := 0; i < len(a.digits); i++ {
+		x := mulmod10(r, d.coef)
+		s := x + uint64(a.digits[i]-'0')
+		if s < x {
+			// Wrapped past 2^64, so d > 2^64-10 and x+digit < 2d: one
+			// subtraction of d (modulo 2^64) leaves the remainder.
+			s -= d.coef
+		}
+		r = s % d.coef
+	}
+	if k > 64 {
+		k = 64 // as in isMultiple: every factor 2 and 5 of d.coef is covered
+	}
+	for ; k > 0 && r != 0; k-- {
+		r = mulmod10(r, d.coef)
+	}
+	return r == 0
 }
