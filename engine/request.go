@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/verifier-dev/verifier/engine/ijson"
+	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
 // Limits on a request, each overridable through Options.
@@ -389,7 +390,7 @@ func decodeLimit(entry map[string]any, name, field string, p *problems) (*Limit,
 	}
 	switch x := val.(type) {
 	case json.Number:
-		f, err := strconv.ParseFloat(string(x), 64)
+		f, err := jsonnum.ParseFloat(string(x))
 		if err != nil {
 			p.add(field+"."+name, "is not a finite number", "Send a finite number.")
 			return nil, true
@@ -554,7 +555,7 @@ func numberOf(v any) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(n), 64)
+	f, err := jsonnum.ParseFloat(string(n))
 	return f, err == nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
 // checkRule evaluates one rule against the output. It returns counted=false
@@ -136,7 +138,7 @@ func asNumber(v any) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(n), 64)
+	f, err := jsonnum.ParseFloat(string(n))
 	return f, err == nil
 }
 
@@ -159,7 +161,7 @@ func writeEqualityKey(b *strings.Builder, v any) {
 			b.WriteString("f")
 		}
 	case json.Number:
-		f, _ := strconv.ParseFloat(string(x), 64)
+		f, _ := jsonnum.ParseFloat(string(x))
 		if f == 0 {
 			f = 0 // -0 equals 0
 		}

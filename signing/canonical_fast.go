@@ -6,11 +6,12 @@ import (
 	"errors"
 	"slices"
 	"sort"
-	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
 // The fast canonical encoder below produces exactly the bytes of
@@ -607,7 +608,7 @@ func (w *canonWriter) scalar() error {
 		w.out = n
 		return nil
 	}
-	f, err := strconv.ParseFloat(string(tok), 64)
+	f, err := jsonnum.ParseFloat(string(tok))
 	if err != nil {
 		return errFastCanonical // out of double range
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
 // checkExact walks raw, valid I-JSON, and refuses the two ways a signature
@@ -93,7 +95,7 @@ func foldKey(s string) string {
 // exactNumber reports whether the JSON number literal lit denotes exactly the
 // float64 it parses to (its shortest round-trip text is the same decimal).
 func exactNumber(lit string) bool {
-	f, err := strconv.ParseFloat(lit, 64)
+	f, err := jsonnum.ParseFloat(lit)
 	if err != nil {
 		return false
 	}

@@ -24,6 +24,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
 // DefaultMaxDepth is the nesting limit used when Options.MaxDepth is zero.
@@ -198,7 +200,7 @@ func (d *decoder) wrap(err error) error {
 // no non-zero literal that underflows to zero, and integer literals within
 // ±2^53 so the canonical form cannot round them onto a neighbour.
 func checkNumber(text string) error {
-	f, err := strconv.ParseFloat(text, 64)
+	f, err := jsonnum.ParseFloat(text)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return ErrNumber
 	}
