@@ -54,29 +54,81 @@ func (e *evaluator) over() bool {
 	return e.abort
 }
 
+// nodesPerStep is how many values of an array or object compared with const
+// or an enum (or hashed for an enum's index) cost one step.
+const nodesPerStep = 2
+
 // valueSteps is the extra cost of applying n to v beyond the one step of
 // the application: the string keywords on a string, parsing a number
-// literal (which every application does) and multipleOf on it.
+// literal (which every application does) and multipleOf on it, and
+// comparing a string, array or object with const or an enum.
 func valueSteps(n *node, v any) int {
 	switch x := v.(type) {
 	case string:
+		steps := 0
 		if n.anyStr {
-			return strSteps(n, x)
+			steps = strSteps(n, x)
 		}
+		if n.hasConst || n.enum != nil {
+			steps += len(x) / bytesPerStep
+		}
+		return steps
 	case json.Number:
 		return numSteps(n, x)
+	case map[string]any, []any:
+		if n.hasConst || n.enum != nil {
+			return countValues(v, maxCounted) / nodesPerStep
+		}
 	}
 	return 0
 }
 
+// maxCounted is where countValues stops counting: far more than any budget
+// lets through.
+const maxCounted = 1 << 26
+
+// countValues counts the values in v (v itself, and everything nested),
+// up to limit.
+func countValues(v any, limit int) int {
+	switch x := v.(type) {
+	case map[string]any:
+		n := 1
+		for _, c := range x {
+			if n += countValues(c, limit-n); n >= limit {
+				return limit
+			}
+		}
+		return n
+	case []any:
+		n := 1
+		for _, c := range x {
+			if n += countValues(c, limit-n); n >= limit {
+				return limit
+			}
+		}
+		return n
+	}
+	return 1
+}
+
 // numSteps is the extra cost of applying n to the number literal lit: a
-// step per bytesPerStep digits to parse and compare it, and, when
-// multipleOf needs big integers (its own literal has more than 19
-// significant digits), their quadratic cost: a step per 64 word
-// operations.
+// step per bytesPerStep digits to parse and compare it (per 8 past 64
+// digits); for multipleOf, a
+// step per 8 digits (a 64-bit remainder per digit) or, when it needs big
+// integers (its own literal has more than 19 significant digits), their
+// quadratic cost: a step per 64 word operations.
 func numSteps(n *node, lit json.Number) int {
 	steps := len(lit) / bytesPerStep
-	if n.multipleOf != nil && !n.multipleOf.n.small {
+	if len(lit) > 64 {
+		// Past a double's precision a literal's digits are kept as a
+		// string: parsing costs several ns a digit.
+		steps += len(lit) / 8
+	}
+	switch {
+	case n.multipleOf == nil:
+	case n.multipleOf.n.small:
+		steps += len(lit) / 8
+	default:
 		w := (len(lit)+int(n.multipleOf.n.ndigits()))/19 + 1
 		steps += w * w / 64
 	}

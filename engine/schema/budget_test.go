@@ -107,3 +107,47 @@ func TestEvaluateContext(t *testing.T) {
 		t.Errorf("small schema after a cancelled evaluation: %v, %v; want valid", res, err)
 	}
 }
+
+// TestStepBudgetChargesComparisons checks that const and enum comparisons
+// with long strings and large arrays or objects spend the budget in
+// proportion, so that repeating them through references ends.
+func TestStepBudgetChargesComparisons(t *testing.T) {
+	str := strings.Repeat("a", 1<<20)
+	arr := "[" + strings.TrimSuffix(strings.Repeat(`{"k":[1,2]},`, 20_000), ",") + "]"
+	members := make([]string, enumIndexMin)
+	for i := range members {
+		members[i] = fmt.Sprintf(`[%d]`, i)
+	}
+	bigEnum := `{"enum":[` + strings.Join(members, ",") + `,` + arr + `]}`
+	for _, tt := range []struct {
+		name, schema, instance string
+		tooComplex             bool
+	}{
+		{"const string once", `{"const":"` + str + `"}`, `"` + str + `"`, false},
+		{"const string 2^19 times", fanOut(19, `{"const":"`+str+`"}`), `"` + str + `"`, true},
+		{"enum string 2^19 times", fanOut(19, `{"enum":["`+str+`","b"]}`), `"` + str + `"`, true},
+		{"const array once", `{"const":` + arr + `}`, arr, false},
+		{"const array 2^19 times", fanOut(19, `{"const":`+arr+`}`), arr, true},
+		{"indexed enum of arrays once", bigEnum, arr, false},
+		{"indexed enum of arrays 2^19 times", fanOut(19, bigEnum), arr, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Compile(mustDecode(t, tt.schema), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inst := mustDecode(t, tt.instance)
+			start := time.Now()
+			res, err := s.Evaluate(inst)
+			if got := errors.Is(err, ErrTooComplex); got != tt.tooComplex {
+				t.Errorf("Evaluate: err = %v, want ErrTooComplex %v", err, tt.tooComplex)
+			}
+			if err == nil && !res.Valid {
+				t.Errorf("Evaluate: not valid, want valid")
+			}
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("Evaluate took %v, want under 2s", took)
+			}
+		})
+	}
+}

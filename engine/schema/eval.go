@@ -301,14 +301,14 @@ func (e *evaluator) body(n *node, v any, f *frame, count bool, ann *annot) bool 
 // value evaluates the assertions on the value itself: type, enum, const and
 // the string and number keywords.
 func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
+	if e.steps += valueSteps(n, v); e.over() {
+		return false
+	}
 	var num number
 	isNum := false
 	switch x := v.(type) {
 	case string, map[string]any, []any, bool, nil:
 	case json.Number:
-		if e.steps += numSteps(n, x); e.over() {
-			return false
-		}
 		if num, isNum = parseNumber(string(x)); !isNum {
 			e.bad = v
 			return false
@@ -411,9 +411,6 @@ func (e *evaluator) num(n *node, x *number, v any, f *frame, count bool) bool {
 }
 
 func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
-	if e.steps += strSteps(n, s); e.over() {
-		return false
-	}
 	valid := true
 	if n.minLength >= 0 || n.maxLength >= 0 {
 		l := runeCount(s)
