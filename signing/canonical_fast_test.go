@@ -540,7 +540,9 @@ func TestPlainRun(t *testing.T) {
 // BenchmarkCanonicalizeSchema canonicalizes the invoice's expected_schema,
 // a dense document of short names and small objects.
 func BenchmarkCanonicalizeSchema(b *testing.B) {
-	var req struct{ ExpectedSchema json.RawMessage `json:"expected_schema"` }
+	var req struct {
+		ExpectedSchema json.RawMessage `json:"expected_schema"`
+	}
 	if err := json.Unmarshal(readFile(b, filepath.Join("..", "testdata", "invoice-pass.json")), &req); err != nil {
 		b.Fatal(err)
 	}
