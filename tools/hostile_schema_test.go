@@ -141,13 +141,17 @@ func hostileSchemas() []hostileCase {
 		{name: "uniqueItems over 200k equal items", want: wantVerdict,
 			body: func() []byte { return verifyBody(`{"uniqueItems":true}`, "["+repeatTo(1<<20, `"x"`)+"]") }},
 		{name: "uniqueItems applied 2^19 times to 100k items", want: want422, field: "expected_schema",
-			body: func() []byte { return verifyBody(fanOutSchema(19, `{"uniqueItems":true}`), "["+repeatTo(600_000, "1")+"]") }},
+			body: func() []byte {
+				return verifyBody(fanOutSchema(19, `{"uniqueItems":true}`), "["+repeatTo(600_000, "1")+"]")
+			}},
 		{name: "pattern applied 2^19 times to a 3 MiB string", want: want422, field: "expected_schema",
 			body: func() []byte { return verifyBody(fanOutSchema(19, `{"pattern":"^(a|b)*$"}`), `"`+huge+`"`) }},
 		{name: "format regex on a 3 MiB string", want: want422, field: "expected_schema",
 			body: func() []byte { return verifyBody(`{"format":"regex"}`, `"`+huge+`"`) }},
 		{name: "const of 2 MiB applied 2^19 times", want: want422, field: "expected_schema",
-			body: func() []byte { return verifyBody(fanOutSchema(19, `{"const":"`+huge[:1<<20]+`"}`), `"`+huge[:1<<20]+`"`) }},
+			body: func() []byte {
+				return verifyBody(fanOutSchema(19, `{"const":"`+huge[:1<<20]+`"}`), `"`+huge[:1<<20]+`"`)
+			}},
 		{name: "uniqueItems over 30k distinct objects", want: wantVerdict,
 			body: func() []byte {
 				return verifyBody(`{"uniqueItems":true}`, "["+joinN(30_000, func(i int) string { return fmt.Sprintf(`{"a":[%d,{"b":"%d"}]}`, i, i) })+"]")
