@@ -75,7 +75,8 @@ func NewMCPServer(svc *Service) *mcp.Server {
 // Nothing but protocol frames is written to out; logs go to svc.Log. A
 // cancelled ctx is a clean shutdown and returns nil.
 func ServeStdio(ctx context.Context, svc *Service, in io.Reader, out io.Writer) error {
-	pipe := newDrainingStdio(ctx, in, out)
+	guard := newFrameGuard(in, out) // one bad frame must not end the session
+	pipe := newDrainingStdio(ctx, guard, guard.out)
 	t := &mcp.IOTransport{Reader: io.NopCloser(pipe), Writer: nopWriteCloser{pipe}}
 	err := NewMCPServer(svc).Run(ctx, t)
 	if err != nil && ctx.Err() != nil {
@@ -116,7 +117,7 @@ func mcpHTTPHandler(srv *mcp.Server, log *slog.Logger) http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set(RemoteAddrHeader, r.RemoteAddr)
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(&sdkErrorGuard{ResponseWriter: w}, r)
 	})
 }
 
