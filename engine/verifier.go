@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/verifier-dev/verifier/engine/schema"
@@ -68,9 +69,35 @@ func (v *Verifier) Compile(doc any, schemaHash string) (*schema.Schema, error) {
 	return s, nil
 }
 
-// schemaField names a place inside expected_schema as a field path.
+// schemaField names a place inside expected_schema as a field path. A key
+// that is not a plain name is named by its position among its object's
+// sorted keys, as request errors name members (memberName), so that an
+// error never quotes the caller's schema.
 func schemaField(doc any, pointer string) string {
 	loc := PointerLocation(doc, pointer)
+	cur := doc
+	for i, seg := range loc {
+		switch v := cur.(type) {
+		case map[string]any:
+			key, _ := seg.(string)
+			cur = v[key]
+			if !safeName.MatchString(key) {
+				loc[i] = fmt.Sprintf("(member #%d)", slices.Index(sortedKeys(v), key)+1)
+			}
+		case []any:
+			if idx, ok := seg.(int); ok {
+				cur = v[idx]
+				continue
+			}
+			cur = nil
+			loc[i] = "(member)"
+		default:
+			cur = nil
+			if key, _ := seg.(string); !safeName.MatchString(key) {
+				loc[i] = "(member)"
+			}
+		}
+	}
 	return "expected_schema" + strings.TrimPrefix(loc.String(), "$")
 }
 
