@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// suitesDir is the read-only folder of external test corpora, a sibling of
+// the repository.
+var suitesDir = filepath.Join("..", "shared", "suites")
+
+// runVerifyCLI runs `verifier verify` on stdin and returns its one output
+// line (decoded) and exit code; a Go error other than an exit code fails
+// the test.
+func runVerifyCLI(t *testing.T, dataDir string, stdin []byte) (map[string]any, []byte, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"verify", "--data-dir", dataDir}, bytes.NewReader(stdin), &stdout, &stderr, testEnv)
+	code := 0
+	var ee exitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case err != nil:
+		t.Fatalf("verify: %v (stderr %s)", err, stderr.String())
+	}
+	line := bytes.TrimSpace(stdout.Bytes())
+	var m map[string]any
+	if err := json.Unmarshal(line, &m); err != nil {
+		t.Fatalf("verify printed no JSON object (exit %d): %v\n%.300s", code, err, line)
+	}
+	return m, line, code
+}
+
+// TestCLIJSONTestSuite runs `verifier verify` on every JSONTestSuite file,
+// as the request itself and embedded as submitted_output: exit 2 with an
+// invalid_request error for every n_ file and every raw file (none is a
+// request), exit 0 or 1 with a verdict or 2 for y_ and i_ files embedded;
+// never another error, and no error quotes the file.
+func TestCLIJSONTestSuite(t *testing.T) {
+	dir := filepath.Join(suitesDir, "jsontestsuite", "test_parsing")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("reading the JSONTestSuite (a sibling checkout of shared/): %v", err)
+	}
+	if len(entries) < 300 {
+		t.Fatalf("found %d JSONTestSuite files, want the whole suite (318)", len(entries))
+	}
+	dataDir := t.TempDir()
+	verdicts := 0
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			checkInvalid := func(how string, m map[string]any, line []byte) {
+				t.Helper()
+				if m["code"] != "invalid_request" || m["status"] != float64(422) {
+					t.Errorf("%s: error %s, want invalid_request 422", how, line)
+				}
+				if s := strings.TrimSpace(string(data)); len(s) > 5 && bytes.Contains(line, []byte(s)) { // "false" is in every error
+					t.Errorf("%s: the error quotes the file: %s", how, line)
+				}
+			}
+			m, line, code := runVerifyCLI(t, dataDir, data)
+			if code != 2 {
+				t.Errorf("raw: exit %d, want 2: %.300s", code, line)
+			}
+			checkInvalid("raw", m, line)
+			body := append(append([]byte(`{"task_id":"jsontestsuite","expected_schema":true,"submitted_output":`), data...), '}')
+			m, line, code = runVerifyCLI(t, dataDir, body)
+			switch {
+			case code == 2:
+				checkInvalid("embedded", m, line)
+			case e.Name()[0] == 'n':
+				t.Errorf("embedded n_ file: exit %d, want 2: %.300s", code, line)
+			case code == 0 || code == 1:
+				if m["attestation"] == nil {
+					t.Errorf("embedded: exit %d without a signed answer: %.300s", code, line)
+				}
+				verdicts++
+			default:
+				t.Errorf("embedded: exit %d: %.300s", code, line)
+			}
+		})
+	}
+	if verdicts < 90 {
+		t.Errorf("only %d files got a verdict; every y_ file but the I-JSON violations should", verdicts)
+	}
+}
