@@ -40,6 +40,7 @@ type serverFlags struct {
 	idleTimeout, shutdownTimeout time.Duration
 	maxHeaderBytes               int
 	maxConcurrent                int
+	maxQueued                    int
 	engine                       engineFlags
 	payment                      paymentFlags
 }
@@ -56,7 +57,8 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&f.idleTimeout, "idle-timeout", defaultIdleTimeout, "how long an idle keep-alive connection stays open (HTTP)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight requests may take to finish (HTTP)")
 	fs.IntVar(&f.maxHeaderBytes, "max-header-bytes", defaultMaxHeaderBytes, "largest request header block in bytes (HTTP)")
-	fs.IntVar(&f.maxConcurrent, "max-concurrent", tools.DefaultMaxConcurrent(), "most verifications running at once; more get 503 unavailable with Retry-After (0: no bound)")
+	fs.IntVar(&f.maxConcurrent, "max-concurrent", tools.DefaultMaxConcurrent(), "most verifications running at once; more wait in a bounded waiting room, then get 503 unavailable with Retry-After (0: no bound)")
+	fs.IntVar(&f.maxQueued, "max-queued", -1, "verifications that may wait for a slot, each at most 2s (default: 8 per --max-concurrent slot; 0: no waiting)")
 	f.engine.register(fs)
 	f.payment.register(fs)
 }
@@ -118,7 +120,11 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	svc := service(v, keys, f.publicURL)
 	svc.Log = log
-	svc.Limiter = tools.NewLimiter(f.maxConcurrent)
+	queued := f.maxQueued
+	if queued < 0 {
+		queued = tools.DefaultMaxQueued(f.maxConcurrent)
+	}
+	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, tools.DefaultQueueWait)
 	st, err := openStore(f.dataDir)
 	if f.httpAddr == "" {
 		// Over stdio an MCP client may start a second server on the same data

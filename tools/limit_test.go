@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestNewLimiter(t *testing.T) {
@@ -37,7 +38,7 @@ func TestLimiterRefusesExcess(t *testing.T) {
 	f.svc.Limiter = NewLimiter(2)
 	var held []func()
 	for range 2 {
-		release, err := f.svc.Limiter.acquire()
+		release, err := f.svc.Limiter.acquire(t.Context())
 		if err != nil {
 			t.Fatalf("acquire on a free limiter: %v", err)
 		}
@@ -121,5 +122,42 @@ func TestLimiterUnderLoad(t *testing.T) {
 	}
 	if n := f.svc.Limiter.InUse(); n != 0 {
 		t.Errorf("InUse() = %d after the load, want 0", n)
+	}
+}
+
+// TestQueuedLimiterWaitsThenRefuses: with every slot taken, a verification
+// waits in the waiting room and is served when a slot frees; past the wait,
+// or with the waiting room full, it gets the 503.
+func TestQueuedLimiterWaitsThenRefuses(t *testing.T) {
+	l := NewQueuedLimiter(1, 1, 300*time.Millisecond)
+	hold, err := l.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *Error, 1)
+	go func() {
+		release, err := l.acquire(t.Context())
+		if err == nil {
+			release()
+		}
+		got <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the waiter takes the one waiting place
+	if _, err := l.acquire(t.Context()); err == nil || err.Code != CodeUnavailable {
+		t.Errorf("acquire with the waiting room full = %v, want the 503", err)
+	}
+	hold()
+	if err := <-got; err != nil {
+		t.Errorf("the waiting verification got %v, want a slot once one was freed", err)
+	}
+
+	hold, _ = l.acquire(t.Context())
+	defer hold()
+	start := time.Now()
+	if _, err := l.acquire(t.Context()); err == nil || err.Code != CodeUnavailable {
+		t.Errorf("acquire past the wait = %v, want the 503", err)
+	}
+	if waited := time.Since(start); waited < 250*time.Millisecond {
+		t.Errorf("refused after %v, want a wait of about 300ms first", waited)
 	}
 }

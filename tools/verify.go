@@ -33,9 +33,10 @@ func (s *Service) Verify(ctx context.Context, body []byte) (*Verified, error) {
 }
 
 // VerifyRequest verifies an already decoded request. It holds a slot of
-// s.Limiter while it works, and fails with 503 unavailable when none is free.
+// s.Limiter while it works, and fails with 503 unavailable when none can be
+// had.
 func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Verified, error) {
-	release, busy := s.Limiter.acquire()
+	release, busy := s.Limiter.acquire(ctx)
 	if busy != nil {
 		return nil, busy
 	}
