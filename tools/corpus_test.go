@@ -18,7 +18,7 @@ import (
 
 // corpusHandler is the HTTP mode on a real key store and a bbolt store
 // without fsync (thousands of verdicts are stored), logs discarded.
-func corpusHandler(t *testing.T) (*HTTPHandler, *Service) {
+func corpusHandler(t testing.TB) (*HTTPHandler, *Service) {
 	t.Helper()
 	keys, err := signing.OpenKeyStore(filepath.Join(t.TempDir(), "keys"), nil)
 	if err != nil {
