@@ -307,9 +307,14 @@ func (h *HTTPHandler) logRequest(r *http.Request, sw *statusWriter, cid string, 
 	if h.opts.ClientAddr != nil {
 		client = h.opts.ClientAddr(r)
 	}
+	// A 500 is our fault; a 503 is load or a deadline, which the client
+	// retries: worth a warning, not an error.
 	level := slog.LevelInfo
-	if sw.status >= 500 {
+	switch {
+	case sw.status >= 500 && sw.status != http.StatusServiceUnavailable:
 		level = slog.LevelError
+	case sw.status >= 500:
+		level = slog.LevelWarn
 	}
 	h.log.LogAttrs(r.Context(), level, "http request",
 		slog.String("method", r.Method),

@@ -96,8 +96,22 @@ func (s *Service) writePaymentError(w http.ResponseWriter, r *http.Request, err 
 		refused.Write(w)
 		return
 	}
+	if r.Context().Err() != nil {
+		// The client went away (or the deadline passed) while the gate
+		// worked: not a fault of ours, and nothing was charged.
+		s.log().Info("payment gate stopped: request ended", "route", routeOf(r), "err", err)
+		writeError(w, errRequestEnded())
+		return
+	}
 	s.log().Error("payment gate failed", "route", routeOf(r), "err", err)
 	writeError(w, AsError(err))
+}
+
+// errRequestEnded is the 503 of a call whose request ended (the client
+// disconnected or the deadline passed) before it could be served.
+func errRequestEnded() *Error {
+	return NewError(CodeUnavailable, http.StatusServiceUnavailable,
+		"The request ended before it could be served. Nothing was charged; send it again.").WithRetryAfter(1)
 }
 
 // paymentRoute describes the call for the 402: its resource URL and the

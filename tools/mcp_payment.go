@@ -89,6 +89,10 @@ func (s *Service) mcpSettle(ctx context.Context, adm *payment.Admission, result 
 func (s *Service) paymentResult(err error) *mcp.CallToolResult {
 	var refused *payment.Error
 	if !errors.As(err, &refused) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			s.log().Info("payment gate stopped: request ended", "err", err)
+			return errorResult(errRequestEnded())
+		}
 		s.log().Error("payment gate failed", "err", err)
 		return errorResult(AsError(err))
 	}
