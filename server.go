@@ -58,7 +58,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight requests may take to finish (HTTP)")
 	fs.IntVar(&f.maxHeaderBytes, "max-header-bytes", defaultMaxHeaderBytes, "largest request header block in bytes (HTTP)")
 	fs.IntVar(&f.maxConcurrent, "max-concurrent", tools.DefaultMaxConcurrent(), "most verifications running at once; more wait in a bounded waiting room, then get 503 unavailable with Retry-After (0: no bound)")
-	fs.IntVar(&f.maxQueued, "max-queued", -1, "verifications that may wait for a slot, each at most 2s (default: 8 per --max-concurrent slot; 0: no waiting)")
+	fs.IntVar(&f.maxQueued, "max-queued", -1, "verifications that may wait for a slot, each at most 2s (-1: 8 per --max-concurrent slot; 0: no waiting)")
 	f.engine.register(fs)
 	f.payment.register(fs)
 }
