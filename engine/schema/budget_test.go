@@ -61,8 +61,8 @@ func TestStepBudgetChargesLongValues(t *testing.T) {
 			if got := errors.Is(err, ErrTooComplex); got != tt.tooComplex {
 				t.Errorf("Evaluate: err = %v, want ErrTooComplex %v", err, tt.tooComplex)
 			}
-			if took > 2*time.Second {
-				t.Errorf("Evaluate took %v, want under 2s", took)
+			if took > hostileBound() {
+				t.Errorf("Evaluate took %v, want under %v", took, hostileBound())
 			}
 		})
 	}
@@ -145,8 +145,8 @@ func TestStepBudgetChargesComparisons(t *testing.T) {
 			if err == nil && !res.Valid {
 				t.Errorf("Evaluate: not valid, want valid")
 			}
-			if took := time.Since(start); took > 2*time.Second {
-				t.Errorf("Evaluate took %v, want under 2s", took)
+			if took, bound := time.Since(start), hostileBound(); took > bound {
+				t.Errorf("Evaluate took %v, want under %v", took, bound)
 			}
 		})
 	}
