@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
@@ -335,6 +338,7 @@ func TestNaughtyStringsREST(t *testing.T) {
 func TestNaughtyStringsMCP(t *testing.T) {
 	c := connectMCP(t, quietService(t, false))
 	list := naughtyStrings(t)
+	outSchema := resolveSchema(t, c.tools[ToolVerifySchema].OutputSchema) // once: resolving costs more than a call
 	for _, p := range plantings {
 		if strings.HasPrefix(p.field, "schema ") && p.field != "schema pattern" {
 			continue // the REST test covers the schema keywords; MCP passes arguments on byte for byte
@@ -343,7 +347,13 @@ func TestNaughtyStringsMCP(t *testing.T) {
 			results := map[string]int{}
 			for i, s := range list {
 				q, _ := json.Marshal(s)
-				res := c.call(t, ToolVerifySchema, p.body(string(q)))
+				res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: ToolVerifySchema, Arguments: json.RawMessage(p.body(string(q)))})
+				if err != nil {
+					t.Fatalf("string #%d: protocol error %v, want a tool result", i, err)
+				}
+				if err := outSchema.Validate(res.StructuredContent); err != nil {
+					t.Errorf("string #%d: structured content does not match the output schema: %v", i, err)
+				}
 				sc := structured(t, res)
 				if res.IsError {
 					code, _ := sc["code"].(string)
