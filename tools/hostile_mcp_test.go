@@ -84,8 +84,8 @@ func (s *stdioSession) next(t *testing.T) map[string]any {
 			t.Fatalf("output frame is not a JSON object: %v: %.300s", err, line)
 		}
 		return m
-	case <-time.After(hostileBound):
-		t.Fatalf("no answer within %v", hostileBound)
+	case <-time.After(hangBound):
+		t.Fatalf("no answer within %v", hangBound)
 	}
 	return nil
 }

@@ -80,9 +80,9 @@ func TestEnumIndexIsFast(t *testing.T) {
 				t.Fatal(err)
 			}
 			inst := mustDecode(t, "["+strings.TrimSuffix(strings.Repeat(tt.item+",", 100_000), ",")+"]")
-			start := time.Now()
+			start := cpuNow() // CPU time: the machine is shared
 			res, err := s.Evaluate(inst)
-			took := time.Since(start)
+			took := time.Duration(cpuNow() - start)
 			if err != nil {
 				t.Fatal(err)
 			}
