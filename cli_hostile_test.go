@@ -95,3 +95,71 @@ func TestCLIJSONTestSuite(t *testing.T) {
 		t.Errorf("only %d files got a verdict; every y_ file but the I-JSON violations should", verdicts)
 	}
 }
+
+// TestCLINaughtyStrings runs `verifier verify --jsonl` on one request per
+// naughty string, planted in the task id, a key and a value of the output,
+// a rule's field and a schema pattern: one answer line per request, each a
+// signed verdict or an invalid_request error that does not quote it.
+func TestCLINaughtyStrings(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(suitesDir, "naughty-strings", "blns.json"))
+	if err != nil {
+		t.Fatalf("reading the naughty strings (a sibling checkout of shared/): %v", err)
+	}
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil || len(list) < 500 {
+		t.Fatalf("naughty strings: %d, %v; want the whole list (515)", len(list), err)
+	}
+	dataDir := t.TempDir()
+	for _, p := range []struct {
+		field string
+		body  func(q string) string
+	}{
+		{"task_id", func(q string) string { return `{"task_id":` + q + `,"expected_schema":true,"submitted_output":1}` }},
+		{"output key", func(q string) string {
+			return `{"task_id":"t","expected_schema":{"type":"object"},"submitted_output":{` + q + `:1},"strict_content_check":true}`
+		}},
+		{"output value", func(q string) string {
+			return `{"task_id":"t","expected_schema":{"properties":{"a":{"type":"integer"}}},"submitted_output":{"a":` + q + `}}`
+		}},
+		{"rule field", func(q string) string {
+			return `{"task_id":"t","expected_schema":true,"submitted_output":{"a":[1]},"rules":[{"type":"unique","field":` + q + `}]}`
+		}},
+		{"schema pattern", func(q string) string {
+			return `{"task_id":"t","expected_schema":{"pattern":` + q + `},"submitted_output":"x"}`
+		}},
+	} {
+		t.Run(p.field, func(t *testing.T) {
+			var in bytes.Buffer
+			for _, s := range list {
+				q, _ := json.Marshal(s)
+				in.WriteString(p.body(string(q)) + "\n")
+			}
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), []string{"verify", "--jsonl", "--data-dir", dataDir}, &in, &stdout, &stderr, testEnv)
+			var ee exitError
+			if err != nil && (!errors.As(err, &ee) || ee.code > 2) {
+				t.Fatalf("verify --jsonl: %v (stderr %s)", err, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+			if len(lines) != len(list) {
+				t.Fatalf("%d answer lines for %d requests", len(lines), len(list))
+			}
+			for i, line := range lines {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(line), &m); err != nil {
+					t.Fatalf("line %d is not JSON: %v", i, err)
+				}
+				if m["attestation"] != nil {
+					continue
+				}
+				if m["code"] != "invalid_request" {
+					t.Errorf("string #%d: %.300s, want a verdict or invalid_request", i, line)
+				}
+				q, _ := json.Marshal(list[i])
+				if s := list[i]; len(s) > 5 && (strings.Contains(line, s) || strings.Contains(line, string(q[1:len(q)-1]))) {
+					t.Errorf("string #%d %q is quoted by the error: %.300s", i, s, line)
+				}
+			}
+		})
+	}
+}
