@@ -133,7 +133,7 @@ func TestMaxConcurrentFlag(t *testing.T) {
 	if one[http.StatusOK] == 0 || one[http.StatusServiceUnavailable] == 0 || one[http.StatusOK]+one[http.StatusServiceUnavailable] != 8 {
 		t.Errorf("--max-concurrent 1 --max-queued 0, 8 calls at once: statuses %v, want some 200 and some 503, nothing else", one)
 	}
-	if queued := burst(startHTTP(t, "--max-concurrent", "1", "--max-queued", "8")); queued[http.StatusOK] != 8 {
+	if queued := burst(startHTTP(t, "--max-concurrent", "1", "--max-queued", "8", "--queue-wait", "2m")); queued[http.StatusOK] != 8 {
 		t.Errorf("--max-concurrent 1 --max-queued 8, 8 calls at once: statuses %v, want 8 × 200 served in turn", queued)
 	}
 	if unbounded := burst(startHTTP(t, "--max-concurrent", "0")); unbounded[http.StatusOK] != 8 {

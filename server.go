@@ -41,6 +41,7 @@ type serverFlags struct {
 	maxHeaderBytes               int
 	maxConcurrent                int
 	maxQueued                    int
+	queueWait                    time.Duration
 	engine                       engineFlags
 	payment                      paymentFlags
 }
@@ -58,7 +59,8 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", defaultShutdownTimeout, "on SIGINT/SIGTERM, how long in-flight requests may take to finish (HTTP)")
 	fs.IntVar(&f.maxHeaderBytes, "max-header-bytes", defaultMaxHeaderBytes, "largest request header block in bytes (HTTP)")
 	fs.IntVar(&f.maxConcurrent, "max-concurrent", tools.DefaultMaxConcurrent(), "most verifications running at once; more wait in a bounded waiting room, then get 503 unavailable with Retry-After (0: no bound)")
-	fs.IntVar(&f.maxQueued, "max-queued", -1, "verifications that may wait for a slot, each at most 2s (-1: 8 per --max-concurrent slot; 0: no waiting)")
+	fs.IntVar(&f.maxQueued, "max-queued", -1, "verifications that may wait for a slot, each at most --queue-wait (-1: 8 per --max-concurrent slot; 0: no waiting)")
+	fs.DurationVar(&f.queueWait, "queue-wait", tools.DefaultQueueWait, "longest a verification waits for a slot before it gets 503 unavailable")
 	f.engine.register(fs)
 	f.payment.register(fs)
 }
@@ -75,6 +77,8 @@ func (f *serverFlags) check() error {
 		return errors.New("--max-header-bytes must be positive")
 	case f.maxConcurrent < 0:
 		return errors.New("--max-concurrent must be 0 (no bound) or more")
+	case f.queueWait < 0:
+		return errors.New("--queue-wait must not be negative")
 	}
 	if f.publicURL != "" {
 		u, err := url.Parse(f.publicURL)
@@ -124,7 +128,7 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if queued < 0 {
 		queued = tools.DefaultMaxQueued(f.maxConcurrent)
 	}
-	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, tools.DefaultQueueWait)
+	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, f.queueWait)
 	st, err := openStore(f.dataDir)
 	if f.httpAddr == "" {
 		// Over stdio an MCP client may start a second server on the same data
