@@ -6,11 +6,11 @@ import (
 	"errors"
 	"slices"
 	"sort"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 
+	"github.com/verifier-dev/verifier/internal/jsonesc"
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
@@ -438,66 +438,12 @@ func (w *canonWriter) str(isName bool) (nameStart, nameEnd int32, err error) {
 // JSON escapes, with a UTF-16 surrogate pair only as a high surrogate
 // followed by a low one.
 func (w *canonWriter) escape() (rune, error) {
-	if w.pos+1 >= len(w.in) {
-		return 0, errFastCanonical
-	}
-	c := w.in[w.pos+1]
-	w.pos += 2
-	switch c {
-	case '"', '\\', '/':
-		return rune(c), nil
-	case 'b':
-		return '\b', nil
-	case 'f':
-		return '\f', nil
-	case 'n':
-		return '\n', nil
-	case 'r':
-		return '\r', nil
-	case 't':
-		return '\t', nil
-	case 'u':
-	default:
-		return 0, errFastCanonical
-	}
-	hi, ok := w.hex4()
+	r, next, ok := jsonesc.Decode(w.in, w.pos)
+	w.pos = next
 	if !ok {
 		return 0, errFastCanonical
 	}
-	if !utf16.IsSurrogate(hi) {
-		return hi, nil
-	}
-	if hi > 0xdbff || w.pos+2 > len(w.in) || w.in[w.pos] != '\\' || w.in[w.pos+1] != 'u' {
-		return 0, errFastCanonical
-	}
-	w.pos += 2
-	lo, ok := w.hex4()
-	if !ok || lo < 0xdc00 || lo > 0xdfff {
-		return 0, errFastCanonical
-	}
-	return utf16.DecodeRune(hi, lo), nil
-}
-
-// hex4 reads four hex digits at pos.
-func (w *canonWriter) hex4() (rune, bool) {
-	if w.pos+4 > len(w.in) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range w.in[w.pos : w.pos+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	w.pos += 4
-	return r, true
+	return r, nil
 }
 
 // plainStringByte marks the bytes a canonical string copies as they are

@@ -3,8 +3,9 @@ package ijson
 import (
 	"encoding/binary"
 	"encoding/json"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/verifier-dev/verifier/internal/jsonesc"
 )
 
 // The fast decoder below reads a well-formed I-JSON document in one pass
@@ -362,65 +363,9 @@ func (d *fastDecoder) utf8Char() bool {
 
 // escape decodes the escape at pos (a backslash).
 func (d *fastDecoder) escape() (rune, bool) {
-	if d.pos+1 >= len(d.in) {
-		return 0, false
-	}
-	c := d.in[d.pos+1]
-	d.pos += 2
-	switch c {
-	case '"', '\\', '/':
-		return rune(c), true
-	case 'b':
-		return '\b', true
-	case 'f':
-		return '\f', true
-	case 'n':
-		return '\n', true
-	case 'r':
-		return '\r', true
-	case 't':
-		return '\t', true
-	case 'u':
-	default:
-		return 0, false
-	}
-	hi, ok := d.hex4()
-	if !ok {
-		return 0, false
-	}
-	if !utf16.IsSurrogate(hi) {
-		return hi, true
-	}
-	if hi > 0xdbff || d.pos+2 > len(d.in) || d.in[d.pos] != '\\' || d.in[d.pos+1] != 'u' {
-		return 0, false
-	}
-	d.pos += 2
-	lo, ok := d.hex4()
-	if !ok || lo < 0xdc00 || lo > 0xdfff {
-		return 0, false
-	}
-	return utf16.DecodeRune(hi, lo), true
-}
-
-func (d *fastDecoder) hex4() (rune, bool) {
-	if d.pos+4 > len(d.in) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range d.in[d.pos : d.pos+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	d.pos += 4
-	return r, true
+	r, next, ok := jsonesc.Decode(d.in, d.pos)
+	d.pos = next
+	return r, ok
 }
 
 // number reads an RFC 8259 number and applies the I-JSON profile

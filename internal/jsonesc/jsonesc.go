@@ -1,0 +1,73 @@
+// Package jsonesc decodes JSON string escape sequences strictly, for the
+// hand-written fast paths of the I-JSON decoder (engine/ijson) and the
+// RFC 8785 encoder (signing), which must agree on exactly what they accept:
+// the JSON escapes, and a UTF-16 surrogate only as a high surrogate followed
+// by an escaped low one.
+package jsonesc
+
+import "unicode/utf16"
+
+// Decode decodes the escape sequence that starts at in[pos], a backslash. It
+// returns the rune and the position after the sequence, or ok=false for an
+// invalid escape or a lone or misordered surrogate.
+func Decode(in []byte, pos int) (r rune, next int, ok bool) {
+	if pos+1 >= len(in) {
+		return 0, pos, false
+	}
+	c := in[pos+1]
+	pos += 2
+	switch c {
+	case '"', '\\', '/':
+		return rune(c), pos, true
+	case 'b':
+		return '\b', pos, true
+	case 'f':
+		return '\f', pos, true
+	case 'n':
+		return '\n', pos, true
+	case 'r':
+		return '\r', pos, true
+	case 't':
+		return '\t', pos, true
+	case 'u':
+	default:
+		return 0, pos, false
+	}
+	hi, ok := hex4(in, pos)
+	if !ok {
+		return 0, pos, false
+	}
+	pos += 4
+	if !utf16.IsSurrogate(hi) {
+		return hi, pos, true
+	}
+	if hi > 0xdbff || pos+2 > len(in) || in[pos] != '\\' || in[pos+1] != 'u' {
+		return 0, pos, false
+	}
+	lo, ok := hex4(in, pos+2)
+	if !ok || lo < 0xdc00 || lo > 0xdfff {
+		return 0, pos, false
+	}
+	return utf16.DecodeRune(hi, lo), pos + 6, true
+}
+
+// hex4 reads four hex digits at in[pos].
+func hex4(in []byte, pos int) (rune, bool) {
+	if pos+4 > len(in) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range in[pos : pos+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

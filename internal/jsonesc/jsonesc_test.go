@@ -1,0 +1,63 @@
+package jsonesc
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		in   string
+		want rune
+		next int
+		ok   bool
+	}{
+		{`\"`, '"', 2, true},
+		{`\\`, '\\', 2, true},
+		{`\/`, '/', 2, true},
+		{`\n`, '\n', 2, true},
+		{`\t`, '\t', 2, true},
+		{`\u00e9`, 'é', 6, true},
+		{`\u00E9x`, 'é', 6, true},
+		{`\ud83d\ude00`, '😀', 12, true},
+		{`\ud83d`, 0, 0, false},       // lone high surrogate
+		{`\ude00`, 0, 0, false},       // lone low surrogate
+		{`\ude00\ud83d`, 0, 0, false}, // misordered pair
+		{`\ud83d\u0041`, 0, 0, false}, // high surrogate then a non-surrogate
+		{`\x41`, 0, 0, false},         // not a JSON escape
+		{`\u12`, 0, 0, false},         // short
+		{`\u12g4`, 0, 0, false},       // not hex
+		{`\`, 0, 0, false},            // nothing after the backslash
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			r, next, ok := Decode([]byte(tt.in), 0)
+			if ok != tt.ok || (ok && (r != tt.want || next != tt.next)) {
+				t.Errorf("Decode(%s) = %q, %d, %v; want %q, %d, %v", tt.in, r, next, ok, tt.want, tt.next, tt.ok)
+			}
+		})
+	}
+}
+
+// FuzzDecode checks Decode against encoding/json on every escape it accepts.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`\n`, `\u0041`, `\ud83d\ude00`, `\ud800`, `\q`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) == 0 || in[0] != '\\' {
+			return
+		}
+		r, next, ok := Decode(in, 0)
+		if !ok {
+			return
+		}
+		var s string
+		if err := json.Unmarshal(append(append([]byte{'"'}, in[:next]...), '"'), &s); err != nil {
+			t.Fatalf("Decode accepted %q, encoding/json refuses it: %v", in[:next], err)
+		}
+		if s != string(r) {
+			t.Fatalf("Decode(%q) = %q, encoding/json reads %q", in[:next], r, s)
+		}
+	})
+}
