@@ -2,7 +2,6 @@ package signing
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"slices"
 	"sort"
@@ -384,7 +383,7 @@ func (w *canonWriter) str(isName bool) (nameStart, nameEnd int32, err error) {
 	start := w.pos
 	escStart := -1 // where the decoded name starts in w.names, once an escape is seen
 	for {
-		i := plainRun(w.in, w.pos)
+		i := jsonesc.PlainRun(w.in, w.pos)
 		w.out = append(w.out, w.in[w.pos:i]...)
 		if escStart >= 0 {
 			w.names = append(w.names, w.in[w.pos:i]...)
@@ -444,38 +443,6 @@ func (w *canonWriter) escape() (rune, error) {
 		return 0, errFastCanonical
 	}
 	return r, nil
-}
-
-// plainStringByte marks the bytes a canonical string copies as they are
-// from input to output: printable ASCII other than '"' and '\\'. It is only
-// ever read.
-var plainStringByte = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// plainRun returns the end of the run of plainStringByte bytes at in[i:],
-// eight bytes at a time while it can: a word has a byte that ends the run
-// when one of its bytes is below 0x20, a quote, a backslash or at least
-// 0x80 (the classic "has a byte less than n" and "has a zero byte" tests).
-func plainRun(in []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(in); i += 8 {
-		v := binary.LittleEndian.Uint64(in[i:])
-		quote, backslash := v^(ones*'"'), v^(ones*'\\')
-		control := (v - ones*0x20) &^ v
-		quotes := (quote - ones) &^ quote
-		backslashes := (backslash - ones) &^ backslash
-		if (control|quotes|backslashes|v)&highs != 0 {
-			break
-		}
-	}
-	for i < len(in) && plainStringByte[in[i]] {
-		i++
-	}
-	return i
 }
 
 // appendCanonicalRune appends r as it appears inside a canonical string:

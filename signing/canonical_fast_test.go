@@ -521,22 +521,6 @@ func BenchmarkSignedDocument(b *testing.B) {
 	}
 }
 
-func TestPlainRun(t *testing.T) {
-	for c := 0; c < 256; c++ {
-		for pos := 0; pos < 20; pos++ {
-			in := bytes.Repeat([]byte{'a'}, 20)
-			in[pos] = byte(c)
-			want := pos
-			if plainStringByte[c] {
-				want = len(in)
-			}
-			if got := plainRun(in, 0); got != want {
-				t.Fatalf("plainRun with byte %#x at %d = %d, want %d", c, pos, got, want)
-			}
-		}
-	}
-}
-
 // BenchmarkCanonicalizeSchema canonicalizes the invoice's expected_schema,
 // a dense document of short names and small objects.
 func BenchmarkCanonicalizeSchema(b *testing.B) {

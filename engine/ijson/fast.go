@@ -1,7 +1,6 @@
 package ijson
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"unicode/utf8"
 
@@ -269,7 +268,7 @@ func (d *fastDecoder) plainStr() (raw []byte, plain, ok bool) {
 	d.pos++
 	start := d.pos
 	for d.pos < len(d.in) {
-		d.pos = asciiRun(d.in, d.pos)
+		d.pos = jsonesc.PlainRun(d.in, d.pos)
 		if d.pos >= len(d.in) {
 			break
 		}
@@ -291,32 +290,6 @@ func (d *fastDecoder) plainStr() (raw []byte, plain, ok bool) {
 		}
 	}
 	return nil, false, false
-}
-
-// asciiRun returns the end of the run at in[i:] of printable ASCII other
-// than '"' and '\\', the bytes a string holds as they are. It tests eight
-// bytes at a time while it can: a word ends the run when one of its bytes
-// is below 0x20, a quote, a backslash or at least 0x80 (the classic "has a
-// byte less than n" and "has a zero byte" tests).
-func asciiRun(in []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(in); i += 8 {
-		v := binary.LittleEndian.Uint64(in[i:])
-		quote, backslash := v^(ones*'"'), v^(ones*'\\')
-		control := (v - ones*0x20) &^ v
-		quotes := (quote - ones) &^ quote
-		backslashes := (backslash - ones) &^ backslash
-		if (control|quotes|backslashes|v)&highs != 0 {
-			break
-		}
-	}
-	for i < len(in) {
-		if c := in[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			break
-		}
-		i++
-	}
-	return i
 }
 
 // escapedStr finishes a string that has an escape at pos, building it in

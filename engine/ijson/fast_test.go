@@ -199,19 +199,3 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
-
-func TestASCIIRun(t *testing.T) {
-	for c := 0; c < 256; c++ {
-		for pos := 0; pos < 20; pos++ {
-			in := bytes.Repeat([]byte{'a'}, 20)
-			in[pos] = byte(c)
-			want := pos
-			if c >= 0x20 && c < 0x80 && c != '"' && c != '\\' {
-				want = len(in)
-			}
-			if got := asciiRun(in, 0); got != want {
-				t.Fatalf("asciiRun with byte %#x at %d = %d, want %d", c, pos, got, want)
-			}
-		}
-	}
-}

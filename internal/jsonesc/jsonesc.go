@@ -1,11 +1,41 @@
-// Package jsonesc decodes JSON string escape sequences strictly, for the
-// hand-written fast paths of the I-JSON decoder (engine/ijson) and the
-// RFC 8785 encoder (signing), which must agree on exactly what they accept:
-// the JSON escapes, and a UTF-16 surrogate only as a high surrogate followed
-// by an escaped low one.
+// Package jsonesc scans JSON strings for the hand-written fast paths of the
+// I-JSON decoder (engine/ijson) and the RFC 8785 encoder (signing), which
+// must agree on exactly what they accept: it finds the runs of bytes a string
+// holds as they are, and decodes escape sequences strictly (the JSON escapes,
+// and a UTF-16 surrogate only as a high surrogate followed by an escaped low
+// one).
 package jsonesc
 
-import "unicode/utf16"
+import (
+	"encoding/binary"
+	"unicode/utf16"
+)
+
+// PlainRun returns the end of the run at in[i:] of printable ASCII other
+// than '"' and '\\', the bytes a string holds as they are. It tests eight
+// bytes at a time while it can: a word ends the run when one of its bytes
+// is below 0x20, a quote, a backslash or at least 0x80 (the classic "has a
+// byte less than n" and "has a zero byte" tests).
+func PlainRun(in []byte, i int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(in); i += 8 {
+		v := binary.LittleEndian.Uint64(in[i:])
+		quote, backslash := v^(ones*'"'), v^(ones*'\\')
+		control := (v - ones*0x20) &^ v
+		quotes := (quote - ones) &^ quote
+		backslashes := (backslash - ones) &^ backslash
+		if (control|quotes|backslashes|v)&highs != 0 {
+			break
+		}
+	}
+	for i < len(in) {
+		if c := in[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			break
+		}
+		i++
+	}
+	return i
+}
 
 // Decode decodes the escape sequence that starts at in[pos], a backslash. It
 // returns the rune and the position after the sequence, or ok=false for an

@@ -1,6 +1,7 @@
 package jsonesc
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -60,4 +61,20 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode(%q) = %q, encoding/json reads %q", in[:next], r, s)
 		}
 	})
+}
+
+func TestPlainRun(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 20; pos++ {
+			in := bytes.Repeat([]byte{'a'}, 20)
+			in[pos] = byte(c)
+			want := pos
+			if c >= 0x20 && c < 0x80 && c != '"' && c != '\\' {
+				want = len(in)
+			}
+			if got := PlainRun(in, 0); got != want {
+				t.Fatalf("PlainRun with byte %#x at %d = %d, want %d", c, pos, got, want)
+			}
+		}
+	}
 }
