@@ -64,6 +64,16 @@ func checkFastPath(t *testing.T, body []byte) {
 	if diff := cmp.Diff(slowErr, fastErr); diff != "" {
 		t.Fatalf("DecodeRequest(%q) errors differ (-careful +fast):\n%s", body, diff)
 	}
+	if fast != nil {
+		// The fast path defers decoding the schema; decoded, it must be the
+		// careful path's.
+		if !fast.schemaDeferred {
+			t.Fatalf("DecodeRequest(%q) fast path decoded expected_schema up front", body)
+		}
+		if _, err := fast.SchemaDocument(); err != nil {
+			t.Fatalf("DecodeRequest(%q) deferred schema: %v", body, err)
+		}
+	}
 	if diff := cmp.Diff(slow, fast, cmp.AllowUnexported(Request{}, Bound{}, Rule{}, Limit{}, timeValue{}, Path{}, step{})); diff != "" {
 		t.Fatalf("DecodeRequest(%q) requests differ (-careful +fast):\n%s", body, diff)
 	}
@@ -120,5 +130,39 @@ func TestIsSafePathKey(t *testing.T) {
 		if got, want := isSafePathKey(key), re.MatchString(key); got != want {
 			t.Errorf("isSafePathKey(%q) = %v, want %v", key, got, want)
 		}
+	}
+}
+
+// BenchmarkDecodeRequest decodes the 1 KB invoice request on the fast path
+// (schema checked, not decoded), the same with the schema decoded as a miss
+// of the compiled-schema cache does, and on the careful path.
+func BenchmarkDecodeRequest(b *testing.B) {
+	body, err := os.ReadFile(filepath.Join("..", "testdata", "invoice-pass.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := New(nil)
+	for _, tt := range []struct {
+		name string
+		fn   func() error
+	}{
+		{"fast", func() error { _, err := v.decodeRequest(body, true); return err }},
+		{"fast+schema", func() error {
+			r, err := v.decodeRequest(body, true)
+			if err == nil {
+				_, err = r.SchemaDocument()
+			}
+			return err
+		}},
+		{"careful", func() error { _, err := v.decodeRequest(body, false); return err }},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := tt.fn(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

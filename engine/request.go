@@ -50,7 +50,6 @@ var defaultToleranceJSON = []byte("1e-9")
 type Request struct {
 	TaskID             string
 	AgentID            *string
-	ExpectedSchema     any
 	SubmittedOutput    any
 	StrictContentCheck bool
 	EnforceRules       bool
@@ -59,6 +58,14 @@ type Request struct {
 	Detail             string
 
 	raw map[string][]byte // top-level members exactly as sent
+
+	// schema is expected_schema decoded (map[string]any or bool), or nil
+	// while schemaDeferred: the fast path checks the schema is I-JSON but
+	// leaves decoding to SchemaDocument, which a hit of the compiled-schema
+	// cache never calls.
+	schema         any
+	schemaDeferred bool
+	maxDepth       int // the member depth limit, for a deferred decode
 }
 
 // Bound is one entry of bounds: every value at Path lies in [Min, Max].
@@ -186,7 +193,7 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 		}
 		decoded = decodeMembers(members, memberOpts, &p)
 	}
-	r := &Request{raw: members, Detail: DetailFull}
+	r := &Request{raw: members, Detail: DetailFull, maxDepth: memberOpts.MaxDepth}
 	r.decodeScalars(decoded, &p)
 	if val, ok := decoded["bounds"]; ok && val != nil {
 		r.Bounds = v.decodeBounds(val, &p)
@@ -200,6 +207,20 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 	return r, nil
 }
 
+// SchemaDocument returns expected_schema decoded: a map[string]any or a
+// bool. A request decoded on the fast path has checked its schema without
+// decoding it, and decodes it here on first use.
+func (r *Request) SchemaDocument() (any, error) {
+	if r.schemaDeferred {
+		doc, err := ijson.Decode(r.raw["expected_schema"], &ijson.Options{MaxDepth: r.maxDepth})
+		if err != nil {
+			return nil, fmt.Errorf("decoding expected_schema: %w", err)
+		}
+		r.schema, r.schemaDeferred = doc, false
+	}
+	return r.schema, nil
+}
+
 // decodeMembersFast is DecodeRequest's path for a well-formed request: one
 // pass over the body (ijson.DecodeMembers) instead of splitting it with
 // jsontext and then decoding every member again. It gives up on anything
@@ -208,7 +229,7 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 // careful path, which names every problem. When it succeeds, that path would
 // have found nothing and produced the same members and values.
 func decodeMembersFast(body []byte, opts *ijson.Options) (map[string][]byte, map[string]any, bool) {
-	list, ok := ijson.DecodeMembers(body, opts)
+	list, ok := ijson.DecodeMembers(body, opts, "expected_schema")
 	if !ok {
 		return nil, nil, false
 	}
@@ -279,10 +300,17 @@ func (r *Request) decodeScalars(decoded map[string]any, p *problems) {
 	if _, sent := r.raw["expected_schema"]; !sent {
 		p.add("expected_schema", "is required", "Add expected_schema: a JSON Schema (object or boolean), draft 2020-12 or draft-07.")
 	} else if val, ok := decoded["expected_schema"]; ok {
+		isSchema := false
 		switch val.(type) {
 		case map[string]any, bool:
-			r.ExpectedSchema = val
-		default:
+			isSchema = true
+			r.schema = val
+		case nil: // checked but not decoded (decodeMembersFast): look at its first byte
+			raw := r.raw["expected_schema"]
+			isSchema = raw[0] == '{' || raw[0] == 't' || raw[0] == 'f'
+			r.schemaDeferred = isSchema
+		}
+		if !isSchema {
 			p.add("expected_schema", "must be a JSON Schema object or boolean", "Send expected_schema as an object such as {\"type\": \"object\"} (or true/false).")
 		}
 	}

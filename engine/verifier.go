@@ -69,6 +69,19 @@ func (v *Verifier) Compile(doc any, schemaHash string) (*schema.Schema, error) {
 	return s, nil
 }
 
+// CompileRequest is Compile for the request's expected_schema, which it
+// decodes only when the cache does not hold it already.
+func (v *Verifier) CompileRequest(req *Request, schemaHash string) (*schema.Schema, error) {
+	if s, ok := v.cache.get(schemaHash); ok {
+		return s, nil
+	}
+	doc, err := req.SchemaDocument()
+	if err != nil {
+		return nil, err
+	}
+	return v.Compile(doc, schemaHash)
+}
+
 // schemaField names a place inside expected_schema as a field path. A key
 // that is not a plain name is named by its position among its object's
 // sorted keys, as request errors name members (memberName), so that an
@@ -112,7 +125,7 @@ func (v *Verifier) Check(req *Request, schemaHash string) (*Outcome, error) {
 // wrapping ctx.Err(): the schema evaluation checks ctx as it goes, so a
 // request deadline bounds it even where the step limit does not.
 func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash string) (*Outcome, error) {
-	compiled, err := v.Compile(req.ExpectedSchema, schemaHash)
+	compiled, err := v.CompileRequest(req, schemaHash)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func (s *Service) compileSchema(req *engine.Request) *Error {
 	if h, err := req.Hashes(signing.Canonicalize, signing.HashCanonical); err == nil {
 		key = h.Schema
 	}
-	_, err := s.Engine.Compile(req.ExpectedSchema, key)
+	_, err := s.Engine.CompileRequest(req, key)
 	var invalid *engine.InvalidRequestError
 	if errors.As(err, &invalid) {
 		return InvalidRequest(invalid.Fields)

@@ -33,7 +33,11 @@ type Member struct {
 // duplicate name at any level, invalid UTF-8, a lone surrogate, a number
 // outside I-JSON, nesting past the limit), and the caller then takes its
 // careful path to find out what.
-func DecodeMembers(data []byte, opts *Options) (members []Member, ok bool) {
+//
+// A member named checkOnly ("" names none) is checked exactly as the others
+// but not decoded: its Value is nil, and Decode(Raw, opts) would succeed.
+// It is for a value the caller may never need as Go values.
+func DecodeMembers(data []byte, opts *Options, checkOnly string) (members []Member, ok bool) {
 	d := fastDecoder{in: data, maxDepth: min(maxDepthOf(opts), jsontextMaxDepth-1)}
 	d.skipSpace()
 	if d.pos >= len(d.in) || d.in[d.pos] != '{' {
@@ -55,7 +59,13 @@ func DecodeMembers(data []byte, opts *Options) (members []Member, ok bool) {
 		seen[name] = true
 		d.skipSpace()
 		start := d.pos
-		v, ok := d.value(0)
+		var v any
+		if checkOnly != "" && name == checkOnly {
+			d.names = make([][]byte, 0, 4*linearNames)
+			ok = d.checkValue(0)
+		} else {
+			v, ok = d.value(0)
+		}
 		if !ok {
 			return nil, false
 		}
@@ -99,7 +109,8 @@ type fastDecoder struct {
 	in       []byte
 	pos      int
 	maxDepth int
-	buf      []byte // scratch for strings with escapes
+	buf      []byte   // scratch for strings with escapes
+	names    [][]byte // member names of the objects checkValue is inside
 }
 
 // atEnd reports whether only whitespace is left.
@@ -257,7 +268,8 @@ func (d *fastDecoder) str() (string, bool) {
 	case plain:
 		return string(raw), true
 	}
-	return d.escapedStr(len(d.in) - len(raw))
+	b, ok := d.escapedStr(len(d.in) - len(raw))
+	return string(b), ok
 }
 
 // plainStr scans the string at pos (its opening quote). When it has no
@@ -293,35 +305,35 @@ func (d *fastDecoder) plainStr() (raw []byte, plain, ok bool) {
 }
 
 // escapedStr finishes a string that has an escape at pos, building it in
-// d.buf from start.
-func (d *fastDecoder) escapedStr(start int) (string, bool) {
+// d.buf from start; the bytes are d.buf's, valid until its next use.
+func (d *fastDecoder) escapedStr(start int) ([]byte, bool) {
 	d.buf = append(d.buf[:0], d.in[start:d.pos]...)
 	for d.pos < len(d.in) {
 		c := d.in[d.pos]
 		switch {
 		case c == '"':
 			d.pos++
-			return string(d.buf), true
+			return d.buf, true
 		case c == '\\':
 			r, ok := d.escape()
 			if !ok {
-				return "", false
+				return nil, false
 			}
 			d.buf = utf8.AppendRune(d.buf, r)
 		case c < 0x20:
-			return "", false
+			return nil, false
 		case c < 0x80:
 			d.buf = append(d.buf, c)
 			d.pos++
 		default:
 			at := d.pos
 			if !d.utf8Char() {
-				return "", false
+				return nil, false
 			}
 			d.buf = append(d.buf, d.in[at:d.pos]...)
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // utf8Char steps over one valid multi-byte UTF-8 character at pos.
@@ -341,9 +353,18 @@ func (d *fastDecoder) escape() (rune, bool) {
 	return r, ok
 }
 
-// number reads an RFC 8259 number and applies the I-JSON profile
-// (checkNumber). The token must end at a delimiter, as in jsontext.
+// number reads an RFC 8259 number and applies the I-JSON profile.
 func (d *fastDecoder) number() (any, bool) {
+	start := d.pos
+	if !d.checkNumber() {
+		return nil, false
+	}
+	return json.Number(d.in[start:d.pos]), true
+}
+
+// checkNumber steps over an RFC 8259 number and applies the I-JSON profile
+// (checkNumber). The token must end at a delimiter, as in jsontext.
+func (d *fastDecoder) checkNumber() bool {
 	start := d.pos
 	if d.in[d.pos] == '-' {
 		d.pos++
@@ -354,13 +375,13 @@ func (d *fastDecoder) number() (any, bool) {
 	case d.pos < len(d.in) && d.in[d.pos] >= '1' && d.in[d.pos] <= '9':
 		d.digits()
 	default:
-		return nil, false
+		return false
 	}
 	fraction, exponent := false, false
 	if d.pos < len(d.in) && d.in[d.pos] == '.' {
 		d.pos++
 		if d.digits() == 0 {
-			return nil, false
+			return false
 		}
 		fraction = true
 	}
@@ -370,7 +391,7 @@ func (d *fastDecoder) number() (any, bool) {
 			d.pos++
 		}
 		if d.digits() == 0 {
-			return nil, false
+			return false
 		}
 		exponent = true
 	}
@@ -378,10 +399,9 @@ func (d *fastDecoder) number() (any, bool) {
 		switch d.in[d.pos] {
 		case ' ', '\t', '\n', '\r', ',', ']', '}':
 		default:
-			return nil, false
+			return false
 		}
 	}
-	text := string(d.in[start:d.pos])
 	// checkNumber cannot fail for an integer of up to 15 digits (within
 	// ±2^53), nor for a number with a fraction, no exponent and at most 300
 	// characters (too short to overflow a double or to underflow to zero);
@@ -390,10 +410,7 @@ func (d *fastDecoder) number() (any, bool) {
 	if fraction && !exponent && d.pos-start <= 300 {
 		short = true
 	}
-	if (exponent || !short) && checkNumber(text) != nil {
-		return nil, false
-	}
-	return json.Number(text), true
+	return !(exponent || !short) || checkNumber(string(d.in[start:d.pos])) == nil
 }
 
 func (d *fastDecoder) digits() int {
