@@ -13,38 +13,62 @@ import (
 // dayLayout is the UTC date at the start of an allowance key.
 const dayLayout = "20060102"
 
+// ReserveAllowance holds one of the client's free calls for the UTC day of
+// now, if fewer than limit were used: exact under any concurrency, and
+// without a commit of its own. The hold (nil when not granted) counts the
+// call in memory; its Commit returns once the count is in the file —
+// without waiting when a commit since the reservation wrote it, as the
+// commit of the verdict the call paid for does — and its Release gives the
+// call back. A hold neither committed nor released is written with the next
+// commit, as used. Remaining is what is left after this call.
+func (b *Bolt) ReserveAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, AllowanceHold, error) {
+	if err := ctx.Err(); err != nil {
+		return Allowance{}, nil, err
+	}
+	if err := checkKey("client", client); err != nil {
+		return Allowance{}, nil, fmt.Errorf("taking allowance: %w", err)
+	}
+	key := string(allowanceKey(client, now))
+	l := b.ledger
+	l.mu.Lock()
+	e, err := l.entry(b.db, key)
+	if err != nil {
+		l.mu.Unlock()
+		return Allowance{}, nil, fmt.Errorf("taking allowance: %w", err)
+	}
+	a := allowanceOf(e.used, limit, now)
+	if !a.Granted {
+		l.drop(e)
+		l.mu.Unlock()
+		return a, nil, nil
+	}
+	e.used++
+	a.Remaining--
+	l.touch(e)
+	h := &boltHold{b: b, key: key, snap: l.nextSnap}
+	l.mu.Unlock()
+	b.maybePurge()
+	return a, h, nil
+}
+
 // TakeAllowance uses one of the client's free calls for the UTC day of now,
 // if fewer than limit were used; exact under any concurrency. Remaining is
-// what is left after this call.
+// what is left after this call. It is ReserveAllowance with the hold
+// committed at once.
 func (b *Bolt) TakeAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error) {
-	a, err := b.PeekAllowance(ctx, client, now, limit)
-	if err != nil || !a.Granted {
+	a, h, err := b.ReserveAllowance(ctx, client, now, limit)
+	if err != nil || h == nil {
 		return a, err
 	}
-	key := allowanceKey(client, now)
-	err = b.write(func(tx *bolt.Tx) error {
-		bk := tx.Bucket(bucketAllowance)
-		used, err := decodeCount(bk.Get(key))
-		if err != nil {
-			return err
-		}
-		a = allowanceOf(used, limit, now)
-		if !a.Granted {
-			return nil
-		}
-		a.Remaining--
-		return bk.Put(key, encodeUint64(used+1))
-	})
-	if err != nil {
+	if err := h.Commit(); err != nil {
 		return Allowance{}, fmt.Errorf("taking allowance: %w", err)
 	}
-	b.maybePurge()
 	return a, nil
 }
 
 // PeekAllowance reports the client's allowance for the UTC day of now
 // without using it: Granted says whether a call now would be free, and
-// Remaining how many free calls are left.
+// Remaining how many free calls are left (calls held count as used).
 func (b *Bolt) PeekAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error) {
 	if err := ctx.Err(); err != nil {
 		return Allowance{}, err
@@ -52,16 +76,23 @@ func (b *Bolt) PeekAllowance(ctx context.Context, client string, now time.Time, 
 	if err := checkKey("client", client); err != nil {
 		return Allowance{}, fmt.Errorf("reading allowance: %w", err)
 	}
-	var a Allowance
+	key := string(allowanceKey(client, now))
+	l := b.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.entries[key]; ok {
+		return allowanceOf(e.used, limit, now), nil
+	}
+	var used uint64
 	err := b.db.View(func(tx *bolt.Tx) error {
-		used, err := decodeCount(tx.Bucket(bucketAllowance).Get(allowanceKey(client, now)))
-		a = allowanceOf(used, limit, now)
+		var err error
+		used, err = decodeCount(tx.Bucket(bucketAllowance).Get([]byte(key)))
 		return err
 	})
 	if err != nil {
 		return Allowance{}, fmt.Errorf("reading allowance: %w", err)
 	}
-	return a, nil
+	return allowanceOf(used, limit, now), nil
 }
 
 // allowanceOf is the allowance of a client that used used free calls on the

@@ -86,6 +86,7 @@ type Bolt struct {
 	now       func() time.Time
 	writeMode writeMode
 	group     *groupCommit
+	ledger    *allowanceLedger
 	nextPurge atomic.Int64          // unix nanos of the next opportunistic purge
 	purgeErr  atomic.Pointer[error] // the last purge's failure, nil after a success
 }
@@ -120,8 +121,9 @@ func OpenBolt(path string, opts *Options) (*Bolt, error) {
 	case err != nil:
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	b := &Bolt{db: db, path: path, now: o.Now, writeMode: o.writeMode,
-		group: &groupCommit{db: db, maxSize: o.MaxBatchSize}}
+	ledger := newAllowanceLedger()
+	b := &Bolt{db: db, path: path, now: o.Now, writeMode: o.writeMode, ledger: ledger,
+		group: &groupCommit{db: db, maxSize: o.MaxBatchSize, ledger: ledger}}
 	if err := b.init(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
@@ -205,9 +207,14 @@ func migrate(_ *bolt.Tx, from uint64) error {
 // Path returns the store file's path.
 func (b *Bolt) Path() string { return b.path }
 
-// Close closes the file. Writes in flight finish first.
+// Close closes the file. Writes in flight finish first, and free calls
+// counted in memory only are written.
 func (b *Bolt) Close() error {
-	if err := b.db.Close(); err != nil {
+	var flushErr error
+	if b.ledger.pending() {
+		flushErr = b.group.do(func(*bolt.Tx) error { return nil })
+	}
+	if err := errors.Join(flushErr, b.db.Close()); err != nil {
 		return fmt.Errorf("closing store %s: %w", b.path, err)
 	}
 	return nil

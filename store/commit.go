@@ -17,9 +17,14 @@ import (
 // transaction: when one function of a batch fails, the batch is rolled back,
 // the others are committed without it, and then it runs alone so that its
 // error is its own.
+//
+// Each batch's transaction also writes the free-allowance counts changed
+// since the previous one (ledger), so a free call is counted by the commit
+// of the verdict it pays for.
 type groupCommit struct {
 	db      *bolt.DB
 	maxSize int
+	ledger  *allowanceLedger
 
 	mu      sync.Mutex
 	queue   []pendingWrite
@@ -69,7 +74,11 @@ func (g *groupCommit) commit(batch []pendingWrite) {
 	var failed []pendingWrite
 	for len(batch) > 0 {
 		failIdx := -1
+		snap := g.ledger.snapshot()
 		err := g.db.Update(func(tx *bolt.Tx) error {
+			if err := snap.apply(tx); err != nil {
+				return err
+			}
 			for i, w := range batch {
 				if err := safeCall(w.fn, tx); err != nil {
 					failIdx = i
@@ -78,6 +87,7 @@ func (g *groupCommit) commit(batch []pendingWrite) {
 			}
 			return nil
 		})
+		g.ledger.done(snap, err == nil)
 		if failIdx >= 0 {
 			failed = append(failed, batch[failIdx])
 			batch = append(batch[:failIdx], batch[failIdx+1:]...)

@@ -10,6 +10,12 @@
 // a lone write is not delayed and a busy store commits everything that
 // queued during the previous commit at once.
 //
+// Free calls are counted in memory ([Bolt.ReserveAllowance]: exact, as one
+// process holds the file) and written by the next commit, whatever it
+// writes: a free call and the verdict it pays for share one transaction, so
+// a free verification costs one commit, and a call given back (the work
+// failed) costs none.
+//
 //	s, err := store.OpenBolt(filepath.Join(dataDir, "verifier.db"), nil)
 //	if err != nil {
 //		return err // store.ErrLocked: another process has it open

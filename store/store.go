@@ -24,8 +24,15 @@ type Store interface {
 	Reputation(ctx context.Context, agentID string, q Page) (Reputation, error)
 	// Score returns the agent's trust score evaluated at now.
 	Score(ctx context.Context, agentID string, now time.Time) (Score, error)
+	// ReserveAllowance holds one of the client's free calls for the UTC day
+	// of now, if any is left, exactly under any concurrency; the hold (nil
+	// when not granted) is then committed once the call is answered, or
+	// released. Holding costs no write of its own: the count reaches the
+	// file with the next commit, such as the verdict's.
+	ReserveAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, AllowanceHold, error)
 	// TakeAllowance atomically uses one of the client's free calls for the
-	// UTC day of now, if any is left.
+	// UTC day of now, if any is left, and returns once that is durable
+	// (ReserveAllowance, then Commit).
 	TakeAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error)
 	// PeekAllowance reports the client's allowance for the UTC day of now
 	// without using any of it.
@@ -176,6 +183,20 @@ type ScoreInputs struct {
 	EvaluatedAt             time.Time  `json:"evaluated_at"` // T = max(now, last_seen)
 	FirstSeen               *time.Time `json:"first_seen"`
 	LastSeen                *time.Time `json:"last_seen"`
+}
+
+// AllowanceHold is a free call held by [Store.ReserveAllowance]: counted as
+// used (exactly, in this process), not yet durable. Exactly one of Commit and
+// Release should follow; a hold left alone is written with the next commit,
+// as used.
+type AllowanceHold interface {
+	// Commit returns once the call is durably counted as used. It costs no
+	// commit of its own when one since the reservation — the verdict's —
+	// already wrote it. Commit after Release is an error.
+	Commit() error
+	// Release gives the call back (the call was not answered); a no-op after
+	// Commit. The lower count is written with the next commit.
+	Release()
 }
 
 // Allowance is a client's free allowance for one UTC day.
