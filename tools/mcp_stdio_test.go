@@ -8,12 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,6 +25,10 @@ import (
 // the tests.
 const stdioChildEnv = "TOOLS_MCP_STDIO_CHILD_DIR"
 
+// stdioChildLevelEnv sets the stdio child's log level (DEBUG when unset):
+// the benchmarks run it at INFO, the level of the verifier binary.
+const stdioChildLevelEnv = "TOOLS_MCP_STDIO_CHILD_LEVEL"
+
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(stdioChildEnv); dir != "" {
 		os.Exit(stdioChild(dir))
@@ -35,10 +36,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// stdioChild serves one stdio session with debug logging on stderr, and
-// every logger of the process pointed there too.
+// stdioChild serves one stdio session with debug logging (or the level
+// stdioChildLevelEnv names) on stderr, and every logger of the process
+// pointed there too.
 func stdioChild(dir string) int {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	level := slog.LevelDebug
+	if name := os.Getenv(stdioChildLevelEnv); name != "" {
+		if err := level.UnmarshalText([]byte(name)); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", stdioChildLevelEnv, err)
+			return 2
+		}
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	slog.SetDefault(log)
 	keys, err := signing.OpenKeyStore(filepath.Join(dir, "keys"), nil)
 	if err != nil {
@@ -89,7 +98,9 @@ func startBenchServer(b *testing.B, dir string) *stdioProc {
 	if bin := os.Getenv(benchBinEnv); bin != "" {
 		return startProc(b, exec.Command(bin, "--data-dir", dir))
 	}
-	return startStdio(b, dir)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), stdioChildEnv+"="+dir, stdioChildLevelEnv+"=INFO")
+	return startProc(b, cmd)
 }
 
 func startProc(t testing.TB, cmd *exec.Cmd) *stdioProc {
@@ -227,80 +238,4 @@ func BenchmarkStdioColdStart(b *testing.B) {
 		p.cmd.Wait()
 	}
 	b.ReportMetric(medianMS(times), "median-ms")
-}
-
-// BenchmarkVerifySchema compares the round trip of verify_schema for the
-// invoice examples over stdio and over HTTP with Service.Verify called in
-// process, all on a bbolt store in a temp folder.
-func BenchmarkVerifySchema(b *testing.B) {
-	for _, name := range []string{"invoice-pass.json", "invoice-fail.json"} {
-		// One frame per line over stdio: the request goes without newlines.
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, readTestdata(b, name)); err != nil {
-			b.Fatal(err)
-		}
-		body := compact.Bytes()
-		b.Run(strings.TrimSuffix(name, ".json")+"/in-process", func(b *testing.B) {
-			svc := quietService(b, true)
-			var times []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				if _, err := svc.Verify(context.Background(), body); err != nil {
-					b.Fatal(err)
-				}
-				times = append(times, time.Since(start))
-			}
-			b.ReportMetric(medianMS(times), "median-ms")
-		})
-		b.Run(strings.TrimSuffix(name, ".json")+"/stdio", func(b *testing.B) {
-			p := startBenchServer(b, b.TempDir())
-			p.initialize(b)
-			var times []time.Duration
-			for b.Loop() {
-				p.nextID++
-				frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`+"\n", p.nextID, ToolVerifySchema, body)
-				start := time.Now()
-				if _, err := io.WriteString(p.in, frame); err != nil {
-					b.Fatal(err)
-				}
-				line, err := p.out.ReadBytes('\n')
-				if err != nil || !bytes.Contains(line, []byte(`"structuredContent"`)) {
-					b.Fatalf("tools/call: %v %.200s", err, line)
-				}
-				times = append(times, time.Since(start))
-			}
-			b.ReportMetric(medianMS(times), "median-ms")
-		})
-		b.Run(strings.TrimSuffix(name, ".json")+"/http", func(b *testing.B) {
-			ts := httptest.NewServer(NewMCPHandler(quietService(b, true)))
-			defer ts.Close()
-			frame := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, ToolVerifySchema, body)
-			var times []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(frame))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				answer, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte(`"structuredContent"`)) {
-					b.Fatalf("POST: %d %v %.200s", resp.StatusCode, err, answer)
-				}
-				times = append(times, time.Since(start))
-			}
-			b.ReportMetric(medianMS(times), "median-ms")
-		})
-	}
-}
-
-func medianMS(times []time.Duration) float64 {
-	if len(times) == 0 {
-		return 0
-	}
-	slices.Sort(times)
-	return float64(times[len(times)/2].Microseconds()) / 1000
 }

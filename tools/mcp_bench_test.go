@@ -1,0 +1,238 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// BenchmarkVerifySchema measures what MCP adds to a verification: the round
+// trip of verify_schema for the invoice examples over stdio and over
+// streamable HTTP against Service.Verify called in process, each on its own
+// bbolt store in a temp folder. The clients are as cheap as a client can
+// be: a pre-encoded frame written to the pipe or the connection, and the
+// answer read as bytes.
+//
+//   - compare runs the three in turn, once each per iteration, so they share
+//     the machine's state: the stdio server is a child process (the test
+//     binary logging at INFO, or the binary benchBinEnv names), the HTTP
+//     server an httptest server with a keep-alive connection. It reports
+//     each median and the share MCP adds to the in-process median
+//     (stdio-add-% and http-add-%): the figures BENCHMARKS.md reports.
+//   - in-process, stdio and http run one transport each, all in this
+//     process (ServeStdio on OS pipes), so that -cpuprofile and
+//     -memprofile see the server's side of the round trip.
+func BenchmarkVerifySchema(b *testing.B) {
+	for _, name := range []string{"invoice-pass.json", "invoice-fail.json"} {
+		// One frame per line over stdio: the request goes without newlines.
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, readTestdata(b, name)); err != nil {
+			b.Fatal(err)
+		}
+		body := compact.Bytes()
+		example := strings.TrimSuffix(name, ".json")
+		b.Run(example+"/compare", func(b *testing.B) {
+			svc := quietService(b, true)
+			child := startBenchServer(b, b.TempDir())
+			child.initialize(b)
+			stdio := newStdioBenchClient(child.in, bufio.NewReaderSize(child.out, 1<<20), body)
+			web := newHTTPBenchClient(b, NewMCPHandler(quietService(b, true)), body)
+			var inProc, overStdio, overHTTP []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := svc.Verify(context.Background(), body); err != nil {
+					b.Fatal(err)
+				}
+				inProc = append(inProc, time.Since(start))
+				overStdio = append(overStdio, stdio.call(b))
+				overHTTP = append(overHTTP, web.call(b))
+			}
+			in := median(inProc)
+			b.ReportMetric(ms(in), "in-process-ms")
+			b.ReportMetric(ms(median(overStdio)), "stdio-ms")
+			b.ReportMetric(ms(median(overHTTP)), "http-ms")
+			b.ReportMetric(addedPercent(median(overStdio), in), "stdio-add-%")
+			b.ReportMetric(addedPercent(median(overHTTP), in), "http-add-%")
+		})
+		b.Run(example+"/in-process", func(b *testing.B) {
+			svc := quietService(b, true)
+			var times []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if _, err := svc.Verify(context.Background(), body); err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(start))
+			}
+			b.ReportMetric(medianMS(times), "median-ms")
+		})
+		b.Run(example+"/stdio", func(b *testing.B) {
+			c := startStdioInProcess(b, quietService(b, true), body)
+			var times []time.Duration
+			for b.Loop() {
+				times = append(times, c.call(b))
+			}
+			b.ReportMetric(medianMS(times), "median-ms")
+		})
+		b.Run(example+"/http", func(b *testing.B) {
+			c := newHTTPBenchClient(b, NewMCPHandler(quietService(b, true)), body)
+			var times []time.Duration
+			for b.Loop() {
+				times = append(times, c.call(b))
+			}
+			b.ReportMetric(medianMS(times), "median-ms")
+		})
+	}
+}
+
+// callFrame is a tools/call of verify_schema with args, without its id:
+// the id goes between head and tail.
+func callFrame(args []byte) (head, tail []byte) {
+	head = []byte(`{"jsonrpc":"2.0","id":`)
+	tail = fmt.Appendf(nil, `,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, ToolVerifySchema, args)
+	return head, tail
+}
+
+// stdioBenchClient sends verify_schema frames on a stdio server's input and
+// reads the answers off its output.
+type stdioBenchClient struct {
+	in         io.Writer
+	out        *bufio.Reader
+	head, tail []byte
+	frame      []byte
+	id         int
+}
+
+func newStdioBenchClient(in io.Writer, out *bufio.Reader, args []byte) *stdioBenchClient {
+	head, tail := callFrame(args)
+	// The ids of the initialize request and the like stay below 1000.
+	return &stdioBenchClient{in: in, out: out, head: head, tail: tail, id: 1000}
+}
+
+// call makes one round trip and returns its time.
+func (c *stdioBenchClient) call(b *testing.B) time.Duration {
+	c.id++
+	c.frame = append(append(strconv.AppendInt(append(c.frame[:0], c.head...), int64(c.id), 10), c.tail...), '\n')
+	start := time.Now()
+	if _, err := c.in.Write(c.frame); err != nil {
+		b.Fatal(err)
+	}
+	line, err := c.out.ReadSlice('\n')
+	took := time.Since(start)
+	if err != nil || !bytes.Contains(line, []byte(`"structuredContent"`)) {
+		b.Fatalf("tools/call over stdio: %v %.200s", err, line)
+	}
+	return took
+}
+
+// startStdioInProcess serves MCP with ServeStdio in this process on OS
+// pipes, initializes the session and returns a client of it.
+func startStdioInProcess(b *testing.B, svc *Service, args []byte) *stdioBenchClient {
+	b.Helper()
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ServeStdio(context.Background(), svc, inR, outW) }()
+	b.Cleanup(func() {
+		inW.Close()
+		if err := <-done; err != nil {
+			b.Errorf("ServeStdio: %v", err)
+		}
+		inR.Close()
+		outW.Close()
+		outR.Close()
+	})
+	out := bufio.NewReaderSize(outR, 1<<20)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+	if _, err := io.WriteString(inW, init); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := out.ReadSlice('\n'); err != nil {
+		b.Fatal(err)
+	}
+	return newStdioBenchClient(inW, out, args)
+}
+
+// httpBenchClient posts a pre-encoded verify_schema request on one
+// keep-alive connection to an httptest server of h.
+type httpBenchClient struct {
+	conn net.Conn
+	r    *bufio.Reader
+	req  []byte
+}
+
+func newHTTPBenchClient(b *testing.B, h http.Handler, args []byte) *httpBenchClient {
+	b.Helper()
+	ts := httptest.NewServer(h)
+	b.Cleanup(ts.Close)
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	head, tail := callFrame(args)
+	frame := slices.Concat(head, []byte("1"), tail)
+	req := fmt.Appendf(nil, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
+		ts.Listener.Addr(), len(frame), frame)
+	return &httpBenchClient{conn: conn, r: bufio.NewReaderSize(conn, 1<<20), req: req}
+}
+
+// call makes one round trip and returns its time.
+func (c *httpBenchClient) call(b *testing.B) time.Duration {
+	start := time.Now()
+	if _, err := c.conn.Write(c.req); err != nil {
+		b.Fatal(err)
+	}
+	resp, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte(`"structuredContent"`)) {
+		b.Fatalf("POST: %d %v %.200s", resp.StatusCode, err, answer)
+	}
+	return took
+}
+
+func median(times []time.Duration) time.Duration {
+	if len(times) == 0 {
+		return 0
+	}
+	times = slices.Clone(times)
+	slices.Sort(times)
+	return times[len(times)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func medianMS(times []time.Duration) float64 { return ms(median(times)) }
+
+// addedPercent is how much longer d is than base, in percent of base.
+func addedPercent(d, base time.Duration) float64 {
+	if base <= 0 {
+		return 0
+	}
+	return 100 * float64(d-base) / float64(base)
+}
