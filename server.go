@@ -128,7 +128,7 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if queued < 0 {
 		queued = tools.DefaultMaxQueued(f.maxConcurrent)
 	}
-	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, f.queueWait)
+	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, f.queueWait, log)
 	st, err := openStore(f.dataDir)
 	if f.httpAddr == "" {
 		// Over stdio an MCP client may start a second server on the same data

@@ -235,3 +235,41 @@ func TestNilGateAdmitsFree(t *testing.T) {
 		t.Errorf("nil gate: %v, paid %v", err, adm.Paid())
 	}
 }
+
+// TestAllowanceGivenBackWhenNotAnswered: a free call whose work fails is
+// released and uses nothing; settled calls are durable across a restart.
+func TestAllowanceGivenBackWhenNotAnswered(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "verifier.db")
+	c := newClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+	req := Request{Route: testRoute(KindVerify), Client: "203.0.113.11"}
+	s := openStore(t, path, c.Now)
+	g, err := NewGate(Config{FreePerDay: 2}, s, c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, answered := range []bool{false, true, false, true} {
+		adm, err := g.Admit(ctx, req)
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		if !answered {
+			adm.Release()
+			continue
+		}
+		if sr, err := adm.Settle(ctx); sr != nil || err != nil {
+			t.Fatalf("call %d: Settle of a free call = %v, %v", i, sr, err)
+		}
+		adm.Release() // a no-op after Settle
+	}
+	_, err = g.Admit(ctx, req)
+	refusal(t, err, CodeRateLimited)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, path, c.Now)
+	defer s.Close()
+	if a, err := s.PeekAllowance(ctx, req.Client, c.Now(), 2); err != nil || a.Remaining != 0 {
+		t.Errorf("after a restart: %+v, %v; want the 2 answered calls used", a, err)
+	}
+}

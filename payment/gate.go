@@ -128,9 +128,16 @@ type Request struct {
 
 // Admission is a request let through: free (the allowance, or payment off)
 // or paid (verified and recorded, not yet settled). After the work, call
-// Settle before answering.
+// Settle before answering; when the work fails, call Release.
+//
+// A free call of the allowance is held from Admit on: counted at once
+// (exactly, under any concurrency), written durably by Settle — without a
+// commit of its own when the verdict's commit already wrote it — and given
+// back by Release, so a call that is not answered uses no free call. An
+// admission neither settled nor released keeps its free call.
 type Admission struct {
-	allowance *store.Allowance // free verify calls: the allowance after this one
+	allowance *store.Allowance    // free verify calls: the allowance after this one
+	hold      store.AllowanceHold // free verify calls: the call held
 
 	gate    *Gate
 	route   Route
@@ -215,12 +222,12 @@ func (g *Gate) Admit(ctx context.Context, r Request) (*Admission, error) {
 	case payOn && r.BodySize > g.cfg.FreeTierMaxBody:
 		return nil, g.paymentRequired(ctx, r, now, nil, ReasonBodyTooLarge)
 	}
-	a, err := g.st.TakeAllowance(ctx, r.Client, now, g.cfg.freeLimit())
+	a, hold, err := g.st.ReserveAllowance(ctx, r.Client, now, g.cfg.freeLimit())
 	if err != nil {
 		return nil, fmt.Errorf("taking free allowance: %w", err)
 	}
 	if a.Granted {
-		return &Admission{allowance: &a}, nil
+		return &Admission{allowance: &a, hold: hold}, nil
 	}
 	if !payOn {
 		return nil, g.rateLimited(a, now)
@@ -287,12 +294,19 @@ func (g *Gate) admitPaid(ctx context.Context, r Request, now time.Time) (*Admiss
 	return &Admission{gate: g, route: r.Route, payload: p, req: *req, payer: vr.Payer}, nil
 }
 
-// Settle charges a paid admission after the work (a free one returns nil,
-// nil). It settles once; later calls return the first outcome. A failure is
-// an *Error: settlement_failed (402, the payment did not go through) or
-// facilitator_unavailable (503); either way the answer must be withheld.
+// Settle charges a paid admission after the work, or makes a free call of
+// the allowance durable (then returning nil, nil). It settles once; later
+// calls return the first outcome. A failure to settle a payment is an
+// *Error: settlement_failed (402, the payment did not go through) or
+// facilitator_unavailable (503); any other error is a fault of the store
+// recording a free call. Either way the answer must be withheld.
 func (a *Admission) Settle(ctx context.Context) (*SettleResponse, error) {
 	if !a.Paid() {
+		if a != nil && a.hold != nil {
+			if err := a.hold.Commit(); err != nil {
+				return nil, fmt.Errorf("recording free call: %w", err)
+			}
+		}
 		return nil, nil
 	}
 	a.mu.Lock()
@@ -330,6 +344,16 @@ func (a *Admission) Settle(ctx context.Context) (*SettleResponse, error) {
 		a.settled = sr
 	}
 	return a.settled, a.settleErr
+}
+
+// Release gives back what the admission holds when the work failed and the
+// call is not answered: the free call of the allowance. A paid admission is
+// never settled then, so nothing is charged; its payment stays used. A
+// no-op after Settle.
+func (a *Admission) Release() {
+	if a != nil && a.hold != nil {
+		a.hold.Release()
+	}
 }
 
 // HeaderValue is the PAYMENT-RESPONSE header value of s.

@@ -73,12 +73,35 @@ type HTTPRoute struct {
 //     gated.
 //
 // It returns proceed=false after writing the whole response itself (a 402, a
-// 429). When it proceeds, a non-nil settle is called once the work has
-// succeeded and before the answer is written: it may add headers
-// (Payment-Response, Free-Allowance-*) and return true, or write a response
-// of its own (a failed settlement) and return false, and the answer is
-// dropped. A call whose work fails is never settled.
-type Gate func(w http.ResponseWriter, r *http.Request, call GateCall) (settle func(w http.ResponseWriter) bool, proceed bool)
+// 429). When it proceeds, the route calls the admission's Settle once the
+// work has succeeded and before the answer is written, or its Release when
+// the work failed (see [Admitted]).
+type Gate func(w http.ResponseWriter, r *http.Request, call GateCall) (adm Admitted, proceed bool)
+
+// Admitted is a call a [Gate] let through.
+type Admitted struct {
+	// Settle, when set, is called once the work has succeeded and before the
+	// answer is written: it may add headers (Payment-Response,
+	// Free-Allowance-*) and return true, or write a response of its own (a
+	// failed settlement) and return false, and the answer is dropped. A call
+	// whose work fails is never settled.
+	Settle func(w http.ResponseWriter) bool
+	// Release, when set, is called when the call is not answered after all
+	// (the work failed, or the answer was dropped): the gate gives back what
+	// it held for the call (a free call of the allowance). It is also
+	// called after Settle, and must then do nothing.
+	Release func()
+}
+
+// settle runs a's Settle, if any.
+func (a Admitted) settle(w http.ResponseWriter) bool { return a.Settle == nil || a.Settle(w) }
+
+// release runs a's Release, if any.
+func (a Admitted) release() {
+	if a.Release != nil {
+		a.Release()
+	}
+}
 
 // GateCall describes a chargeable call to a [Gate].
 type GateCall struct {
@@ -307,13 +330,15 @@ func (h *HTTPHandler) logRequest(r *http.Request, sw *statusWriter, cid string, 
 	if h.opts.ClientAddr != nil {
 		client = h.opts.ClientAddr(r)
 	}
-	// A 500 is our fault; a 503 is load or a deadline, which the client
-	// retries: worth a warning, not an error.
+	// A 500 is our fault. A 503 is a deadline or a dependency the client
+	// retries: worth a warning, not an error — except load shedding (the
+	// Limiter reports it, counted) and a request its client ended, which are
+	// ordinary.
 	level := slog.LevelInfo
 	switch {
 	case sw.status >= 500 && sw.status != http.StatusServiceUnavailable:
 		level = slog.LevelError
-	case sw.status >= 500:
+	case sw.status >= 500 && !sw.shed && r.Context().Err() == nil:
 		level = slog.LevelWarn
 	}
 	h.log.LogAttrs(r.Context(), level, "http request",

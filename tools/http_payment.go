@@ -36,11 +36,13 @@ func (s *Service) WithPayment(opts *HTTPOptions, g *payment.Gate) {
 }
 
 // paymentGate adapts g to the Gate hook: admit before the work (writing
-// the 402, 429 or 503 itself), settle after it (adding Payment-Response or
-// the Free-Allowance-* headers, or writing the failed settlement and
-// dropping the answer).
+// the 402, 429 or 503 itself; a free call is held, not yet written), settle
+// after it (making the free call durable — usually already done by the
+// verdict's commit — and adding Payment-Response or the Free-Allowance-*
+// headers, or writing the failed settlement and dropping the answer), or
+// release the free call when the work failed.
 func (s *Service) paymentGate(g *payment.Gate) Gate {
-	return func(w http.ResponseWriter, r *http.Request, call GateCall) (func(http.ResponseWriter) bool, bool) {
+	return func(w http.ResponseWriter, r *http.Request, call GateCall) (Admitted, bool) {
 		preq := payment.Request{
 			Route:         s.paymentRoute(r, call),
 			Client:        g.ClientID(r),
@@ -54,7 +56,7 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 		if paying && call.Check != nil {
 			if e := call.Check(); e != nil {
 				writeError(w, e)
-				return nil, false
+				return Admitted{}, false
 			}
 		}
 		adm, err := g.Admit(r.Context(), preq)
@@ -62,13 +64,13 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 			if !paying && call.Check != nil {
 				if e := call.Check(); e != nil {
 					writeError(w, e)
-					return nil, false
+					return Admitted{}, false
 				}
 			}
 			s.writePaymentError(w, r, err)
-			return nil, false
+			return Admitted{}, false
 		}
-		return func(w http.ResponseWriter) bool {
+		settle := func(w http.ResponseWriter) bool {
 			settled, err := adm.Settle(r.Context())
 			if err != nil {
 				s.writePaymentError(w, r, err)
@@ -83,7 +85,8 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 			}
 			h.Set("Access-Control-Expose-Headers", exposedPaymentHeaders)
 			return true
-		}, true
+		}
+		return Admitted{Settle: settle, Release: adm.Release}, true
 	}
 }
 

@@ -1,12 +1,17 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/verifier-dev/verifier/payment"
 )
 
 // TestPaymentGateRequestEnded: when the gate fails because the request
@@ -27,5 +32,39 @@ func TestPaymentGateRequestEnded(t *testing.T) {
 	raw, _ := res.StructuredContent.(json.RawMessage)
 	if err := json.Unmarshal(raw, &e); err != nil || !res.IsError || e.Code != CodeUnavailable {
 		t.Errorf("MCP payment result: isError %v, code %q (%v); want the %s error", res.IsError, e.Code, err, CodeUnavailable)
+	}
+}
+
+// TestPaymentGateRequestEndedLogsNoFault: a client that hangs up while the
+// free allowance is taken gets the retryable 503, and the log has no
+// warning or error for it (no "payment gate failed", no 500).
+func TestPaymentGateRequestEndedLogsNoFault(t *testing.T) {
+	svc := newTestService(t, true)
+	g, err := payment.NewGate(payment.Config{FreePerDay: 10}, svc.Store, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	svc.Log = slog.New(slog.NewTextHandler(&logs, nil))
+	opts := HTTPOptions{Log: svc.Log}
+	svc.WithPayment(&opts, g)
+	h, err := NewHTTPHandler(svc, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := httptest.NewRequest(http.MethodPost, "/verify/schema", bytes.NewReader(readTestdata(t, "invoice-pass.json"))).WithContext(ctx)
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusServiceUnavailable {
+		t.Errorf("status %d, want 503; body %s", w.Code, w.Body)
+	}
+	if s := logs.String(); strings.Contains(s, "level=WARN") || strings.Contains(s, "level=ERROR") || !strings.Contains(s, "status=503") {
+		t.Errorf("log of a request its client ended, want INFO lines only:\n%s", s)
+	}
+	if a, err := g.Allowance(context.Background(), g.ClientID(r)); err != nil || a.Remaining != 10 {
+		t.Errorf("allowance after the ended request = %+v, %v; want all 10 left", a, err)
 	}
 }

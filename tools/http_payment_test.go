@@ -211,3 +211,36 @@ func sampleVerdict(agent *string) store.Verdict {
 		Overall: store.Ratio{Ratio: 1, Passed: 1, Total: 1}, VerifiedAt: time.Now().UTC(), KeyVersion: "k1",
 		Receipt: json.RawMessage(`{}`)}
 }
+
+// TestHTTPAllowanceUsedOnlyWhenAnswered: a free call that is not answered —
+// turned away by the concurrency limit, or found invalid by the work (a
+// schema that does not compile) — uses none of the allowance.
+func TestHTTPAllowanceUsedOnlyWhenAnswered(t *testing.T) {
+	ts, svc := paymentServer(t, payment.Config{FreePerDay: 1})
+	svc.Limiter = NewLimiter(1)
+	invoice := readTestdata(t, "invoice-pass.json")
+	release, busy := svc.Limiter.acquire(t.Context())
+	if busy != nil {
+		t.Fatal(busy)
+	}
+	if res := do(t, "POST", ts.URL+"/verify/schema", invoice, ""); res.status != 503 {
+		t.Fatalf("with every slot taken = %d %v, want 503", res.status, res.body)
+	}
+	release()
+	var req map[string]any
+	if err := json.Unmarshal(invoice, &req); err != nil {
+		t.Fatal(err)
+	}
+	req["expected_schema"] = map[string]any{"type": "no-such-type"}
+	bad, _ := json.Marshal(req)
+	if res := do(t, "POST", ts.URL+"/verify/schema", bad, ""); res.status != 422 {
+		t.Fatalf("schema that does not compile = %d %v, want 422", res.status, res.body)
+	}
+	res := do(t, "POST", ts.URL+"/verify/schema", invoice, "")
+	if res.status != 200 || res.header.Get("Free-Allowance-Remaining") != "0" {
+		t.Fatalf("first answered call = %d, Free-Allowance-Remaining %q; want 200 and 0", res.status, res.header.Get("Free-Allowance-Remaining"))
+	}
+	if res := do(t, "POST", ts.URL+"/verify/schema", invoice, ""); res.status != 429 {
+		t.Errorf("second answered call = %d, want 429", res.status)
+	}
+}

@@ -41,10 +41,11 @@ func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
 	}
 	call.BodyBytes = int64(len(body))
 	call.Check = func() *Error { return h.svc.compileSchema(req) }
-	settle, ok := h.admit(w, r, call)
+	adm, ok := h.admit(w, r, call)
 	if !ok {
 		return
 	}
+	defer adm.release() // a call that is not answered gives back its free call
 	ctx, cancel := context.WithTimeout(r.Context(), h.opts.VerifyTimeout)
 	defer cancel()
 	res, err := h.svc.VerifyRequest(ctx, req)
@@ -52,7 +53,7 @@ func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if settle != nil && !settle(w) {
+	if !adm.settle(w) {
 		return
 	}
 	writeJSON(w, http.StatusOK, res.Answer)
@@ -70,9 +71,9 @@ func (h *HTTPHandler) emptyVerify(w http.ResponseWriter, r *http.Request, call G
 }
 
 // admit asks the gate, if any, whether a call may proceed.
-func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request, call GateCall) (func(http.ResponseWriter) bool, bool) {
+func (h *HTTPHandler) admit(w http.ResponseWriter, r *http.Request, call GateCall) (Admitted, bool) {
 	if h.opts.Gate == nil {
-		return nil, true
+		return Admitted{}, true
 	}
 	return h.opts.Gate(w, r, call)
 }
@@ -84,7 +85,7 @@ func (h *HTTPHandler) score(w http.ResponseWriter, r *http.Request) {
 		writeError(w, InvalidRequest([]engine.FieldProblem{*p}))
 		return
 	}
-	var settle func(http.ResponseWriter) bool
+	var adm Admitted
 	if h.opts.Gate != nil {
 		// An agent with no history gets its record free: nothing to charge for.
 		rep, err := h.svc.Store.Reputation(r.Context(), agentID, store.Page{Limit: 1})
@@ -94,9 +95,10 @@ func (h *HTTPHandler) score(w http.ResponseWriter, r *http.Request) {
 		}
 		if rep.Total > 0 {
 			var ok bool
-			if settle, ok = h.admit(w, r, GateCall{Route: r.Pattern, Tool: ToolRecord}); !ok {
+			if adm, ok = h.admit(w, r, GateCall{Route: r.Pattern, Tool: ToolRecord}); !ok {
 				return
 			}
+			defer adm.release()
 		}
 	}
 	record, err := h.svc.Record(r.Context(), agentID)
@@ -104,7 +106,7 @@ func (h *HTTPHandler) score(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if settle != nil && !settle(w) {
+	if !adm.settle(w) {
 		return
 	}
 	writeJSON(w, http.StatusOK, record)

@@ -364,9 +364,10 @@ func TestHTTPVerify(t *testing.T) {
 
 // gateLog records what a test gate saw.
 type gateLog struct {
-	mu      sync.Mutex
-	calls   []GateCall
-	settled int
+	mu       sync.Mutex
+	calls    []GateCall
+	settled  int
+	released int // Release calls before any Settle
 }
 
 func (g *gateLog) seen() []GateCall {
@@ -378,7 +379,7 @@ func (g *gateLog) seen() []GateCall {
 // gate is a payment layer stand-in: probes get a 402, X-Test-Refuse a 429,
 // X-Test-Settle-Fail a failed settlement, anything else is admitted and
 // settled with a Payment-Response header.
-func (g *gateLog) gate(w http.ResponseWriter, r *http.Request, call GateCall) (func(http.ResponseWriter) bool, bool) {
+func (g *gateLog) gate(w http.ResponseWriter, r *http.Request, call GateCall) (Admitted, bool) {
 	seen := call
 	seen.Check = nil // a func: calls are compared without it
 	g.mu.Lock()
@@ -389,26 +390,35 @@ func (g *gateLog) gate(w http.ResponseWriter, r *http.Request, call GateCall) (f
 		w.WriteHeader(status)
 		fmt.Fprintf(w, `{"code":%q}`, code)
 	}
+	settled := false
+	release := func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if !settled {
+			g.released++
+		}
+	}
 	switch {
 	case call.Probe:
 		refuse(w, http.StatusPaymentRequired, "payment_required")
-		return nil, false
+		return Admitted{}, false
 	case r.Header.Get("X-Test-Refuse") != "":
 		refuse(w, http.StatusTooManyRequests, "rate_limited")
-		return nil, false
+		return Admitted{}, false
 	case r.Header.Get("X-Test-Settle-Fail") != "":
-		return func(w http.ResponseWriter) bool {
+		return Admitted{Settle: func(w http.ResponseWriter) bool {
 			refuse(w, http.StatusPaymentRequired, "settlement_failed")
 			return false
-		}, true
+		}, Release: release}, true
 	}
-	return func(w http.ResponseWriter) bool {
+	return Admitted{Settle: func(w http.ResponseWriter) bool {
 		g.mu.Lock()
 		g.settled++
+		settled = true
 		g.mu.Unlock()
 		w.Header().Set("Payment-Response", "settled")
 		return true
-	}, true
+	}, Release: release}, true
 }
 
 func TestHTTPGate(t *testing.T) {
@@ -422,7 +432,9 @@ func TestHTTPGate(t *testing.T) {
 		status     int
 		want       []GateCall // nil: the gate is not called
 		settled    int
+		released   int
 		paymentHdr bool
+		timeout    time.Duration // the verification deadline (0: the default)
 	}{
 		{name: "empty POST is a probe", method: "POST", path: "/verify/schema", status: 402,
 			want: []GateCall{{Route: routeVerifySchema, Tool: ToolVerifySchema, Probe: true}}},
@@ -435,14 +447,16 @@ func TestHTTPGate(t *testing.T) {
 		{name: "refused", method: "POST", path: "/verify/schema", header: http.Header{"Content-Type": {"application/json"}, "X-Test-Refuse": {"1"}}, body: bytes.NewReader(pass), status: 429,
 			want: []GateCall{{Route: routeVerifySchema, Tool: ToolVerifySchema, BodyBytes: int64(len(pass))}}},
 		{name: "failed settlement withholds the answer", method: "POST", path: "/verify/schema", header: http.Header{"Content-Type": {"application/json"}, "X-Test-Settle-Fail": {"1"}}, body: bytes.NewReader(pass), status: 402,
-			want: []GateCall{{Route: routeVerifySchema, Tool: ToolVerifySchema, BodyBytes: int64(len(pass))}}},
+			want: []GateCall{{Route: routeVerifySchema, Tool: ToolVerifySchema, BodyBytes: int64(len(pass))}}, released: 1},
+		{name: "failed work is released, not settled", method: "POST", path: "/verify/schema", header: jsonHeader(), body: bytes.NewReader(pass), status: 503, timeout: time.Nanosecond,
+			want: []GateCall{{Route: routeVerifySchema, Tool: ToolVerifySchema, BodyBytes: int64(len(pass))}}, released: 1},
 		{name: "score of an agent without history is free", method: "GET", path: "/score/nobody", status: 200},
 		{name: "invalid score request is never gated", method: "GET", path: "/score/" + strings.Repeat("x", 201), status: 422},
 		{name: "reputation is free", method: "GET", path: "/reputation/seller-7", status: 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &gateLog{}
-			f := newHTTPFixture(t, &HTTPOptions{Gate: g.gate}, nil)
+			f := newHTTPFixture(t, &HTTPOptions{Gate: g.gate, VerifyTimeout: tt.timeout}, nil)
 			resp, body := f.do(t, tt.method, tt.path, tt.body, tt.header)
 			if resp.StatusCode != tt.status {
 				t.Errorf("status = %d, want %d; body %s", resp.StatusCode, tt.status, body)
@@ -450,8 +464,11 @@ func TestHTTPGate(t *testing.T) {
 			if got := g.seen(); !cmp.Equal(got, tt.want) {
 				t.Errorf("gate calls = %+v, want %+v", got, tt.want)
 			}
-			if g.settled != tt.settled {
-				t.Errorf("settled %d times, want %d", g.settled, tt.settled)
+			g.mu.Lock()
+			settled, released := g.settled, g.released
+			g.mu.Unlock()
+			if settled != tt.settled || released != tt.released {
+				t.Errorf("settled %d and released %d times, want %d and %d", settled, released, tt.settled, tt.released)
 			}
 			if got := resp.Header.Get("Payment-Response") != ""; got != tt.paymentHdr {
 				t.Errorf("Payment-Response present = %v, want %v", got, tt.paymentHdr)

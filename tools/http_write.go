@@ -22,6 +22,7 @@ type statusWriter struct {
 	status int
 	bytes  int64
 	wrote  bool
+	shed   bool // the answer is the Limiter's 503: load shedding
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -116,6 +117,9 @@ func writeError(w http.ResponseWriter, e *Error) {
 // fail writes err in the error shape; an error that is not an *Error (an
 // internal fault) is logged with the correlation id first.
 func (h *HTTPHandler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if sw, ok := w.(*statusWriter); ok && isBusy(err) {
+		sw.shed = true
+	}
 	var e *Error
 	if !errors.As(err, &e) {
 		e = AsError(err)

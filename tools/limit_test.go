@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"bytes"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -129,7 +131,7 @@ func TestLimiterUnderLoad(t *testing.T) {
 // waits in the waiting room and is served when a slot frees; past the wait,
 // or with the waiting room full, it gets the 503.
 func TestQueuedLimiterWaitsThenRefuses(t *testing.T) {
-	l := NewQueuedLimiter(1, 1, 300*time.Millisecond)
+	l := NewQueuedLimiter(1, 1, 300*time.Millisecond, nil)
 	hold, err := l.acquire(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -159,5 +161,46 @@ func TestQueuedLimiterWaitsThenRefuses(t *testing.T) {
 	}
 	if waited := time.Since(start); waited < 250*time.Millisecond {
 		t.Errorf("refused after %v, want a wait of about 300ms first", waited)
+	}
+}
+
+// TestLimiterReportsRefusalsCounted: refusals are logged as one warning per
+// ShedReportEvery with their count, and the request lines of those 503s
+// (and of requests whose client went away) are at INFO, not WARN.
+func TestLimiterReportsRefusalsCounted(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	l := NewQueuedLimiter(1, 0, 0, log)
+	hold, err := l.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := l.acquire(t.Context()); !isBusy(err) {
+			t.Fatalf("acquire with every slot taken = %v, want the busy 503", err)
+		}
+	}
+	if got := strings.Count(logs.String(), "level=WARN"); got != 1 || !strings.Contains(logs.String(), "refused=1 ") {
+		t.Errorf("after 5 refusals the log has %d warnings, want 1 reporting the first refusal:\n%s", got, logs.String())
+	}
+	l.report.Store(0) // the report period is over
+	hold()
+	if got := strings.Count(logs.String(), "level=WARN"); got != 2 || !strings.Contains(logs.String(), "refused=4 ") {
+		t.Errorf("after the period the log has %d warnings, want a second one counting the other 4:\n%s", got, logs.String())
+	}
+
+	logs.Reset()
+	f := newHTTPFixture(t, &HTTPOptions{Log: log}, nil)
+	f.svc.Limiter = NewLimiter(1)
+	hold, err = f.svc.Limiter.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold()
+	if resp, body := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", nil)); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503; body %s", resp.StatusCode, body)
+	}
+	if !strings.Contains(logs.String(), "level=INFO msg=\"http request\"") || strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("the request line of a busy 503 is not at INFO:\n%s", logs.String())
 	}
 }
