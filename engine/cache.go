@@ -3,43 +3,58 @@ package engine
 import (
 	"container/list"
 	"sync"
-
-	"github.com/verifier-dev/verifier/engine/schema"
 )
 
-// schemaCache is a bounded least-recently-used cache of compiled schemas,
-// keyed by the schema's canonical hash.
-type schemaCache struct {
+// lru is a bounded least-recently-used cache, safe for concurrent use. A
+// nil *lru holds nothing, and the empty key is never stored.
+type lru[V any] struct {
 	mu    sync.Mutex
 	size  int
-	order *list.List // front = most recent; values are *cacheEntry
+	order *list.List // front = most recent; values are *lruEntry[V]
 	byKey map[string]*list.Element
 }
 
-type cacheEntry struct {
-	key    string
-	schema *schema.Schema
+type lruEntry[V any] struct {
+	key   string
+	value V
 }
 
-func newSchemaCache(size int) *schemaCache {
-	return &schemaCache{size: size, order: list.New(), byKey: make(map[string]*list.Element)}
+func newLRU[V any](size int) *lru[V] {
+	return &lru[V]{size: size, order: list.New(), byKey: make(map[string]*list.Element)}
 }
 
-func (c *schemaCache) get(key string) (*schema.Schema, bool) {
+func (c *lru[V]) get(key string) (V, bool) {
+	var zero V
 	if c == nil || key == "" {
-		return nil, false
+		return zero, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byKey[key]
 	if !ok {
-		return nil, false
+		return zero, false
 	}
 	c.order.MoveToFront(el)
-	return el.Value.(*cacheEntry).schema, true
+	return el.Value.(*lruEntry[V]).value, true
 }
 
-func (c *schemaCache) put(key string, s *schema.Schema) {
+// getBytes is get for a key held as bytes, without copying it to a string.
+func (c *lru[V]) getBytes(key []byte) (V, bool) {
+	var zero V
+	if c == nil || len(key) == 0 {
+		return zero, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byKey[string(key)]
+	if !ok {
+		return zero, false
+	}
+	c.order.MoveToFront(el)
+	return el.Value.(*lruEntry[V]).value, true
+}
+
+func (c *lru[V]) put(key string, v V) {
 	if c == nil || key == "" {
 		return
 	}
@@ -49,15 +64,18 @@ func (c *schemaCache) put(key string, s *schema.Schema) {
 		c.order.MoveToFront(el)
 		return
 	}
-	c.byKey[key] = c.order.PushFront(&cacheEntry{key: key, schema: s})
+	c.byKey[key] = c.order.PushFront(&lruEntry[V]{key: key, value: v})
 	for c.order.Len() > c.size {
 		oldest := c.order.Back()
 		c.order.Remove(oldest)
-		delete(c.byKey, oldest.Value.(*cacheEntry).key)
+		delete(c.byKey, oldest.Value.(*lruEntry[V]).key)
 	}
 }
 
-func (c *schemaCache) len() int {
+func (c *lru[V]) len() int {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len()

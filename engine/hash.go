@@ -28,6 +28,30 @@ var jsonNull = []byte("null")
 
 // Hashes computes the request's hashes, canonicalizing each part once.
 func (r *Request) Hashes(canon Canonicalizer, hash Hasher) (Hashes, error) {
+	return r.hashes(canon, hash, nil)
+}
+
+// Hashes is r.Hashes, except that the canonical form and hash of a small
+// expected_schema are remembered by its bytes as sent (in a cache as large
+// as the compiled-schema cache), so a client that sends the same schema
+// with every request has it canonicalized once. Equal bytes have one
+// canonical form, so the hashes are the same either way.
+func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes, error) {
+	return r.hashes(canon, hash, v.schemaText)
+}
+
+// maxRememberedSchema is the largest expected_schema, as sent, whose
+// canonical form Verifier.Hashes keeps: it bounds that cache's memory to
+// about twice this per entry.
+const maxRememberedSchema = 16 << 10
+
+// canonicalSchema is an expected_schema's canonical form and its hash.
+type canonicalSchema struct {
+	canonical []byte // shared: never modified
+	hash      string
+}
+
+func (r *Request) hashes(canon Canonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (Hashes, error) {
 	part := func(name string) ([]byte, error) {
 		raw, ok := r.raw[name]
 		if !ok {
@@ -43,10 +67,19 @@ func (r *Request) Hashes(canon Canonicalizer, hash Hasher) (Hashes, error) {
 	if err != nil {
 		return Hashes{}, err
 	}
-	schemaBytes, err := part("expected_schema")
-	if err != nil {
-		return Hashes{}, err
+	rawSchema := r.raw["expected_schema"]
+	if len(rawSchema) > maxRememberedSchema {
+		remembered = nil
 	}
+	schemaText, ok := remembered.getBytes(rawSchema)
+	if !ok {
+		if schemaText.canonical, err = part("expected_schema"); err != nil {
+			return Hashes{}, err
+		}
+		schemaText.hash = hash(schemaText.canonical)
+		remembered.put(string(rawSchema), schemaText)
+	}
+	schemaBytes := schemaText.canonical
 	boundsSent, err := part("bounds")
 	if err != nil {
 		return Hashes{}, err
@@ -68,7 +101,7 @@ func (r *Request) Hashes(canon Canonicalizer, hash Hasher) (Hashes, error) {
 	}
 	return Hashes{
 		Output:  hash(output),
-		Schema:  hash(schemaBytes),
+		Schema:  schemaText.hash,
 		Rules:   hash(rulesDoc.Bytes()),
 		Request: hash(requestDoc),
 	}, nil

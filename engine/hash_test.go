@@ -77,3 +77,44 @@ func readFile(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestVerifierHashesRemembersSchemas: Verifier.Hashes, which remembers the
+// canonical form of small schemas by their bytes as sent, gives the hashes
+// Request.Hashes gives, on the first request and on every later one, for
+// the vectors, for one schema spelt two ways and for a schema too large to
+// be remembered.
+func TestVerifierHashesRemembersSchemas(t *testing.T) {
+	var bodies [][]byte
+	for _, name := range []string{"tv-1", "tv-2", "tv-3"} {
+		bodies = append(bodies, readFile(t, filepath.Join(vectorsDir, name+".request.json")))
+	}
+	bodies = append(bodies,
+		[]byte(`{"task_id":"t","expected_schema":{"type":"object","minProperties":1},"submitted_output":{}}`),
+		[]byte(`{"task_id":"t","expected_schema":{ "minProperties" : 1.0, "type":"object" },"submitted_output":{}}`),
+		[]byte(`{"task_id":"t","expected_schema":{"description":"`+strings.Repeat("x", maxRememberedSchema)+`"},"submitted_output":1}`),
+	)
+	v := New(nil)
+	for round := range 2 {
+		for i, body := range bodies {
+			req, err := v.DecodeRequest(body)
+			if err != nil {
+				t.Fatalf("request %d: DecodeRequest: %v", i, err)
+			}
+			want, err := req.Hashes(signing.Canonicalize, signing.HashCanonical)
+			if err != nil {
+				t.Fatalf("request %d: Request.Hashes: %v", i, err)
+			}
+			got, err := v.Hashes(req, signing.Canonicalize, signing.HashCanonical)
+			if err != nil {
+				t.Fatalf("request %d: Verifier.Hashes: %v", i, err)
+			}
+			if got != want {
+				t.Errorf("round %d, request %d: Verifier.Hashes = %+v, want %+v", round, i, got, want)
+			}
+		}
+	}
+	// Five small schemas as sent (the two spellings count twice), the large one not.
+	if n := v.schemaText.len(); n != 5 {
+		t.Errorf("remembered %d schemas, want 5", n)
+	}
+}

@@ -23,7 +23,10 @@ import (
 // Verifier checks requests. It is safe for concurrent use.
 type Verifier struct {
 	opts  Options
-	cache *schemaCache
+	cache *lru[*schema.Schema] // compiled schemas by schema hash
+	// schemaText remembers the canonical form and hash of small schemas by
+	// their bytes as sent, for Hashes.
+	schemaText *lru[canonicalSchema]
 }
 
 // New returns a Verifier; nil options mean the defaults.
@@ -33,16 +36,14 @@ func New(opts *Options) *Verifier {
 		v.opts = *opts
 	}
 	if size := orDefault(v.opts.CacheSize, DefaultCacheSize); v.opts.CacheSize >= 0 {
-		v.cache = newSchemaCache(size)
+		v.cache = newLRU[*schema.Schema](size)
+		v.schemaText = newLRU[canonicalSchema](size)
 	}
 	return v
 }
 
 // CachedSchemas reports how many compiled schemas the cache holds.
 func (v *Verifier) CachedSchemas() int {
-	if v.cache == nil {
-		return 0
-	}
 	return v.cache.len()
 }
 
