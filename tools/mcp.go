@@ -63,6 +63,7 @@ func NewMCPServer(svc *Service) *mcp.Server {
 		// advertise exactly that.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
+	srv.AddReceivingMiddleware(encodeToolResults)
 	srv.AddTool(verifySchemaTool(), svc.mcpVerifySchema)
 	srv.AddTool(recordTool(), svc.mcpRecord)
 	srv.AddTool(verifyReceiptTool(), svc.mcpVerifyReceipt)
@@ -75,10 +76,9 @@ func NewMCPServer(svc *Service) *mcp.Server {
 // Nothing but protocol frames is written to out; logs go to svc.Log. A
 // cancelled ctx is a clean shutdown and returns nil.
 func ServeStdio(ctx context.Context, svc *Service, in io.Reader, out io.Writer) error {
-	guard := newFrameGuard(in, out) // one bad frame must not end the session
-	pipe := newDrainingStdio(ctx, guard, guard.out)
-	t := &mcp.IOTransport{Reader: io.NopCloser(pipe), Writer: nopWriteCloser{pipe}}
-	err := NewMCPServer(svc).Run(ctx, t)
+	// One bad frame must not end the session, and a client that closes its
+	// input at once must still get every answer: see stdioTransport.
+	err := NewMCPServer(svc).Run(ctx, newStdioTransport(ctx, in, out))
 	if err != nil && ctx.Err() != nil {
 		return nil
 	}
@@ -87,10 +87,6 @@ func ServeStdio(ctx context.Context, svc *Service, in io.Reader, out io.Writer) 
 	}
 	return nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // NewMCPHandler returns the streamable-HTTP MCP endpoint (mount it at
 // /mcp). It is stateless with JSON responses: every POST carries one

@@ -25,7 +25,7 @@ const (
 	rpcInvalidRequest = -32600
 )
 
-// frameGuard passes stdio input to the MCP transport one newline-delimited
+// frameGuard reads stdio input for the MCP transport one newline-delimited
 // frame at a time, and answers itself every frame the SDK could not read:
 // text that is not JSON, JSON that is not a JSON-RPC 2.0 message, a batch,
 // and a frame longer than MaxStdioFrame. The SDK ends the whole session on any of
@@ -36,7 +36,6 @@ const (
 type frameGuard struct {
 	in  *bufio.Reader
 	out *lockedWriter
-	buf []byte // the rest of the current good frame
 	max int
 }
 
@@ -59,24 +58,28 @@ func newFrameGuard(in io.Reader, out io.Writer) *frameGuard {
 	return &frameGuard{in: bufio.NewReaderSize(in, 64<<10), out: &lockedWriter{w: out}, max: MaxStdioFrame}
 }
 
-func (g *frameGuard) Read(p []byte) (int, error) {
-	for len(g.buf) == 0 {
+// next returns the next message of the input, decoded by the SDK's
+// jsonrpc.DecodeMessage, after answering every bad frame before it. At the
+// end of the input it returns io.EOF (or the read error).
+func (g *frameGuard) next() (jsonrpc.Message, error) {
+	for {
 		line, err := g.readLine()
 		if len(line) > 0 {
-			g.buf = line
-			break
+			msg, code, problem := decodeFrame(line)
+			if code != 0 {
+				g.refuse(code, problem)
+			} else if msg != nil {
+				return msg, nil // at the end of the input, the next call says so
+			}
 		}
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	n := copy(p, g.buf)
-	g.buf = g.buf[n:]
-	return n, nil
 }
 
-// readLine returns the next good frame with its newline, or nil after
-// answering a bad one (or for a blank line).
+// readLine returns the next frame with its newline, or nil after refusing
+// one that is too long (or for a blank line).
 func (g *frameGuard) readLine() ([]byte, error) {
 	var line []byte
 	for {
@@ -92,39 +95,36 @@ func (g *frameGuard) readLine() ([]byte, error) {
 			}
 			return nil, nil
 		}
+		// The frame is copied out of the reader's buffer: the decoded
+		// message keeps parts of it (params) after the next read.
 		line = append(line, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			return nil, err
-		}
-		if code, msg := frameProblem(line); code != 0 {
-			g.refuse(code, msg)
-			return nil, err
-		}
-		if line[len(line)-1] != '\n' {
-			line = append(line, '\n') // the last frame, at end of input
 		}
 		return line, err
 	}
 }
 
-// frameProblem says why the SDK could not read a frame, or 0.
-func frameProblem(line []byte) (code int, message string) {
+// decodeFrame decodes a frame as the SDK would, or says why the SDK could
+// not read it (code is then not 0).
+func decodeFrame(line []byte) (msg jsonrpc.Message, code int, problem string) {
 	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, 0, "" // a blank line: nothing to read
+	}
 	if !json.Valid(line) {
-		return rpcParseError, "Parse error: the frame is not one valid JSON value (one message per line, no newlines inside it)."
+		return nil, rpcParseError, "Parse error: the frame is not one valid JSON value (one message per line, no newlines inside it)."
 	}
 	if line[0] == '[' {
 		// MCP 2025-06-18 dropped batches, and the SDK ends a session of
 		// that version or later that receives one.
-		return rpcInvalidRequest, "Invalid Request: JSON-RPC batches are not accepted; send one message per line."
+		return nil, rpcInvalidRequest, "Invalid Request: JSON-RPC batches are not accepted; send one message per line."
 	}
-	if _, err := jsonrpc.DecodeMessage(line); err != nil {
-		return rpcInvalidRequest, "Invalid Request: the frame is not a JSON-RPC 2.0 request, notification or response."
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		return nil, rpcInvalidRequest, "Invalid Request: the frame is not a JSON-RPC 2.0 request, notification or response."
 	}
-	return 0, ""
+	return msg, 0, ""
 }
 
 // refuse writes a JSON-RPC error with a null id.

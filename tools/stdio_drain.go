@@ -1,98 +1,158 @@
 package tools
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
+	"errors"
 	"io"
 	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// drainingStdio sits between the stdio streams and the MCP transport so that
-// a client which writes its requests and closes stdin at once (a pipe, a
-// script) still gets every answer: at end of input it holds back the EOF
-// until each request read has been answered, or ctx is done. It counts
-// newline-delimited JSON-RPC frames: a frame with an id and a method is a
-// request, a frame with an id and no method is a response.
-type drainingStdio struct {
-	ctx     context.Context
-	in      *bufio.Reader
-	buf     []byte // the rest of the current input line
-	out     io.Writer
+// stdioTransport is the MCP transport of ServeStdio: newline-delimited
+// JSON-RPC messages, as mcp.IOTransport frames them, read through a
+// frameGuard. Each message is decoded once, by the SDK's own
+// jsonrpc.DecodeMessage, when the guard checks it — the SDK's transport
+// would decode it again (after trying it as a batch, which the guard has
+// already refused) — and written with jsonrpc.EncodeMessage, so the SDK
+// still owns the protocol and this type only the framing.
+//
+// A client that writes its requests and closes stdin at once (a pipe, a
+// script) still gets every answer: at end of input the EOF is held back
+// until each request read has been answered, or ctx is done.
+type stdioTransport struct {
+	ctx   context.Context
+	guard *frameGuard
+}
+
+// newStdioTransport serves in and out through a frameGuard.
+func newStdioTransport(ctx context.Context, in io.Reader, out io.Writer) *stdioTransport {
+	return &stdioTransport{ctx: ctx, guard: newFrameGuard(in, out)}
+}
+
+// Connect starts reading the input; it is called once, by Server.Run.
+func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+	c := &stdioConn{
+		ctx:      t.ctx,
+		guard:    t.guard,
+		incoming: make(chan messageOrErr),
+		closed:   make(chan struct{}),
+		changed:  make(chan struct{}, 1),
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+type messageOrErr struct {
+	msg jsonrpc.Message
+	err error
+}
+
+// stdioConn is the connection of a stdioTransport.
+type stdioConn struct {
+	ctx      context.Context
+	guard    *frameGuard
+	incoming chan messageOrErr
+	// closed is closed by Close. A read of the input blocked in readLoop
+	// stays blocked (stdin cannot be interrupted), as in the SDK's own
+	// transport, but Read returns.
+	closed    chan struct{}
+	closeOnce sync.Once
+
 	mu      sync.Mutex
-	pending int
+	pending int           // requests read and not yet answered
 	changed chan struct{} // signalled when pending drops
 }
 
-func newDrainingStdio(ctx context.Context, in io.Reader, out io.Writer) *drainingStdio {
-	return &drainingStdio{ctx: ctx, in: bufio.NewReaderSize(in, 64<<10), out: out, changed: make(chan struct{}, 1)}
-}
-
-// frame is what classifying a JSON-RPC message needs.
-type frame struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-}
-
-func classifyFrame(line []byte) (isRequest, isResponse bool) {
-	var f frame
-	if json.Unmarshal(line, &f) != nil || len(f.ID) == 0 || string(f.ID) == "null" {
-		return false, false
-	}
-	return f.Method != "", f.Method == ""
-}
-
-// Read passes input through line by line and delays EOF until every request
-// has its response.
-func (d *drainingStdio) Read(p []byte) (int, error) {
-	if len(d.buf) == 0 {
-		line, err := d.in.ReadBytes('\n')
-		if len(line) > 0 {
-			if req, _ := classifyFrame(line); req {
-				d.mu.Lock()
-				d.pending++
-				d.mu.Unlock()
-			}
-			d.buf = line
-		} else if err != nil {
-			if err == io.EOF {
-				d.waitAnswered()
-			}
-			return 0, err
+// readLoop passes the input's messages to Read until the input ends or the
+// connection is closed, counting the requests among them.
+func (c *stdioConn) readLoop() {
+	for {
+		msg, err := c.guard.next()
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			c.mu.Lock()
+			c.pending++
+			c.mu.Unlock()
+		}
+		if errors.Is(err, io.EOF) {
+			c.waitAnswered()
+		}
+		select {
+		case c.incoming <- messageOrErr{msg, err}:
+		case <-c.closed:
+			return
+		}
+		if err != nil {
+			return
 		}
 	}
-	n := copy(p, d.buf)
-	d.buf = d.buf[n:]
-	return n, nil
 }
 
-func (d *drainingStdio) waitAnswered() {
+func (c *stdioConn) waitAnswered() {
 	for {
-		d.mu.Lock()
-		done := d.pending <= 0
-		d.mu.Unlock()
+		c.mu.Lock()
+		done := c.pending <= 0
+		c.mu.Unlock()
 		if done {
 			return
 		}
 		select {
-		case <-d.changed:
-		case <-d.ctx.Done():
+		case <-c.changed:
+		case <-c.ctx.Done():
+			return
+		case <-c.closed:
 			return
 		}
 	}
 }
 
-// Write passes one output frame through and counts answered requests.
-func (d *drainingStdio) Write(p []byte) (int, error) {
-	n, err := d.out.Write(p)
-	if _, resp := classifyFrame(p); resp {
-		d.mu.Lock()
-		d.pending--
-		d.mu.Unlock()
+// Read returns the next message from the input.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case m := <-c.incoming:
+		return m.msg, m.err
+	case <-c.closed:
+		return nil, io.EOF
+	}
+}
+
+// Write writes msg as one line, and counts an answered request.
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	default:
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	_, err = c.guard.out.Write(append(data, '\n'))
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		c.pending--
+		c.mu.Unlock()
 		select {
-		case d.changed <- struct{}{}:
+		case c.changed <- struct{}{}:
 		default:
 		}
 	}
-	return n, err
+	return err
 }
+
+// Close ends the connection; it may be called more than once.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+// SessionID is empty: stdio has one session and no session ids.
+func (c *stdioConn) SessionID() string { return "" }

@@ -32,7 +32,9 @@ func TestServeStdioAnswersBeforeEOF(t *testing.T) {
 	}
 	ids := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var f frame
+		var f struct {
+			ID json.RawMessage `json:"id"`
+		}
 		if err := json.Unmarshal([]byte(line), &f); err != nil {
 			t.Fatalf("stdout line is not JSON-RPC: %.80s", line)
 		}
