@@ -23,7 +23,7 @@ func drawChart(f family, file string) error {
 	if tm != "ns/op" {
 		times = append(times, series{"ns/op", "wall time", color.RGBA{R: 0x9e, G: 0xc5, B: 0xe0, A: 0xff}})
 	}
-	left, err := panel(f, "time per verification", geometricTicks{base: 10, minor: true, format: labelNs}, times)
+	left, err := panel(f, "time per verification", geometricTicks{base: 10, minor: true, labelThree: true, format: labelNs}, times)
 	if err != nil {
 		return err
 	}
@@ -149,11 +149,12 @@ func (t valueTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // geometricTicks puts a labelled tick at unit times each power of base
-// and, with minor, unlabelled ones at its multiples 2 … base-1.
+// and, with minor, ticks at its multiples 2 … base-1, of which 3 is
+// labelled too with labelThree (a decade is wide).
 type geometricTicks struct {
-	base, unit float64 // unit 0 means 1
-	minor      bool
-	format     func(float64) string
+	base, unit        float64 // unit 0 means 1
+	minor, labelThree bool
+	format            func(float64) string
 }
 
 // Ticks implements plot.Ticker.
@@ -165,7 +166,7 @@ func (t geometricTicks) Ticks(lo, hi float64) []plot.Tick {
 		for m := 1.0; m < t.base && (m == 1 || t.minor); m++ {
 			if v := d * m; v >= lo && v <= hi {
 				tick := plot.Tick{Value: v}
-				if m == 1 {
+				if m == 1 || m == 3 && t.labelThree {
 					tick.Label = t.format(v)
 				}
 				ticks = append(ticks, tick)
