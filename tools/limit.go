@@ -32,7 +32,11 @@ func DefaultMaxQueued(slots int) int { return 8 * slots }
 // reports its refusals: each warning counts the refusals since the last.
 const ShedReportEvery = 10 * time.Second
 
-// Limiter bounds how many verifications run at once. A verification that
+// Limiter bounds how many verifications run at once. A slot covers the
+// CPU-bound work (decoding, evaluation, canonicalization, signing); the
+// verification gives it back before its verdict is written, which waits on
+// the disk, so the next one computes meanwhile and their writes share
+// commits. A verification that
 // finds every slot taken waits for one in a bounded waiting room (queue
 // places, each for at most wait); when the waiting room is full, or the wait
 // or the request's deadline runs out, it fails with 503 unavailable,
@@ -97,16 +101,17 @@ func (l *Limiter) InUse() int {
 }
 
 // acquire takes a slot, waiting in the waiting room when there is one. It
-// returns the function that gives the slot back, or the 503 when none could
-// be had: the busy one, or the request-ended one when the client went away
-// while waiting.
+// returns the function that gives the slot back — once: later calls do
+// nothing, so a caller may give it back early (before waiting on the disk)
+// and still defer it — or the 503 when none could be had: the busy one, or
+// the request-ended one when the client went away while waiting.
 func (l *Limiter) acquire(ctx context.Context) (release func(), err *Error) {
 	if l == nil {
 		return func() {}, nil
 	}
 	select {
 	case l.slots <- struct{}{}:
-		return l.release, nil
+		return l.releaseOnce(), nil
 	default:
 	}
 	select {
@@ -119,7 +124,7 @@ func (l *Limiter) acquire(ctx context.Context) (release func(), err *Error) {
 	defer timer.Stop()
 	select {
 	case l.slots <- struct{}{}:
-		return l.release, nil
+		return l.releaseOnce(), nil
 	case <-timer.C:
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.Canceled) {
@@ -127,6 +132,18 @@ func (l *Limiter) acquire(ctx context.Context) (release func(), err *Error) {
 		}
 	}
 	return nil, l.refuse()
+}
+
+// releaseOnce is a function that gives one slot back the first time it is
+// called (by the goroutine that took it).
+func (l *Limiter) releaseOnce() func() {
+	done := false
+	return func() {
+		if !done {
+			done = true
+			l.release()
+		}
+	}
 }
 
 // release gives a slot back, and reports refusals not yet reported when it

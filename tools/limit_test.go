@@ -204,3 +204,27 @@ func TestLimiterReportsRefusalsCounted(t *testing.T) {
 		t.Errorf("the request line of a busy 503 is not at INFO:\n%s", logs.String())
 	}
 }
+
+// TestLimiterReleaseOnce: the release function gives its slot back once,
+// however often it is called, so a caller can free the slot early and
+// still defer it.
+func TestLimiterReleaseOnce(t *testing.T) {
+	l := NewLimiter(2)
+	r1, err := l.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := l.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1()
+	r1()
+	if n := l.InUse(); n != 1 {
+		t.Errorf("InUse() = %d after releasing one of two slots twice, want 1", n)
+	}
+	r2()
+	if n := l.InUse(); n != 0 {
+		t.Errorf("InUse() = %d after releasing both, want 0", n)
+	}
+}

@@ -108,6 +108,9 @@ func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Veri
 			return nil, err
 		}
 	}
+	// The write waits on the disk, not the CPU: the slot goes to the next
+	// verification meanwhile (the deferred release then does nothing).
+	release()
 	if err := s.Store.PutVerdict(ctx, v.Verdict); err != nil {
 		s.log().Error("storing verdict", "verification_id", meta.VerificationID, "err", err)
 		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
