@@ -590,12 +590,13 @@ func MarshalJSON(v any) ([]byte, error) {
 }
 
 // WithMember appends one member to the end of a JSON object: the answer and
-// its attestation, which is signed over the rest and so comes last.
+// its attestation, which is signed over the rest and so comes last. Like
+// append, it may write into object's spare capacity; use only the result.
 func WithMember(object []byte, name string, value []byte) []byte {
 	object = bytes.TrimRight(object, " \n")
-	out := make([]byte, 0, len(object)+len(name)+len(value)+4)
-	out = append(out, object[:len(object)-1]...)
-	if len(object) > 2 {
+	hasMembers := len(object) > 2
+	out := slices.Grow(object[:len(object)-1], len(name)+len(value)+4)
+	if hasMembers {
 		out = append(out, ',')
 	}
 	out = append(out, '"')

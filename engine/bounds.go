@@ -8,11 +8,9 @@ import (
 // checkBound evaluates one bound. It returns counted=false when the bound is
 // skipped (if_present and no value).
 func checkBound(b *Bound, out any) (f *Finding, counted bool) {
-	where := b.Path.String()
-	expected := b.describe()
 	fail := func(path, found, msg string) (*Finding, bool) {
 		return &Finding{
-			Source: SourceIntegrity, Check: CheckBounds, Path: path, Expected: expected,
+			Source: SourceIntegrity, Check: CheckBounds, Path: path, Expected: b.describe(),
 			Found: found, Message: msg, Gate: GateBounds, Blocking: true,
 		}, true
 	}
@@ -21,11 +19,12 @@ func checkBound(b *Bound, out any) (f *Finding, counted bool) {
 		if b.IfPresent {
 			return nil, false
 		}
+		where := b.Path.String()
 		return fail(where, "no value", fmt.Sprintf("no value at %s; add it, or set if_present to skip the bound when it is absent", where))
 	}
 	for _, m := range matches {
 		if !b.holds(m.Value) {
-			return fail(m.Loc.String(), brief(m.Value), fmt.Sprintf("%s is %s, expected %s", m.Loc, brief(m.Value), expected))
+			return fail(m.Loc().String(), brief(m.Value), fmt.Sprintf("%s is %s, expected %s", m.Loc(), brief(m.Value), b.describe()))
 		}
 	}
 	return nil, true

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -160,10 +161,30 @@ func writeKey(b *strings.Builder, key string) {
 	b.WriteByte(']')
 }
 
-// Match is one value a path resolved to, with its concrete location.
+// Match is one value a path resolved to. Its concrete location is built only
+// when asked for (Loc): checks that hold never need it.
 type Match struct {
 	Value any
-	Loc   Location
+	steps []step // the path that reached Value
+	fan   []int  // the index taken at each `[]` of steps, in order
+}
+
+// Loc returns the match's concrete location.
+func (m Match) Loc() Location {
+	loc := make(Location, 0, len(m.steps))
+	fan := m.fan
+	for _, st := range m.steps {
+		switch st.kind {
+		case stepKey:
+			loc = append(loc, st.key)
+		case stepIndex:
+			loc = append(loc, st.index)
+		case stepAll:
+			loc = append(loc, fan[0])
+			fan = fan[1:]
+		}
+	}
+	return loc
 }
 
 // Location is a concrete place in a document: keys (string) and indexes (int).
@@ -189,28 +210,39 @@ func (l Location) String() string {
 // A key on a non-object, an index out of range or `[]` on a non-array
 // reaches nothing.
 func (p Path) Resolve(root any) []Match {
-	matches := []Match{{Value: root}}
-	for _, st := range p.steps {
-		var next []Match
+	matches := []Match{{Value: root, steps: p.steps}}
+	// The fan indexes of every match are slices of one growing arena: a
+	// match's indexes are its parent's plus one, appended once.
+	var arena []int
+	for depth, st := range p.steps {
+		next := make([]Match, 0, len(matches))
 		for _, m := range matches {
 			switch st.kind {
 			case stepKey:
 				if obj, ok := m.Value.(map[string]any); ok {
 					if v, ok := obj[st.key]; ok {
-						next = append(next, Match{Value: v, Loc: extend(m.Loc, st.key)})
+						next = append(next, Match{Value: v, fan: m.fan})
 					}
 				}
 			case stepIndex:
 				if arr, ok := m.Value.([]any); ok && st.index < len(arr) {
-					next = append(next, Match{Value: arr[st.index], Loc: extend(m.Loc, st.index)})
+					next = append(next, Match{Value: arr[st.index], fan: m.fan})
 				}
 			case stepAll:
 				if arr, ok := m.Value.([]any); ok {
+					next = slices.Grow(next, len(arr))
+					arena = slices.Grow(arena, len(arr)*(len(m.fan)+1))
 					for i, v := range arr {
-						next = append(next, Match{Value: v, Loc: extend(m.Loc, i)})
+						start := len(arena)
+						arena = append(arena, m.fan...)
+						arena = append(arena, i)
+						next = append(next, Match{Value: v, fan: arena[start:len(arena):len(arena)]})
 					}
 				}
 			}
+		}
+		for i := range next {
+			next[i].steps = p.steps[:depth+1]
 		}
 		matches = next
 		if len(matches) == 0 {
@@ -220,6 +252,7 @@ func (p Path) Resolve(root any) []Match {
 	return matches
 }
 
+// extend returns loc with seg appended, leaving loc as it was.
 func extend(loc Location, seg any) Location {
 	out := make(Location, len(loc)+1)
 	copy(out, loc)

@@ -75,7 +75,7 @@ func TestResolve(t *testing.T) {
 			}
 			var got []string
 			for _, m := range p.Resolve(doc) {
-				got = append(got, m.Loc.String())
+				got = append(got, m.Loc().String())
 			}
 			if len(got) != len(tt.want) {
 				t.Fatalf("Resolve(%s) = %v, want %v", tt.path, got, tt.want)

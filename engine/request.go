@@ -229,7 +229,8 @@ func (r *Request) SchemaDocument() (any, error) {
 // careful path, which names every problem. When it succeeds, that path would
 // have found nothing and produced the same members and values.
 func decodeMembersFast(body []byte, opts *ijson.Options) (map[string][]byte, map[string]any, bool) {
-	list, ok := ijson.DecodeMembers(body, opts, "expected_schema")
+	// The request outlives the caller's buffer: one copy serves every member.
+	list, ok := ijson.DecodeMembers(bytes.Clone(body), opts, "expected_schema")
 	if !ok {
 		return nil, nil, false
 	}
@@ -239,7 +240,7 @@ func decodeMembersFast(body []byte, opts *ijson.Options) (map[string][]byte, map
 		if !slices.Contains(topLevelFields, m.Name) {
 			return nil, nil, false
 		}
-		raw[m.Name] = bytes.Clone(m.Raw) // the request outlives the caller's buffer
+		raw[m.Name] = m.Raw
 		decoded[m.Name] = m.Value
 	}
 	return raw, decoded, true

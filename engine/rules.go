@@ -20,11 +20,11 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 			Expected: expected, Found: found, Message: msg, Gate: GateRules,
 		}, true
 	}
-	where := r.Field.String()
 	if len(matches) == 0 {
 		if r.IfPresent {
 			return nil, false
 		}
+		where := r.Field.String()
 		return fail(where, "a value at "+where, "no value",
 			fmt.Sprintf("no value at %s; add it, or set if_present to skip the rule when it is absent", where))
 	}
@@ -34,24 +34,24 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 		for _, m := range matches {
 			n, ok := asNumber(m.Value)
 			if !ok {
-				return fail(m.Loc.String(), "number", brief(m.Value),
-					fmt.Sprintf("%s must hold numbers to sum, found %s at %s", where, typeName(m.Value), m.Loc))
+				return fail(m.Loc().String(), "number", brief(m.Value),
+					fmt.Sprintf("%s must hold numbers to sum, found %s at %s", r.Field, typeName(m.Value), m.Loc()))
 			}
 			sum += n
 		}
 		target, label, tf := r.target(out, r.EqualsField, r.Equals, "equals_field")
 		if tf != nil {
-			return fail(where, tf.expected, tf.found, tf.message)
+			return fail(r.Field.String(), tf.expected, tf.found, tf.message)
 		}
 		if math.Abs(sum-target) > r.Tolerance {
-			return fail(where, fmt.Sprintf("sum equal to %s (%s, tolerance %s)", formatNumber(target), label, formatNumber(r.Tolerance)),
+			return fail(r.Field.String(), fmt.Sprintf("sum equal to %s (%s, tolerance %s)", formatNumber(target), label, formatNumber(r.Tolerance)),
 				"sum "+formatNumber(sum),
 				fmt.Sprintf("values sum to %s, expected %s (%s)", formatNumber(sum), label, formatNumber(target)))
 		}
 	case RuleGTE, RuleLTE:
 		target, label, tf := r.target(out, r.OtherField, r.Value, "other_field")
 		if tf != nil {
-			return fail(where, tf.expected, tf.found, tf.message)
+			return fail(r.Field.String(), tf.expected, tf.found, tf.message)
 		}
 		op, word := "≥", "at least"
 		if r.Type == RuleLTE {
@@ -60,16 +60,16 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 		for _, m := range matches {
 			n, ok := asNumber(m.Value)
 			if !ok {
-				return fail(m.Loc.String(), "number "+op+" "+formatNumber(target), brief(m.Value),
-					fmt.Sprintf("%s must be a number to compare, found %s", m.Loc, typeName(m.Value)))
+				return fail(m.Loc().String(), "number "+op+" "+formatNumber(target), brief(m.Value),
+					fmt.Sprintf("%s must be a number to compare, found %s", m.Loc(), typeName(m.Value)))
 			}
 			holds := n >= target-r.Tolerance
 			if r.Type == RuleLTE {
 				holds = n <= target+r.Tolerance
 			}
 			if !holds {
-				return fail(m.Loc.String(), fmt.Sprintf("%s %s (%s)", op, formatNumber(target), label), brief(m.Value),
-					fmt.Sprintf("%s is %s, must be %s %s (%s)", m.Loc, formatNumber(n), word, formatNumber(target), label))
+				return fail(m.Loc().String(), fmt.Sprintf("%s %s (%s)", op, formatNumber(target), label), brief(m.Value),
+					fmt.Sprintf("%s is %s, must be %s %s (%s)", m.Loc(), formatNumber(n), word, formatNumber(target), label))
 			}
 		}
 	case RuleExistsIn:
@@ -88,19 +88,19 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 		}
 		for _, m := range matches {
 			if !set[equalityKey(m.Value)] {
-				return fail(m.Loc.String(), "one of "+label, brief(m.Value),
-					fmt.Sprintf("%s is not among %s", m.Loc, label))
+				return fail(m.Loc().String(), "one of "+label, brief(m.Value),
+					fmt.Sprintf("%s is not among %s", m.Loc(), label))
 			}
 		}
 	case RuleUnique:
-		seen := make(map[string]string, len(matches))
-		for _, m := range matches {
+		seen := make(map[string]int, len(matches)) // equality key → index of its first match
+		for i, m := range matches {
 			k := equalityKey(m.Value)
 			if first, dup := seen[k]; dup {
-				return fail(m.Loc.String(), "values distinct from each other", brief(m.Value),
-					fmt.Sprintf("%s repeats the value at %s", m.Loc, first))
+				return fail(m.Loc().String(), "values distinct from each other", brief(m.Value),
+					fmt.Sprintf("%s repeats the value at %s", m.Loc(), matches[first].Loc()))
 			}
-			seen[k] = m.Loc.String()
+			seen[k] = i
 		}
 	}
 	return nil, true

@@ -49,14 +49,33 @@ func DecodeMembers(data []byte, opts *Options, checkOnly string) (members []Memb
 		d.pos++
 		return []Member{}, d.atEnd()
 	}
-	seen := make(map[string]bool)
+	var seen map[string]bool // once members outgrow a linear scan
 	for {
 		d.skipSpace()
 		name, ok := d.name()
-		if !ok || seen[name] {
+		if !ok {
 			return nil, false
 		}
-		seen[name] = true
+		switch {
+		case seen != nil:
+			if seen[name] {
+				return nil, false
+			}
+			seen[name] = true
+		case len(members) < linearNames:
+			if hasMember(members, name) {
+				return nil, false
+			}
+		default:
+			seen = make(map[string]bool, 2*linearNames)
+			for i := range members {
+				seen[members[i].Name] = true
+			}
+			if seen[name] {
+				return nil, false
+			}
+			seen[name] = true
+		}
 		d.skipSpace()
 		start := d.pos
 		var v any
@@ -84,6 +103,16 @@ func DecodeMembers(data []byte, opts *Options, checkOnly string) (members []Memb
 			return nil, false
 		}
 	}
+}
+
+// hasMember reports whether members has one named name.
+func hasMember(members []Member, name string) bool {
+	for i := range members {
+		if members[i].Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeFast is Decode's fast path; ok is false when Decode must take the

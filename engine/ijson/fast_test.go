@@ -3,6 +3,7 @@ package ijson
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -197,5 +198,35 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDecodeMembersManyNames covers both duplicate checks of DecodeMembers:
+// the linear scan of the first names and the set that takes over after.
+func TestDecodeMembersManyNames(t *testing.T) {
+	object := func(n, dupAt int) []byte {
+		var b bytes.Buffer
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			name := i
+			if i == dupAt {
+				name = 1
+			}
+			fmt.Fprintf(&b, `"m%d":%d`, name, i)
+		}
+		b.WriteString("}")
+		return b.Bytes()
+	}
+	for _, tt := range []struct {
+		name     string
+		n, dupAt int
+	}{
+		{"few, distinct", 5, -1}, {"few, duplicate", 5, 3},
+		{"many, distinct", 100, -1}, {"many, duplicate in the scan", 100, 10}, {"many, duplicate in the set", 100, 60},
+	} {
+		t.Run(tt.name, func(t *testing.T) { checkMembers(t, object(tt.n, tt.dupAt)) })
 	}
 }
