@@ -174,10 +174,15 @@ func (a *Admission) Requirements() *PaymentRequirements {
 // for paid answers and for routes outside the allowance).
 func (a *Admission) Header() http.Header {
 	h := http.Header{}
+	a.SetHeader(h)
+	return h
+}
+
+// SetHeader sets the headers of [Admission.Header] in h.
+func (a *Admission) SetHeader(h http.Header) {
 	if a != nil && a.allowance != nil {
 		setAllowanceHeaders(h, *a.allowance)
 	}
-	return h
 }
 
 func setAllowanceHeaders(h http.Header, a store.Allowance) {

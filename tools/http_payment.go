@@ -42,9 +42,12 @@ func (s *Service) WithPayment(opts *HTTPOptions, g *payment.Gate) {
 // headers, or writing the failed settlement and dropping the answer), or
 // release the free call when the work failed.
 func (s *Service) paymentGate(g *payment.Gate) Gate {
+	// The verify routes' input description, converted once: every call's
+	// Route carries it (for a 402), read only.
+	doc := routeDoc{input: json.RawMessage(verifySchemaInput), example: json.RawMessage(exampleRequest)}
 	return func(w http.ResponseWriter, r *http.Request, call GateCall) (Admitted, bool) {
 		preq := payment.Request{
-			Route:         s.paymentRoute(r, call),
+			Route:         s.paymentRoute(r, call, doc),
 			Client:        g.ClientID(r),
 			PaymentHeader: r.Header.Get(payment.HeaderPaymentSignature),
 			BodySize:      call.BodyBytes,
@@ -77,9 +80,7 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 				return false
 			}
 			h := w.Header()
-			for k, v := range adm.Header() {
-				h[k] = v
-			}
+			adm.SetHeader(h)
 			if settled != nil {
 				h.Set(payment.HeaderPaymentResponse, settled.HeaderValue())
 			}
@@ -117,9 +118,12 @@ func errRequestEnded() *Error {
 		"The request ended before it could be served. Nothing was charged; send it again.").WithRetryAfter(1)
 }
 
+// routeDoc is the bazaar description of a verify route's input.
+type routeDoc struct{ input, example json.RawMessage }
+
 // paymentRoute describes the call for the 402: its resource URL and the
 // bazaar description of its input.
-func (s *Service) paymentRoute(r *http.Request, call GateCall) payment.Route {
+func (s *Service) paymentRoute(r *http.Request, call GateCall, doc routeDoc) payment.Route {
 	route := payment.Route{
 		Kind:     payment.KindVerify,
 		Method:   r.Method,
@@ -132,8 +136,7 @@ func (s *Service) paymentRoute(r *http.Request, call GateCall) payment.Route {
 		route.PathParams = map[string]string{"agent_id": r.PathValue("agent_id")}
 		return route
 	}
-	route.InputSchema = json.RawMessage(verifySchemaInput)
-	route.Example = json.RawMessage(exampleRequest)
+	route.InputSchema, route.Example = doc.input, doc.example
 	return route
 }
 

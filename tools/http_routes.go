@@ -25,6 +25,13 @@ func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
+	// When the verification could not even wait for a slot, it is turned
+	// away before its body is read and decoded, and before the gate: load
+	// shedding costs next to nothing and uses no allowance.
+	if h.svc.Limiter.full() {
+		h.fail(w, r, h.svc.Limiter.refuse())
+		return
+	}
 	body, e := readBody(w, r, h.opts.MaxBodyBytes)
 	if e != nil {
 		writeError(w, e)

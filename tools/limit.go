@@ -134,6 +134,14 @@ func (l *Limiter) acquire(ctx context.Context) (release func(), err *Error) {
 	return nil, l.refuse()
 }
 
+// full reports whether a verification arriving now would be refused: every
+// slot and every waiting place taken. It is a hint, checked before a
+// request is read and decoded so that load shedding costs next to nothing;
+// acquire decides.
+func (l *Limiter) full() bool {
+	return l != nil && len(l.slots) == cap(l.slots) && len(l.queue) == cap(l.queue)
+}
+
 // releaseOnce is a function that gives one slot back the first time it is
 // called (by the goroutine that took it).
 func (l *Limiter) releaseOnce() func() {

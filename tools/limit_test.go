@@ -228,3 +228,27 @@ func TestLimiterReleaseOnce(t *testing.T) {
 		t.Errorf("InUse() = %d after releasing both, want 0", n)
 	}
 }
+
+// TestLimiterFullTurnsAwayFirst: with every slot and waiting place taken, a
+// verification is refused before its body is decoded and before the gate
+// sees it (a malformed body gets the 503, not a 422).
+func TestLimiterFullTurnsAwayFirst(t *testing.T) {
+	g := &gateLog{}
+	f := newHTTPFixture(t, &HTTPOptions{Gate: g.gate}, nil)
+	f.svc.Limiter = NewLimiter(1)
+	hold, err := f.svc.Limiter.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range [][]byte{invoice(t, "invoice-pass.json", nil), []byte(`{"task_id":`)} {
+		resp, out := f.postJSON(t, "/verify/schema", body)
+		checkErrorShape(t, resp, out, http.StatusServiceUnavailable, CodeUnavailable)
+	}
+	if calls := g.seen(); len(calls) != 0 {
+		t.Errorf("the gate saw %d refused calls, want none", len(calls))
+	}
+	hold()
+	if resp, out := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", nil)); resp.StatusCode != http.StatusOK {
+		t.Errorf("with a slot free: status %d, want 200; body %s", resp.StatusCode, out)
+	}
+}
