@@ -87,19 +87,39 @@ func SignedDocument(context, keyVersion, attestedAt string, response []byte) ([]
 	return signedDocumentJCS(context, keyVersion, attestedAt, response)
 }
 
-// signedDocumentFast builds the signed document directly in canonical form:
-// its five names are fixed ASCII and already in sorted order, so the
-// document is the three strings and the canonical response placed between
-// them. ok is false whenever signedDocumentJCS could fail; the caller then
+// signedDocumentFast builds the signed document directly in canonical form
+// (signedDocumentWith), canonicalizing the response into it. ok is false whenever signedDocumentJCS could fail; the caller then
 // runs it for the error. The response is canonicalized one level deep, as
 // inside the document, so the nesting limit falls where jcs puts it.
 func signedDocumentFast(context, keyVersion, attestedAt string, response []byte) (doc []byte, ok bool) {
+	doc, err := signedDocumentWith(context, keyVersion, attestedAt, len(response), func(doc []byte) ([]byte, error) {
+		return appendCanonical(doc, response, 1, nil)
+	})
+	return doc, err == nil
+}
+
+// signedDocumentAround is the signed document around a response already in
+// canonical form, placed as given.
+func signedDocumentAround(context, keyVersion, attestedAt string, canonical []byte) ([]byte, error) {
+	if len(canonical) == 0 {
+		return nil, errors.New("building signed document: the response is empty")
+	}
+	return signedDocumentWith(context, keyVersion, attestedAt, len(canonical), func(doc []byte) ([]byte, error) {
+		return append(doc, canonical...), nil
+	})
+}
+
+// signedDocumentWith writes the signed document, the response by
+// appendResponse (about size bytes). Its five names are fixed ASCII and
+// already in sorted order, so the document is the three strings and the
+// canonical response placed between them.
+func signedDocumentWith(context, keyVersion, attestedAt string, size int, appendResponse func([]byte) ([]byte, error)) ([]byte, error) {
 	for _, v := range [...]string{context, keyVersion, attestedAt} {
 		if v == "" || !utf8.ValidString(v) {
-			return nil, false
+			return nil, errors.New("building signed document: an attestation field is empty or not UTF-8")
 		}
 	}
-	doc = make([]byte, 0, len(response)+len(context)+len(keyVersion)+len(attestedAt)+96)
+	doc := make([]byte, 0, size+len(context)+len(keyVersion)+len(attestedAt)+96)
 	doc = append(doc, `{"algorithm":"`+Algorithm+`","attested_at":`...)
 	doc = appendCanonicalString(doc, attestedAt)
 	doc = append(doc, `,"context":`...)
@@ -107,11 +127,11 @@ func signedDocumentFast(context, keyVersion, attestedAt string, response []byte)
 	doc = append(doc, `,"key_version":`...)
 	doc = appendCanonicalString(doc, keyVersion)
 	doc = append(doc, `,"response":`...)
-	doc, err := appendCanonical(doc, response, 1, nil)
+	doc, err := appendResponse(doc)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
-	return append(doc, '}'), true
+	return append(doc, '}'), nil
 }
 
 // signedDocumentJCS is SignedDocument by way of jcs.Transform over the

@@ -77,6 +77,23 @@ func (s *Signer) Keys() Keys { return Keys{s.version: s.public()} }
 
 func (s *Signer) public() ed25519.PublicKey { return s.priv.Public().(ed25519.PublicKey) }
 
+// AttestCanonical is Attest for a response already in RFC 8785 canonical
+// form, such as engine.Answer.MarshalCanonical writes (FuzzAnswerEncoding
+// holds it to Canonicalize): the signed document is assembled around it as
+// given, without canonicalizing it again. A response that is not canonical
+// gives a signature no verifier accepts, so only a writer tested against
+// Canonicalize may call it.
+func (s *Signer) AttestCanonical(context string, canonical []byte, attestedAt string) (Attestation, error) {
+	if context != ContextVerify && context != ContextTrustScore {
+		return Attestation{}, fmt.Errorf("attesting: unknown context %q", context)
+	}
+	doc, err := signedDocumentAround(context, s.version, attestedAt, canonical)
+	if err != nil {
+		return Attestation{}, fmt.Errorf("attesting: %w", err)
+	}
+	return s.attestation(attestedAt, doc), nil
+}
+
 // Attest signs response, one JSON value (the answer without "attestation"),
 // under context (ContextVerify or ContextTrustScore) at attestedAt, which must
 // be the answer's verified_at when it has one: receipt checking compares them.
@@ -90,12 +107,17 @@ func (s *Signer) Attest(context string, response []byte, attestedAt string) (Att
 	if err != nil {
 		return Attestation{}, fmt.Errorf("attesting: %w", err)
 	}
+	return s.attestation(attestedAt, doc), nil
+}
+
+// attestation signs a signed document.
+func (s *Signer) attestation(attestedAt string, doc []byte) Attestation {
 	return Attestation{
 		Algorithm:  Algorithm,
 		KeyVersion: s.version,
 		Timestamp:  attestedAt,
 		Signature:  base64.StdEncoding.EncodeToString(ed25519.Sign(s.priv, doc)),
-	}, nil
+	}
 }
 
 // String describes the signer by its public half.

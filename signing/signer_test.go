@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestNewSignerRejects(t *testing.T) {
@@ -156,4 +157,36 @@ func TestAppendAttestation(t *testing.T) {
 			t.Errorf("AppendAttestation(%q) = %s, want an error", bad, got)
 		}
 	}
+}
+
+// FuzzAttestCanonical: signing the canonical form of a response as given
+// (AttestCanonical) gives the attestation Attest gives for the response,
+// and AttestCanonical refuses what Attest refuses for its fields.
+func FuzzAttestCanonical(f *testing.F) {
+	f.Add(ContextVerify, "v1-2026-11a", "2026-11-01T00:00:00.000000+00:00", []byte(`{"b":1,"a":[2.50,"\u00e9"]}`))
+	f.Add(ContextTrustScore, "k\"\\", "\x1f", []byte(`{"zzz":2,"é":1,"a":{}}`))
+	f.Add("other", "v", "t", []byte(`{}`))
+	f.Add(ContextVerify, "", "t", []byte(`{}`))
+	f.Add(ContextVerify, "v", "\xff", []byte(`1`))
+	s := testSigner(f)
+	f.Fuzz(func(t *testing.T, context, kv, at string, response []byte) {
+		canonical, err := Canonicalize(response)
+		if err != nil {
+			return
+		}
+		signer := s
+		if kv != "" && utf8.ValidString(kv) {
+			if signer, err = NewSigner(kv, make([]byte, SeedSize)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, wantErr := signer.Attest(context, response, at)
+		got, err := signer.AttestCanonical(context, canonical, at)
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("AttestCanonical error %v, Attest error %v", err, wantErr)
+		}
+		if got != want {
+			t.Fatalf("AttestCanonical = %+v, Attest = %+v", got, want)
+		}
+	})
 }

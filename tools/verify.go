@@ -125,14 +125,14 @@ func (s *Service) sign(a *engine.Answer) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding answer: %w", err)
 	}
-	// The signature covers the answer's canonical form; handing Attest that
-	// form, written directly, spares it re-sorting the answer. Attest still
-	// canonicalizes what it is given, so the signed bytes are the same.
+	// The signature covers the answer's canonical form, which
+	// MarshalCanonical writes directly (FuzzAnswerEncoding holds it to
+	// signing.Canonicalize), so it is signed as written.
 	canonical, err := a.MarshalCanonical()
 	if err != nil {
 		return nil, fmt.Errorf("encoding answer: %w", err)
 	}
-	att, err := s.Keys.Current().Attest(signing.ContextVerify, canonical, a.VerifiedAt)
+	att, err := s.Keys.Current().AttestCanonical(signing.ContextVerify, canonical, a.VerifiedAt)
 	if err != nil {
 		return nil, fmt.Errorf("signing answer: %w", err)
 	}
