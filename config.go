@@ -54,7 +54,7 @@ type engineFlags struct {
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.cacheSize, "schema-cache", engine.DefaultCacheSize, "compiled schemas kept in memory (LRU, by schema hash)")
+	fs.IntVar(&f.cacheSize, "schema-cache", engine.DefaultCacheSize, "compiled schemas kept in memory (LRU, by schema hash); as many canonical forms of small schemas and rule sets")
 	fs.IntVar(&f.listCap, "list-cap", engine.DefaultListCap, "cap on each list of an answer (errors, flags, hints)")
 	fs.IntVar(&f.maxDepth, "max-depth", engine.DefaultMaxDepth, "deepest nesting accepted in a request")
 	fs.IntVar(&f.maxRules, "max-rules", engine.DefaultMaxRules, "most rules per request")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -28,22 +29,30 @@ var jsonNull = []byte("null")
 
 // Hashes computes the request's hashes, canonicalizing each part once.
 func (r *Request) Hashes(canon Canonicalizer, hash Hasher) (Hashes, error) {
-	return r.hashes(canon, hash, nil)
+	return r.hashes(canon, hash, hashMemo{})
 }
 
-// Hashes is r.Hashes, except that the canonical form and hash of a small
-// expected_schema are remembered by its bytes as sent (in a cache as large
-// as the compiled-schema cache), so a client that sends the same schema
-// with every request has it canonicalized once. Equal bytes have one
-// canonical form, so the hashes are the same either way.
+// Hashes is r.Hashes, except that what depends only on a small
+// expected_schema, or only on small bounds and rules, is remembered by their
+// bytes as sent (in caches as large as the compiled-schema cache): a client
+// that sends the same schema and rules with every request has them
+// canonicalized and hashed once. Equal bytes have one canonical form, so the
+// hashes are the same either way.
 func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes, error) {
-	return r.hashes(canon, hash, v.schemaText)
+	return r.hashes(canon, hash, hashMemo{schemas: v.schemaText, checks: v.checksText})
 }
 
-// maxRememberedSchema is the largest expected_schema, as sent, whose
-// canonical form Verifier.Hashes keeps: it bounds that cache's memory to
-// about twice this per entry.
-const maxRememberedSchema = 16 << 10
+// maxRemembered is the most bytes, as sent, of a schema or of bounds and
+// rules together whose canonical forms Verifier.Hashes keeps: it bounds
+// those caches' memory to a few times this per entry.
+const maxRemembered = 16 << 10
+
+// hashMemo holds the caches of Verifier.Hashes; the zero value remembers
+// nothing.
+type hashMemo struct {
+	schemas *lru[canonicalSchema]
+	checks  *lru[canonicalChecks]
+}
 
 // canonicalSchema is an expected_schema's canonical form and its hash.
 type canonicalSchema struct {
@@ -51,67 +60,119 @@ type canonicalSchema struct {
 	hash      string
 }
 
-func (r *Request) hashes(canon Canonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (Hashes, error) {
-	part := func(name string) ([]byte, error) {
-		raw, ok := r.raw[name]
-		if !ok {
-			return jsonNull, nil
-		}
-		c, err := canon(raw)
-		if err != nil {
-			return nil, fmt.Errorf("canonicalizing %s: %w", name, err)
-		}
-		return c, nil
-	}
-	output, err := part("submitted_output")
-	if err != nil {
-		return Hashes{}, err
-	}
-	rawSchema := r.raw["expected_schema"]
-	if len(rawSchema) > maxRememberedSchema {
-		remembered = nil
-	}
-	schemaText, ok := remembered.getBytes(rawSchema)
-	if !ok {
-		if schemaText.canonical, err = part("expected_schema"); err != nil {
-			return Hashes{}, err
-		}
-		schemaText.hash = hash(schemaText.canonical)
-		remembered.put(string(rawSchema), schemaText)
-	}
-	schemaBytes := schemaText.canonical
-	boundsSent, err := part("bounds")
-	if err != nil {
-		return Hashes{}, err
-	}
-	rulesSent, err := part("rules")
-	if err != nil {
-		return Hashes{}, err
-	}
-	var rulesDoc bytes.Buffer
-	rulesDoc.WriteString(`{"bounds":`)
-	rulesDoc.Write(boundsSent)
-	rulesDoc.WriteString(`,"rules":`)
-	rulesDoc.Write(rulesSent)
-	rulesDoc.WriteString(`}`)
+// canonicalChecks is what bounds and rules give the hashes: rules_hash, and
+// the canonical bounds and rules of request_hash, defaults filled.
+type canonicalChecks struct {
+	rulesHash     string
+	bounds, rules []byte // shared: never modified
+}
 
-	requestDoc, err := r.requestDocument(canon, schemaBytes, output)
+func (r *Request) hashes(canon Canonicalizer, hash Hasher, memo hashMemo) (Hashes, error) {
+	output, err := r.canonicalPart(canon, "submitted_output")
+	if err != nil {
+		return Hashes{}, err
+	}
+	schemaText, err := r.canonicalSchema(canon, hash, memo.schemas)
+	if err != nil {
+		return Hashes{}, err
+	}
+	checks, err := r.canonicalChecks(canon, hash, memo.checks)
+	if err != nil {
+		return Hashes{}, err
+	}
+	requestDoc, err := r.requestDocument(canon, schemaText.canonical, output, checks)
 	if err != nil {
 		return Hashes{}, err
 	}
 	return Hashes{
 		Output:  hash(output),
 		Schema:  schemaText.hash,
-		Rules:   hash(rulesDoc.Bytes()),
+		Rules:   checks.rulesHash,
 		Request: hash(requestDoc),
 	}, nil
+}
+
+// canonicalPart is the canonical form of the top-level member name as sent,
+// null when it was not sent.
+func (r *Request) canonicalPart(canon Canonicalizer, name string) ([]byte, error) {
+	raw, ok := r.raw[name]
+	if !ok {
+		return jsonNull, nil
+	}
+	c, err := canon(raw)
+	if err != nil {
+		return nil, fmt.Errorf("canonicalizing %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// canonicalSchema is expected_schema's canonical form and hash, from
+// remembered when it holds them.
+func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (canonicalSchema, error) {
+	raw := r.raw["expected_schema"]
+	if len(raw) > maxRemembered {
+		remembered = nil
+	}
+	if c, ok := remembered.getBytes(raw); ok {
+		return c, nil
+	}
+	canonical, err := r.canonicalPart(canon, "expected_schema")
+	if err != nil {
+		return canonicalSchema{}, err
+	}
+	c := canonicalSchema{canonical: canonical, hash: hash(canonical)}
+	remembered.put(string(raw), c)
+	return c, nil
+}
+
+// canonicalChecks is what bounds and rules give the hashes, from remembered
+// when it holds them, keyed by the two members as sent.
+func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
+	rawBounds, rawRules := r.raw["bounds"], r.raw["rules"]
+	var keyBuf [1024]byte
+	key := binary.BigEndian.AppendUint32(keyBuf[:0], uint32(len(rawBounds)))
+	if len(rawBounds)+len(rawRules) > maxRemembered {
+		remembered = nil
+	} else {
+		key = append(append(key, rawBounds...), rawRules...)
+	}
+	if c, ok := remembered.getBytes(key); ok {
+		return c, nil
+	}
+	boundsSent, err := r.canonicalPart(canon, "bounds")
+	if err != nil {
+		return canonicalChecks{}, err
+	}
+	rulesSent, err := r.canonicalPart(canon, "rules")
+	if err != nil {
+		return canonicalChecks{}, err
+	}
+	doc := make([]byte, 0, len(boundsSent)+len(rulesSent)+21)
+	doc = append(doc, `{"bounds":`...)
+	doc = append(doc, boundsSent...)
+	doc = append(doc, `,"rules":`...)
+	doc = append(doc, rulesSent...)
+	doc = append(doc, '}')
+	c := canonicalChecks{rulesHash: hash(doc), bounds: jsonNull, rules: jsonNull}
+	if len(r.Bounds) > 0 {
+		if c.bounds, err = canonSmall(canon, r.appendFilledBounds, r.filledBounds); err != nil {
+			return canonicalChecks{}, fmt.Errorf("canonicalizing bounds: %w", err)
+		}
+	}
+	if len(r.Rules) > 0 {
+		if c.rules, err = canonSmall(canon, r.appendFilledRules, r.filledRules); err != nil {
+			return canonicalChecks{}, fmt.Errorf("canonicalizing rules: %w", err)
+		}
+	}
+	remembered.put(string(key), c)
+	return c, nil
 }
 
 // requestDocument builds the canonical request of request_hash: eight keys,
 // every default filled in. The top-level keys are fixed ASCII names, so the
 // canonical document is assembled in their sorted order from canonical parts
 // and the large parts are not canonicalized a second time.
-func (r *Request) requestDocument(canon Canonicalizer, schemaBytes, output []byte) ([]byte, error) {
+func (r *Request) requestDocument(canon Canonicalizer, schemaBytes, output []byte, checks canonicalChecks) ([]byte, error) {
 	agent := jsonNull
 	if r.AgentID != nil {
 		var err error
@@ -123,18 +184,7 @@ func (r *Request) requestDocument(canon Canonicalizer, schemaBytes, output []byt
 	if err != nil {
 		return nil, fmt.Errorf("canonicalizing task_id: %w", err)
 	}
-	bounds := jsonNull
-	if len(r.Bounds) > 0 {
-		if bounds, err = canonSmall(canon, r.appendFilledBounds, r.filledBounds); err != nil {
-			return nil, fmt.Errorf("canonicalizing bounds: %w", err)
-		}
-	}
-	rules := jsonNull
-	if len(r.Rules) > 0 {
-		if rules, err = canonSmall(canon, r.appendFilledRules, r.filledRules); err != nil {
-			return nil, fmt.Errorf("canonicalizing rules: %w", err)
-		}
-	}
+	bounds, rules := checks.bounds, checks.rules
 	var doc bytes.Buffer
 	doc.Grow(len(schemaBytes) + len(output) + len(bounds) + len(rules) + 256)
 	for _, member := range []struct {

@@ -78,12 +78,13 @@ func readFile(t *testing.T, path string) []byte {
 	return b
 }
 
-// TestVerifierHashesRemembersSchemas: Verifier.Hashes, which remembers the
-// canonical form of small schemas by their bytes as sent, gives the hashes
-// Request.Hashes gives, on the first request and on every later one, for
-// the vectors, for one schema spelt two ways and for a schema too large to
-// be remembered.
-func TestVerifierHashesRemembersSchemas(t *testing.T) {
+// TestVerifierHashesRemembers: Verifier.Hashes, which remembers what small
+// schemas and small bounds and rules give the hashes by their bytes as
+// sent, gives the hashes Request.Hashes gives, on the first request and on
+// every later one: for the vectors, one schema spelt two ways, the same
+// rules with and without bounds, absent, null and empty checks, and a
+// schema and rules too large to be remembered.
+func TestVerifierHashesRemembers(t *testing.T) {
 	var bodies [][]byte
 	for _, name := range []string{"tv-1", "tv-2", "tv-3"} {
 		bodies = append(bodies, readFile(t, filepath.Join(vectorsDir, name+".request.json")))
@@ -91,7 +92,13 @@ func TestVerifierHashesRemembersSchemas(t *testing.T) {
 	bodies = append(bodies,
 		[]byte(`{"task_id":"t","expected_schema":{"type":"object","minProperties":1},"submitted_output":{}}`),
 		[]byte(`{"task_id":"t","expected_schema":{ "minProperties" : 1.0, "type":"object" },"submitted_output":{}}`),
-		[]byte(`{"task_id":"t","expected_schema":{"description":"`+strings.Repeat("x", maxRememberedSchema)+`"},"submitted_output":1}`),
+		[]byte(`{"task_id":"t","expected_schema":{"description":"`+strings.Repeat("x", maxRemembered)+`"},"submitted_output":1}`),
+		[]byte(`{"task_id":"t","expected_schema":{},"submitted_output":{"a":[1]},"rules":[{"type":"unique","field":"a[]"}]}`),
+		[]byte(`{"task_id":"t","expected_schema":{},"submitted_output":{"a":[1]},"rules":[{"type":"unique","field":"a[]"}],"bounds":{"a[]":{"min":0}}}`),
+		[]byte(`{"task_id":"t","expected_schema":{},"submitted_output":{"a":[1]},"bounds":{"a[]":{"min":0}},"rules":[{"field":"a[]","type":"unique"}]}`),
+		[]byte(`{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":null,"bounds":null}`),
+		[]byte(`{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[],"bounds":{}}`),
+		[]byte(`{"task_id":"t","expected_schema":{},"submitted_output":{"a":1},"rules":[{"type":"gte","field":"a","value":0,"tolerance":1.`+strings.Repeat("0", maxRemembered)+`}]}`),
 	)
 	v := New(nil)
 	for round := range 2 {
@@ -113,8 +120,13 @@ func TestVerifierHashesRemembersSchemas(t *testing.T) {
 			}
 		}
 	}
-	// Five small schemas as sent (the two spellings count twice), the large one not.
-	if n := v.schemaText.len(); n != 5 {
-		t.Errorf("remembered %d schemas, want 5", n)
+	// Six small schemas as sent (the two spellings count twice), the large
+	// one not; seven small bounds-and-rules pairs as sent (the vectors',
+	// none, the three, null and empty), the large one not.
+	if n := v.schemaText.len(); n != 6 {
+		t.Errorf("remembered %d schemas, want 6", n)
+	}
+	if n := v.checksText.len(); n != 8 {
+		t.Errorf("remembered %d bounds-and-rules pairs, want 8", n)
 	}
 }

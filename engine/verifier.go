@@ -24,9 +24,10 @@ import (
 type Verifier struct {
 	opts  Options
 	cache *lru[*schema.Schema] // compiled schemas by schema hash
-	// schemaText remembers the canonical form and hash of small schemas by
-	// their bytes as sent, for Hashes.
+	// schemaText and checksText remember, for Hashes, what small schemas
+	// and small bounds and rules give the hashes, by their bytes as sent.
 	schemaText *lru[canonicalSchema]
+	checksText *lru[canonicalChecks]
 }
 
 // New returns a Verifier; nil options mean the defaults.
@@ -38,6 +39,7 @@ func New(opts *Options) *Verifier {
 	if size := orDefault(v.opts.CacheSize, DefaultCacheSize); v.opts.CacheSize >= 0 {
 		v.cache = newLRU[*schema.Schema](size)
 		v.schemaText = newLRU[canonicalSchema](size)
+		v.checksText = newLRU[canonicalChecks](size)
 	}
 	return v
 }
