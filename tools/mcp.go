@@ -52,13 +52,18 @@ An invalid request comes back as isError with a JSON error object whose fields[]
 // typed core of svc, and instructions that summarise the workflow. The same
 // server serves stdio (ServeStdio) and HTTP (NewMCPHandler).
 func NewMCPServer(svc *Service) *mcp.Server {
+	return newMCPServer(svc, svc.log())
+}
+
+// newMCPServer is NewMCPServer with the SDK's logs going to log.
+func newMCPServer(svc *Service, log *slog.Logger) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{
 		Name:    mcpServerName,
 		Title:   "Agent Output Verifier",
 		Version: svc.Version,
 	}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
-		Logger:       svc.log(),
+		Logger:       log,
 		// The tool list never changes and the server sends no log messages:
 		// advertise exactly that.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
@@ -76,9 +81,14 @@ func NewMCPServer(svc *Service) *mcp.Server {
 // Nothing but protocol frames is written to out; logs go to svc.Log. A
 // cancelled ctx is a clean shutdown and returns nil.
 func ServeStdio(ctx context.Context, svc *Service, in io.Reader, out io.Writer) error {
+	return serveStdio(ctx, NewMCPServer(svc), in, out)
+}
+
+// serveStdio serves srv as ServeStdio describes.
+func serveStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Writer) error {
 	// One bad frame must not end the session, and a client that closes its
 	// input at once must still get every answer: see stdioTransport.
-	err := NewMCPServer(svc).Run(ctx, newStdioTransport(ctx, in, out))
+	err := srv.Run(ctx, newStdioTransport(ctx, in, out))
 	if err != nil && ctx.Err() != nil {
 		return nil
 	}
@@ -100,8 +110,15 @@ func ServeStdio(ctx context.Context, svc *Service, in io.Reader, out io.Writer) 
 // Before the SDK sees a request, the handler overwrites RemoteAddrHeader
 // with r.RemoteAddr. A caller that trusts a proxy sets r.RemoteAddr to the
 // forwarded client address before calling it.
+//
+// The SDK's INFO logs are written at DEBUG level: stateless, it opens and
+// closes a session for every request and logs both ("server connecting",
+// "server session connected", "server session disconnected", with no
+// session id), three lines per call that say nothing the access log does
+// not. Its warnings and errors keep their level.
 func NewMCPHandler(svc *Service) http.Handler {
-	return mcpHTTPHandler(NewMCPServer(svc), svc.log())
+	log := slog.New(infoAsDebug{svc.log().Handler()})
+	return mcpHTTPHandler(newMCPServer(svc, log), log)
 }
 
 // mcpHTTPHandler serves srv as NewMCPHandler describes.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // BenchmarkVerifySchema measures what MCP adds to a verification: the round
@@ -25,17 +28,23 @@ import (
 // be: a pre-encoded frame written to the pipe or the connection, and the
 // answer read as bytes.
 //
-//   - compare runs the three in turn, once each per iteration, so they share
-//     the machine's state: the stdio server is a child process (the test
-//     binary logging at INFO, or the binary benchBinEnv names), the HTTP
-//     server an httptest server with a keep-alive connection. It reports
-//     each median and the share MCP adds to the in-process median
-//     (stdio-add-% and http-add-%): the figures BENCHMARKS.md reports.
-//   - in-process, stdio and http run one transport each, all in this
-//     process (ServeStdio on OS pipes), so that -cpuprofile and
-//     -memprofile see the server's side of the round trip. Besides the
-//     median they report the process's CPU time per call (cpu-µs), which
-//     other work on a shared machine does not inflate as much as wall time.
+//   - compare runs them in turn, once each per iteration, so they share the
+//     machine's state: the stdio server is a child process (the test binary
+//     logging at INFO, or the binary benchBinEnv names), the HTTP server an
+//     httptest server with a keep-alive connection. It reports each median
+//     and the share MCP adds to the in-process median (stdio-add-% and
+//     http-add-%): the figures BENCHMARKS.md reports. It also times both
+//     transports to a server whose verify_schema returns the answer
+//     ready-made (stdio on OS pipes in this process): what the transport,
+//     the SDK and our result encoding cost without the verification, as a
+//     share of the in-process median (stdio-mcp-only-% and
+//     http-mcp-only-%).
+//   - in-process, stdio, http, stdio-mcp-only and http-mcp-only run one of
+//     those each, all in this process (ServeStdio on OS pipes), so that
+//     -cpuprofile and -memprofile see the server's side of the round trip.
+//     Besides the median they report the process's CPU time per call
+//     (cpu-µs), which other work on a shared machine does not inflate as
+//     much as wall time.
 func BenchmarkVerifySchema(b *testing.B) {
 	for _, name := range []string{"invoice-pass.json", "invoice-fail.json"} {
 		// One frame per line over stdio: the request goes without newlines.
@@ -51,7 +60,9 @@ func BenchmarkVerifySchema(b *testing.B) {
 			child.initialize(b)
 			stdio := newStdioBenchClient(child.in, bufio.NewReaderSize(child.out, 1<<20), body)
 			web := newHTTPBenchClient(b, NewMCPHandler(quietService(b, true)), body)
-			var inProc, overStdio, overHTTP []time.Duration
+			stdioOnly := startStdioInProcess(b, readyAnswerServer(b, body), body)
+			webOnly := newHTTPBenchClient(b, mcpHTTPHandler(readyAnswerServer(b, body), slog.New(slog.DiscardHandler)), body)
+			var inProc, overStdio, overHTTP, stdioMCP, httpMCP []time.Duration
 			for b.Loop() {
 				start := time.Now()
 				if _, err := svc.Verify(context.Background(), body); err != nil {
@@ -60,6 +71,8 @@ func BenchmarkVerifySchema(b *testing.B) {
 				inProc = append(inProc, time.Since(start))
 				overStdio = append(overStdio, stdio.call(b))
 				overHTTP = append(overHTTP, web.call(b))
+				stdioMCP = append(stdioMCP, stdioOnly.call(b))
+				httpMCP = append(httpMCP, webOnly.call(b))
 			}
 			in := median(inProc)
 			b.ReportMetric(ms(in), "in-process-ms")
@@ -67,6 +80,8 @@ func BenchmarkVerifySchema(b *testing.B) {
 			b.ReportMetric(ms(median(overHTTP)), "http-ms")
 			b.ReportMetric(addedPercent(median(overStdio), in), "stdio-add-%")
 			b.ReportMetric(addedPercent(median(overHTTP), in), "http-add-%")
+			b.ReportMetric(100*float64(median(stdioMCP))/float64(in), "stdio-mcp-only-%")
+			b.ReportMetric(100*float64(median(httpMCP))/float64(in), "http-mcp-only-%")
 		})
 		b.Run(example+"/in-process", func(b *testing.B) {
 			svc := quietService(b, true)
@@ -82,27 +97,60 @@ func BenchmarkVerifySchema(b *testing.B) {
 			reportCPU(b, cpu)
 			b.ReportMetric(medianMS(times), "median-ms")
 		})
-		b.Run(example+"/stdio", func(b *testing.B) {
-			c := startStdioInProcess(b, quietService(b, true), body)
-			var times []time.Duration
-			cpu := cpuNow()
-			for b.Loop() {
-				times = append(times, c.call(b))
-			}
-			reportCPU(b, cpu)
-			b.ReportMetric(medianMS(times), "median-ms")
-		})
-		b.Run(example+"/http", func(b *testing.B) {
-			c := newHTTPBenchClient(b, NewMCPHandler(quietService(b, true)), body)
-			var times []time.Duration
-			cpu := cpuNow()
-			for b.Loop() {
-				times = append(times, c.call(b))
-			}
-			reportCPU(b, cpu)
-			b.ReportMetric(medianMS(times), "median-ms")
-		})
+		for _, tt := range []struct {
+			name   string
+			client func(b *testing.B) roundTripper
+		}{
+			{"stdio", func(b *testing.B) roundTripper {
+				return startStdioInProcess(b, NewMCPServer(quietService(b, true)), body)
+			}},
+			{"http", func(b *testing.B) roundTripper {
+				return newHTTPBenchClient(b, NewMCPHandler(quietService(b, true)), body)
+			}},
+			{"stdio-mcp-only", func(b *testing.B) roundTripper {
+				return startStdioInProcess(b, readyAnswerServer(b, body), body)
+			}},
+			{"http-mcp-only", func(b *testing.B) roundTripper {
+				return newHTTPBenchClient(b, mcpHTTPHandler(readyAnswerServer(b, body), slog.New(slog.DiscardHandler)), body)
+			}},
+		} {
+			b.Run(example+"/"+tt.name, func(b *testing.B) {
+				c := tt.client(b)
+				var times []time.Duration
+				cpu := cpuNow()
+				for b.Loop() {
+					times = append(times, c.call(b))
+				}
+				reportCPU(b, cpu)
+				b.ReportMetric(medianMS(times), "median-ms")
+			})
+		}
 	}
+}
+
+// roundTripper makes one verify_schema round trip and returns its time.
+type roundTripper interface {
+	call(b *testing.B) time.Duration
+}
+
+// readyAnswerServer is NewMCPServer with a verify_schema that answers every
+// call with the result of one verification of args, made beforehand: the
+// same bytes as a real answer, without the work.
+func readyAnswerServer(b *testing.B, args []byte) *mcp.Server {
+	b.Helper()
+	svc := quietService(b, false)
+	v, err := svc.Verify(context.Background(), args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := verifyText(v)
+	srv := mcp.NewServer(&mcp.Implementation{Name: mcpServerName, Version: svc.Version},
+		&mcp.ServerOptions{Logger: svc.log(), Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	srv.AddReceivingMiddleware(encodeToolResults)
+	srv.AddTool(verifySchemaTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return answerResult(text, v.Answer), nil
+	})
+	return srv
 }
 
 // callFrame is a tools/call of verify_schema with args, without its id:
@@ -145,9 +193,9 @@ func (c *stdioBenchClient) call(b *testing.B) time.Duration {
 	return took
 }
 
-// startStdioInProcess serves MCP with ServeStdio in this process on OS
+// startStdioInProcess serves srv as ServeStdio does, in this process on OS
 // pipes, initializes the session and returns a client of it.
-func startStdioInProcess(b *testing.B, svc *Service, args []byte) *stdioBenchClient {
+func startStdioInProcess(b *testing.B, srv *mcp.Server, args []byte) *stdioBenchClient {
 	b.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -158,7 +206,7 @@ func startStdioInProcess(b *testing.B, svc *Service, args []byte) *stdioBenchCli
 		b.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- ServeStdio(context.Background(), svc, inR, outW) }()
+	go func() { done <- serveStdio(context.Background(), srv, inR, outW) }()
 	b.Cleanup(func() {
 		inW.Close()
 		if err := <-done; err != nil {

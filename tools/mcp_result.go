@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -54,6 +55,16 @@ func appendToolResult(dst []byte, res *mcp.CallToolResult) ([]byte, bool) {
 	if env, err := rest.MarshalJSON(); err != nil || string(env) != `{"content":null}` {
 		return nil, false
 	}
+	size := 64 + len(res.Content)*32
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok && t != nil {
+			size += len(t.Text) + len(t.Text)/4 // room for some escapes
+		}
+	}
+	if raw, ok := res.StructuredContent.(json.RawMessage); ok {
+		size += len(raw) + len(raw)/16
+	}
+	dst = slices.Grow(dst, size)
 	dst = append(dst, `{"content":`...)
 	if res.Content == nil {
 		dst = append(dst, "null"...)
@@ -110,25 +121,33 @@ func appendCompactHTML(dst, raw []byte) ([]byte, bool) {
 	inString, escaped, start := false, false, 0
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
-		switch {
-		case escaped:
+		if !compactHTMLSpecial[c] || escaped {
 			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return nil, false
+			continue
 		}
-		switch {
-		case c == '<' || c == '>' || c == '&':
+		switch c {
+		case '"':
+			inString = !inString
+		case '\\':
+			escaped = inString
+		case ' ', '\t', '\n', '\r':
+			if !inString {
+				return nil, false
+			}
+		case '<', '>', '&':
 			dst = append(append(dst, raw[start:i]...), '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 			start = i + 1
-		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8: // U+2028, U+2029
-			dst = append(append(dst, raw[start:i]...), '\\', 'u', '2', '0', '2', hex[raw[i+2]&0xF])
-			i += 2
-			start = i + 1
+		case 0xE2: // the first byte of U+2028 and U+2029, among others
+			if i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8 {
+				dst = append(append(dst, raw[start:i]...), '\\', 'u', '2', '0', '2', hex[raw[i+2]&0xF])
+				i += 2
+				start = i + 1
+			}
 		}
 	}
 	return append(dst, raw[start:]...), true
 }
+
+// compactHTMLSpecial marks the bytes appendCompactHTML looks at; it is
+// never written.
+var compactHTMLSpecial = [256]bool{'"': true, '\\': true, ' ': true, '\t': true, '\n': true, '\r': true, '<': true, '>': true, '&': true, 0xE2: true}
