@@ -47,6 +47,17 @@ func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes,
 // those caches' memory to a few times this per entry.
 const maxRemembered = 16 << 10
 
+// rememberKey is the key under which what small bounds and rules give is
+// remembered: the two members as sent, or nil when they are too large to be.
+func rememberKey(rawBounds, rawRules []byte) []byte {
+	if len(rawBounds)+len(rawRules) > maxRemembered {
+		return nil
+	}
+	key := make([]byte, 0, 4+len(rawBounds)+len(rawRules))
+	key = binary.BigEndian.AppendUint32(key, uint32(len(rawBounds)))
+	return append(append(key, rawBounds...), rawRules...)
+}
+
 // hashMemo holds the caches of Verifier.Hashes; the zero value remembers
 // nothing.
 type hashMemo struct {
@@ -128,13 +139,12 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 // canonicalChecks is what bounds and rules give the hashes, from remembered
 // when it holds them, keyed by the two members as sent.
 func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
-	rawBounds, rawRules := r.raw["bounds"], r.raw["rules"]
-	var keyBuf [1024]byte
-	key := binary.BigEndian.AppendUint32(keyBuf[:0], uint32(len(rawBounds)))
-	if len(rawBounds)+len(rawRules) > maxRemembered {
+	key := r.checksKey
+	if key == nil {
+		key = rememberKey(r.raw["bounds"], r.raw["rules"])
+	}
+	if key == nil {
 		remembered = nil
-	} else {
-		key = append(append(key, rawBounds...), rawRules...)
 	}
 	if c, ok := remembered.getBytes(key); ok {
 		return c, nil

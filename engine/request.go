@@ -65,7 +65,8 @@ type Request struct {
 	// cache never calls.
 	schema         any
 	schemaDeferred bool
-	maxDepth       int // the member depth limit, for a deferred decode
+	maxDepth       int    // the member depth limit, for a deferred decode
+	checksKey      []byte // rememberKey of bounds and rules, when computed
 }
 
 // Bound is one entry of bounds: every value at Path lies in [Min, Max].
@@ -193,8 +194,30 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 		}
 		decoded = decodeMembers(members, memberOpts, &p)
 	}
-	r := &Request{raw: members, Detail: DetailFull, maxDepth: memberOpts.MaxDepth}
+	// On the fast path bounds and rules are checked, not decoded: bounds and
+	// rules sent before, byte for byte, are taken as decoded then.
+	var checksKey []byte
+	var seen decodedChecks
+	remembered := false
+	if ok {
+		checksKey = rememberKey(members["bounds"], members["rules"])
+		if seen, remembered = v.checksDecoded.getBytes(checksKey); !remembered {
+			for _, name := range [...]string{"bounds", "rules"} {
+				if raw, sent := members[name]; sent {
+					val, err := ijson.Decode(raw, memberOpts)
+					if err != nil { // checked already: cannot happen
+						return nil, fmt.Errorf("decoding %s: %w", name, err)
+					}
+					decoded[name] = val
+				}
+			}
+		}
+	}
+	r := &Request{raw: members, Detail: DetailFull, maxDepth: memberOpts.MaxDepth, checksKey: checksKey}
 	r.decodeScalars(decoded, &p)
+	if remembered {
+		r.Bounds, r.Rules = seen.bounds, seen.rules
+	}
 	if val, ok := decoded["bounds"]; ok && val != nil {
 		r.Bounds = v.decodeBounds(val, &p)
 	}
@@ -204,7 +227,18 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
+	if checksKey != nil && !remembered {
+		v.checksDecoded.put(string(checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules})
+	}
 	return r, nil
+}
+
+// decodedChecks are a request's bounds and rules, decoded and valid. They
+// are shared by every request that sent the same bytes, so nothing may
+// modify them.
+type decodedChecks struct {
+	bounds []Bound
+	rules  []Rule
 }
 
 // SchemaDocument returns expected_schema decoded: a map[string]any or a
@@ -230,7 +264,7 @@ func (r *Request) SchemaDocument() (any, error) {
 // have found nothing and produced the same members and values.
 func decodeMembersFast(body []byte, opts *ijson.Options) (map[string][]byte, map[string]any, bool) {
 	// The request outlives the caller's buffer: one copy serves every member.
-	list, ok := ijson.DecodeMembers(bytes.Clone(body), opts, "expected_schema")
+	list, ok := ijson.DecodeMembers(bytes.Clone(body), opts, "expected_schema", "bounds", "rules")
 	if !ok {
 		return nil, nil, false
 	}

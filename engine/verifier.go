@@ -28,6 +28,9 @@ type Verifier struct {
 	// and small bounds and rules give the hashes, by their bytes as sent.
 	schemaText *lru[canonicalSchema]
 	checksText *lru[canonicalChecks]
+	// checksDecoded remembers small bounds and rules decoded, for
+	// DecodeRequest.
+	checksDecoded *lru[decodedChecks]
 }
 
 // New returns a Verifier; nil options mean the defaults.
@@ -40,6 +43,7 @@ func New(opts *Options) *Verifier {
 		v.cache = newLRU[*schema.Schema](size)
 		v.schemaText = newLRU[canonicalSchema](size)
 		v.checksText = newLRU[canonicalChecks](size)
+		v.checksDecoded = newLRU[decodedChecks](size)
 	}
 	return v
 }

@@ -22,9 +22,9 @@ func checkAgrees(t *testing.T, data []byte) {
 		}
 	}
 	opts := &Options{MaxDepth: 3}
-	want, wantOK := DecodeMembers(data, opts, "")
+	want, wantOK := DecodeMembers(data, opts)
 	for _, m := range want {
-		if !wantOK || m.Name == "" { // "" names no member
+		if !wantOK {
 			continue
 		}
 		got, ok := DecodeMembers(data, opts, m.Name)

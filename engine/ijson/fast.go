@@ -2,6 +2,7 @@ package ijson
 
 import (
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/internal/jsonesc"
@@ -34,10 +35,10 @@ type Member struct {
 // outside I-JSON, nesting past the limit), and the caller then takes its
 // careful path to find out what.
 //
-// A member named checkOnly ("" names none) is checked exactly as the others
-// but not decoded: its Value is nil, and Decode(Raw, opts) would succeed.
-// It is for a value the caller may never need as Go values.
-func DecodeMembers(data []byte, opts *Options, checkOnly string) (members []Member, ok bool) {
+// A member named in checkOnly is checked exactly as the others but not
+// decoded: its Value is nil, and Decode(Raw, opts) would succeed. It is for
+// a value the caller may never need as Go values.
+func DecodeMembers(data []byte, opts *Options, checkOnly ...string) (members []Member, ok bool) {
 	d := fastDecoder{in: data, maxDepth: min(maxDepthOf(opts), jsontextMaxDepth-1)}
 	d.skipSpace()
 	if d.pos >= len(d.in) || d.in[d.pos] != '{' {
@@ -79,7 +80,7 @@ func DecodeMembers(data []byte, opts *Options, checkOnly string) (members []Memb
 		d.skipSpace()
 		start := d.pos
 		var v any
-		if checkOnly != "" && name == checkOnly {
+		if slices.Contains(checkOnly, name) {
 			d.names = make([][]byte, 0, 4*linearNames)
 			ok = d.checkValue(0)
 		} else {

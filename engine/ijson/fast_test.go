@@ -138,7 +138,7 @@ func checkMembers(t *testing.T, data []byte) {
 	t.Helper()
 	const maxDepth = 3
 	want, err := splitJSONText(data, maxDepth)
-	got, ok := DecodeMembers(data, &Options{MaxDepth: maxDepth}, "")
+	got, ok := DecodeMembers(data, &Options{MaxDepth: maxDepth})
 	if ok != (err == nil) {
 		t.Fatalf("DecodeMembers ok = %v, jsontext error %v, for %q", ok, err, data)
 	}
@@ -163,7 +163,7 @@ func FuzzDecodeMembers(f *testing.F) {
 func TestDecodeMembers(t *testing.T) {
 	data := []byte(" {\"task_id\" : \"t-1\",\n \"expected_schema\":{\"type\": \"object\"} ,\"n\":[1, 2.50]}\n")
 	checkMembers(t, data)
-	got, ok := DecodeMembers(data, nil, "")
+	got, ok := DecodeMembers(data, nil)
 	if !ok {
 		t.Fatal("DecodeMembers refused a well-formed object")
 	}
