@@ -5,7 +5,8 @@
 # request (utime+stime of /proc/<pid>/stat across the run), its RSS (VmRSS
 # after each run, of which RssFile is pages of the store file bbolt maps,
 # and VmHWM the peak) and, in a separate shorter pass under strace (which
-# slows the server), fsync/fdatasync calls per request.
+# slows the server), fsync/fdatasync calls per answered request for each
+# connection count.
 #
 # usage: scripts/loadtest.sh
 #   DURATION=10s CONNECTIONS="32 256" THREADS=2 PORT=18080
@@ -82,26 +83,24 @@ for c in $connections; do
 done
 stop
 
-# fsyncs per request: a fresh server traced from its start (strace slows
-# it, so its throughput is not reported).
+# fsyncs per answered request, per connection count: a fresh server traced
+# from its start (strace slows it, so its throughput is not reported).
 if [ "${FSYNCS:-1}" != 0 ] && command -v strace >/dev/null; then
-	rm -rf "$work/data2"
-	# shellcheck disable=SC2086
-	strace -f -c -e trace=fsync,fdatasync -o "$work/strace.txt" \
-		"$work/verifier" --http "$addr" --data-dir "$work/data2" $server_flags 2>"$work/server.log" &
-	tracer=$!
-	for _ in $(seq 100); do curl -sf -o /dev/null "http://$addr/health" && break; sleep 0.1; done
-	pid=$(pgrep -P "$tracer") # the server, strace's child: stop it, and strace writes its tally
-
 	for c in $connections; do
+		rm -rf "$work/data2"
+		# shellcheck disable=SC2086
+		strace -f -c -e trace=fsync,fdatasync -o "$work/strace.txt" \
+			"$work/verifier" --http "$addr" --data-dir "$work/data2" $server_flags 2>"$work/server.log" &
+		tracer=$!
+		for _ in $(seq 100); do curl -sf -o /dev/null "http://$addr/health" && break; sleep 0.1; done
+		pid=$(pgrep -P "$tracer") # the server, strace's child: stop it, and strace writes its tally
 		out=$(wrk -t "$threads" -c "$c" -d 5s -s scripts/loadtest.lua "http://$addr/verify/schema")
+		stop
+		wait "$tracer" 2>/dev/null || true
 		line=$(grep '^LOADTEST' <<<"$out")
 		eval "${line#LOADTEST }"
-		echo "strace pass, $c connections: $requests requests, $non2xx not 2xx" >&2
-		total_requests=$(( ${total_requests:-0} + requests - non2xx ))
+		syncs=$(awk '$NF == "fsync" || $NF == "fdatasync" {n += $4} END {print n + 0}' "$work/strace.txt")
+		awk -v c="$c" -v s="$syncs" -v n=$((requests - non2xx)) -v bad="$non2xx" \
+			'BEGIN {printf "fsync+fdatasync, %d connections (under strace): %d over %d answered requests (%d not 2xx) = %.3f per answered request\n", c, s, n, bad, s / n}'
 	done
-	stop
-	wait "$tracer" 2>/dev/null || true
-	syncs=$(awk '$NF == "fsync" || $NF == "fdatasync" {n += $4} END {print n + 0}' "$work/strace.txt")
-	awk -v s="$syncs" -v n="$total_requests" 'BEGIN {printf "fsync+fdatasync: %d over %d answered requests (2xx, both connection counts, under strace) = %.3f per request\n", s, n, s / n}'
 fi

@@ -1,0 +1,114 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/verifier-dev/verifier/payment"
+)
+
+// BenchmarkRESTVerify measures what serving a verification over REST adds
+// to the work itself, in CPU time per call (cpu-µs, the whole process: the
+// handler, the store's committer and the client alike), which other work on
+// a shared machine inflates less than wall time:
+//
+//   - in-process: Service.Verify on a bbolt store, as the server runs it;
+//   - rest: POST /verify/schema through the real handler on a loopback
+//     listener, with the payment gate (the free allowance lifted, so each
+//     call is a free one that is held and committed) and the request log
+//     formatted as the server does (slog text, to io.Discard); the client
+//     writes a pre-encoded request on one keep-alive connection and reads
+//     the answer as bytes.
+//
+// One client, one call at a time: every call commits alone, so the store's
+// share is the same in both and the difference is the REST layer. Run with
+// -count to interleave them.
+func BenchmarkRESTVerify(b *testing.B) {
+	body := readTestdata(b, "invoice-pass.json")
+	b.Run("in-process", func(b *testing.B) {
+		svc := quietService(b, true)
+		var times []time.Duration
+		cpu := cpuNow()
+		for b.Loop() {
+			start := time.Now()
+			if _, err := svc.Verify(context.Background(), body); err != nil {
+				b.Fatal(err)
+			}
+			times = append(times, time.Since(start))
+		}
+		reportCPU(b, cpu)
+		b.ReportMetric(medianMS(times), "median-ms")
+	})
+	b.Run("rest", func(b *testing.B) {
+		c := newRESTBenchClient(b, body)
+		var times []time.Duration
+		cpu := cpuNow()
+		for b.Loop() {
+			times = append(times, c.call(b))
+		}
+		reportCPU(b, cpu)
+		b.ReportMetric(medianMS(times), "median-ms")
+	})
+}
+
+// restBenchClient posts one pre-encoded verification on a keep-alive
+// connection to the REST handler of a server set up as in HTTP mode.
+type restBenchClient struct {
+	conn net.Conn
+	r    *bufio.Reader
+	req  []byte
+}
+
+func newRESTBenchClient(b *testing.B, body []byte) *restBenchClient {
+	b.Helper()
+	svc := quietService(b, true)
+	g, err := payment.NewGate(payment.Config{FreePerDay: 1 << 30}, svc.Store, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := HTTPOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientAddr: g.ClientID}
+	svc.WithPayment(&opts, g)
+	h, err := NewHTTPHandler(svc, &opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	b.Cleanup(ts.Close)
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	req := fmt.Appendf(nil, "POST /verify/schema HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		ts.Listener.Addr(), len(body), body)
+	return &restBenchClient{conn: conn, r: bufio.NewReaderSize(conn, 1<<16), req: req}
+}
+
+// call makes one round trip and returns its time.
+func (c *restBenchClient) call(b *testing.B) time.Duration {
+	start := time.Now()
+	if _, err := c.conn.Write(c.req); err != nil {
+		b.Fatal(err)
+	}
+	resp, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte(`"verification_id"`)) ||
+		resp.Header.Get(payment.HeaderAllowanceRemaining) == "" {
+		b.Fatalf("REST answer: status %d, %v, body %.200s", resp.StatusCode, err, answer)
+	}
+	return took
+}
