@@ -105,49 +105,32 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, "maxProperties", 0, nil) {
 		return false
 	}
-	// Find every declared property once: by walking the object through the
-	// node's key table when it is small, else by lookups. Leaf subschemas
+	// Find every declared property once, by a lookup each: leaf subschemas
 	// that hold are counted on the way (order does not matter for them);
-	// the others wait in vals for the ordered pass below.
+	// the others wait in vals for the ordered pass below. (Walking the
+	// object instead, through a perfect hash of the names, measured 25%
+	// slower: map iteration costs a random start and, while the collector
+	// runs, write barriers.)
 	var vals [maxGather]any
 	var mask, pending uint32
 	leafChecked, leafSteps := 0, 0
 	gather := n.props != nil && len(n.props) <= maxGather
 	if gather {
-		if n.keyTab != nil && len(obj) <= 2*maxGather {
-			for k, cv := range obj {
-				i := n.propIndex(k)
-				if i < 0 {
+		for i := range n.props {
+			cv, has := obj[n.props[i].name]
+			if !has {
+				continue
+			}
+			mask |= 1 << i
+			if pn := n.props[i].n; pn.leaf {
+				if c := leafChecks(pn, cv); c >= 0 {
+					leafChecked += c
+					leafSteps++
 					continue
 				}
-				mask |= 1 << i
-				if pn := n.props[i].n; pn.leaf {
-					if c := leafChecks(pn, cv); c >= 0 {
-						leafChecked += c
-						leafSteps++
-						continue
-					}
-				}
-				vals[i] = cv
-				pending |= 1 << i
 			}
-		} else {
-			for i := range n.props {
-				cv, has := obj[n.props[i].name]
-				if !has {
-					continue
-				}
-				mask |= 1 << i
-				if pn := n.props[i].n; pn.leaf {
-					if c := leafChecks(pn, cv); c >= 0 {
-						leafChecked += c
-						leafSteps++
-						continue
-					}
-				}
-				vals[i] = cv
-				pending |= 1 << i
-			}
+			vals[i] = cv
+			pending |= 1 << i
 		}
 	}
 	if n.hasRequired {

@@ -123,7 +123,6 @@ func (k *kwCompiler) all() error {
 		}
 		n.reqMask |= 1 << i
 	}
-	n.buildKeyTab()
 	n.anyNum = n.multipleOf != nil || n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil
 	n.anyStr = n.minLength >= 0 || n.maxLength >= 0 || n.pattern != nil || n.formatAssert
 	n.anyArr = n.minItems >= 0 || n.maxItems >= 0 || n.uniqueItems || n.prefix != nil || n.items != nil ||

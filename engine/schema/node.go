@@ -44,10 +44,8 @@ type node struct {
 	// objects
 	minProps, maxProps int // -1 when absent
 	required           []string
-	reqMask            uint32            // bits of the required names in props
-	reqInProps         bool              // every required name is in props (and props is small)
-	keyTab             *[keyTabSize]int8 // perfect hash of the property names, or nil
-	keySeed            uint32
+	reqMask            uint32 // bits of the required names in props
+	reqInProps         bool   // every required name is in props (and props is small)
 	hasRequired        bool
 	depRequired        []depRequired
 	depRequiredKw      string // dependentRequired, or dependencies (draft-07 array form)
@@ -227,52 +225,6 @@ func (n *node) property(key string) *node {
 		}
 	}
 	return nil
-}
-
-// keyTabSize is the size of the perfect hash tables of property names.
-const keyTabSize = 64
-
-func keyHash(k string, seed uint32) uint32 {
-	h := uint32(len(k)) * 0x9E3779B1
-	if len(k) > 0 {
-		h ^= uint32(k[0])<<8 | uint32(k[len(k)-1])<<16
-	}
-	return (h * seed) >> 26 // 6 bits: keyTabSize
-}
-
-// propIndex returns the index in props of key, or -1.
-func (n *node) propIndex(k string) int {
-	i := int(n.keyTab[keyHash(k, n.keySeed)])
-	if i >= 0 && n.props[i].name == k {
-		return i
-	}
-	return -1
-}
-
-// buildKeyTab finds a collision-free hash seed for the property names.
-func (n *node) buildKeyTab() {
-	if len(n.props) == 0 || len(n.props) > 16 {
-		return
-	}
-	var tab [keyTabSize]int8
-	for seed := uint32(0x2545F491); seed < 0x2545F491+2000*2; seed += 2 {
-		for i := range tab {
-			tab[i] = -1
-		}
-		ok := true
-		for i, p := range n.props {
-			h := keyHash(p.name, seed)
-			if tab[h] >= 0 {
-				ok = false
-				break
-			}
-			tab[h] = int8(i)
-		}
-		if ok {
-			n.keyTab, n.keySeed = &tab, seed
-			return
-		}
-	}
 }
 
 type kwLoc struct{ kw, loc string }
