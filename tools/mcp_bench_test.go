@@ -7,11 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,11 +34,10 @@ import (
 //     httptest server with a keep-alive connection. It reports each median
 //     and the share MCP adds to the in-process median (stdio-add-% and
 //     http-add-%): the figures BENCHMARKS.md reports. It also times both
-//     transports to a server whose verify_schema returns the answer
-//     ready-made (stdio on OS pipes in this process): what the transport,
-//     the SDK and our result encoding cost without the verification, as a
-//     share of the in-process median (stdio-mcp-only-% and
-//     http-mcp-only-%).
+//     transports, served the same way, to a server whose verify_schema
+//     returns the answer ready-made: what the transport, the SDK and our
+//     result encoding cost without the verification, as a share of the
+//     in-process median (stdio-mcp-only-% and http-mcp-only-%).
 //   - in-process, stdio, http, stdio-mcp-only and http-mcp-only run one of
 //     those each, all in this process (ServeStdio on OS pipes), so that
 //     -cpuprofile and -memprofile see the server's side of the round trip.
@@ -60,9 +59,12 @@ func BenchmarkVerifySchema(b *testing.B) {
 			child.initialize(b)
 			stdio := newStdioBenchClient(child.in, bufio.NewReaderSize(child.out, 1<<20), body)
 			web := newHTTPBenchClient(b, NewMCPHandler(quietService(b, true)), body)
-			stdioOnly := startStdioInProcess(b, readyAnswerServer(b, body), body)
-			webOnly := newHTTPBenchClient(b, mcpHTTPHandler(readyAnswerServer(b, body), slog.New(slog.DiscardHandler)), body)
+			ready := startReadyAnswerChild(b, b.TempDir(), body)
+			ready.initialize(b)
+			stdioOnly := newStdioBenchClient(ready.in, bufio.NewReaderSize(ready.out, 1<<20), body)
+			webOnly := newHTTPBenchClient(b, readyAnswerHandler(b, body), body)
 			var inProc, overStdio, overHTTP, stdioMCP, httpMCP []time.Duration
+			childCPU, readyCPU := procCPU(child.cmd.Process.Pid), procCPU(ready.cmd.Process.Pid)
 			for b.Loop() {
 				start := time.Now()
 				if _, err := svc.Verify(context.Background(), body); err != nil {
@@ -82,6 +84,13 @@ func BenchmarkVerifySchema(b *testing.B) {
 			b.ReportMetric(addedPercent(median(overHTTP), in), "http-add-%")
 			b.ReportMetric(100*float64(median(stdioMCP))/float64(in), "stdio-mcp-only-%")
 			b.ReportMetric(100*float64(median(httpMCP))/float64(in), "http-mcp-only-%")
+			if childCPU >= 0 {
+				per := func(pid int, since time.Duration) float64 {
+					return float64((procCPU(pid) - since).Microseconds()) / float64(b.N)
+				}
+				b.ReportMetric(per(child.cmd.Process.Pid, childCPU), "stdio-cpu-µs")
+				b.ReportMetric(per(ready.cmd.Process.Pid, readyCPU), "stdio-mcp-only-cpu-µs")
+			}
 		})
 		b.Run(example+"/in-process", func(b *testing.B) {
 			svc := quietService(b, true)
@@ -108,10 +117,10 @@ func BenchmarkVerifySchema(b *testing.B) {
 				return newHTTPBenchClient(b, NewMCPHandler(quietService(b, true)), body)
 			}},
 			{"stdio-mcp-only", func(b *testing.B) roundTripper {
-				return startStdioInProcess(b, readyAnswerServer(b, body), body)
+				return readyAnswerInProcess(b, body)
 			}},
 			{"http-mcp-only", func(b *testing.B) roundTripper {
-				return newHTTPBenchClient(b, mcpHTTPHandler(readyAnswerServer(b, body), slog.New(slog.DiscardHandler)), body)
+				return newHTTPBenchClient(b, readyAnswerHandler(b, body), body)
 			}},
 		} {
 			b.Run(example+"/"+tt.name, func(b *testing.B) {
@@ -134,14 +143,12 @@ type roundTripper interface {
 }
 
 // readyAnswerServer is NewMCPServer with a verify_schema that answers every
-// call with the result of one verification of args, made beforehand: the
-// same bytes as a real answer, without the work.
-func readyAnswerServer(b *testing.B, args []byte) *mcp.Server {
-	b.Helper()
-	svc := quietService(b, false)
+// call with the result of one verification of args by svc, made
+// beforehand: the same bytes as a real answer, without the work.
+func readyAnswerServer(svc *Service, args []byte) (*mcp.Server, error) {
 	v, err := svc.Verify(context.Background(), args)
 	if err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
 	text := verifyText(v)
 	srv := mcp.NewServer(&mcp.Implementation{Name: mcpServerName, Version: svc.Version},
@@ -150,7 +157,29 @@ func readyAnswerServer(b *testing.B, args []byte) *mcp.Server {
 	srv.AddTool(verifySchemaTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return answerResult(text, v.Answer), nil
 	})
-	return srv
+	return srv, nil
+}
+
+// readyAnswerHandler is the streamable-HTTP handler of readyAnswerServer,
+// as NewMCPHandler serves it.
+func readyAnswerHandler(b *testing.B, args []byte) http.Handler {
+	b.Helper()
+	svc := quietService(b, false)
+	srv, err := readyAnswerServer(svc, args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return mcpHTTPHandler(srv, svc.log())
+}
+
+// readyAnswerInProcess is startStdioInProcess of readyAnswerServer.
+func readyAnswerInProcess(b *testing.B, args []byte) *stdioBenchClient {
+	b.Helper()
+	srv, err := readyAnswerServer(quietService(b, false), args)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return startStdioInProcess(b, srv, args)
 }
 
 // callFrame is a tools/call of verify_schema with args, without its id:
@@ -270,6 +299,29 @@ func (c *httpBenchClient) call(b *testing.B) time.Duration {
 		b.Fatalf("POST: %d %v %.200s", resp.StatusCode, err, answer)
 	}
 	return took
+}
+
+// procCPU is the CPU time the threads of process pid have run, from Linux's
+// /proc/PID/task/*/schedstat (nanoseconds), or -1 where there is none.
+func procCPU(pid int) time.Duration {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return -1
+	}
+	var total time.Duration
+	for _, path := range tasks {
+		stat, err := os.ReadFile(path)
+		if err != nil {
+			continue // a thread that ended
+		}
+		first, _, _ := strings.Cut(string(stat), " ")
+		ns, err := strconv.ParseInt(first, 10, 64)
+		if err != nil {
+			return -1
+		}
+		total += time.Duration(ns)
+	}
+	return total
 }
 
 // reportCPU reports the process's CPU time per iteration since since.

@@ -29,6 +29,11 @@ const stdioChildEnv = "TOOLS_MCP_STDIO_CHILD_DIR"
 // the benchmarks run it at INFO, the level of the verifier binary.
 const stdioChildLevelEnv = "TOOLS_MCP_STDIO_CHILD_LEVEL"
 
+// stdioChildReadyEnv, when set to a file holding verify_schema arguments,
+// makes the stdio child serve readyAnswerServer for them instead of the
+// verifier's server.
+const stdioChildReadyEnv = "TOOLS_MCP_STDIO_CHILD_READY"
+
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(stdioChildEnv); dir != "" {
 		os.Exit(stdioChild(dir))
@@ -61,7 +66,18 @@ func stdioChild(dir string) int {
 	}
 	defer st.Close()
 	svc := &Service{Engine: engine.New(nil), Keys: keys, Store: st, Version: "test", Log: log}
-	if err := ServeStdio(context.Background(), svc, os.Stdin, os.Stdout); err != nil {
+	srv := NewMCPServer(svc)
+	if path := os.Getenv(stdioChildReadyEnv); path != "" {
+		args, err := os.ReadFile(path)
+		if err == nil {
+			srv, err = readyAnswerServer(svc, args)
+		}
+		if err != nil {
+			log.Error("ready answers", "err", err)
+			return 1
+		}
+	}
+	if err := serveStdio(context.Background(), srv, os.Stdin, os.Stdout); err != nil {
 		log.Error("serving", "err", err)
 		return 1
 	}
@@ -100,6 +116,19 @@ func startBenchServer(b *testing.B, dir string) *stdioProc {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), stdioChildEnv+"="+dir, stdioChildLevelEnv+"=INFO")
+	return startProc(b, cmd)
+}
+
+// startReadyAnswerChild starts a stdio child serving readyAnswerServer for
+// args, on the data folder dir.
+func startReadyAnswerChild(b *testing.B, dir string, args []byte) *stdioProc {
+	b.Helper()
+	path := filepath.Join(dir, "args.json")
+	if err := os.WriteFile(path, args, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), stdioChildEnv+"="+dir, stdioChildLevelEnv+"=INFO", stdioChildReadyEnv+"="+path)
 	return startProc(b, cmd)
 }
 
