@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -607,5 +608,29 @@ func TestNewHTTPHandlerNeedsAStore(t *testing.T) {
 	svc.Store = nil
 	if _, err := NewHTTPHandler(&svc, nil); err == nil {
 		t.Error("NewHTTPHandler without a store: no error")
+	}
+}
+
+func TestReadAllSized(t *testing.T) {
+	body := strings.Repeat("0123456789", 300)
+	for _, tt := range []struct {
+		name string
+		size int64
+	}{
+		{"exact", int64(len(body))},
+		{"unknown", -1},
+		{"declared shorter", 10},
+		{"declared longer", int64(len(body)) + 100},
+		{"empty declared", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readAllSized(iotest.OneByteReader(strings.NewReader(body)), tt.size)
+			if err != nil || string(got) != body {
+				t.Errorf("readAllSized(size %d) = %d bytes, %v; want the %d bytes", tt.size, len(got), err, len(body))
+			}
+		})
+	}
+	if _, err := readAllSized(iotest.ErrReader(io.ErrUnexpectedEOF), 10); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("readAllSized of a failing reader: %v, want its error", err)
 	}
 }

@@ -166,7 +166,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Err
 	if r.ContentLength > limit {
 		return nil, tooLarge(limit)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := readAllSized(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
@@ -175,6 +175,29 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *Err
 		return nil, fieldError("body", "could not be read completely", "Send the whole request body, with a correct Content-Length.")
 	}
 	return body, nil
+}
+
+// readAllSized is io.ReadAll for a body of a declared size (negative:
+// unknown): one buffer of that size, one byte more to see the end without
+// growing, instead of growing from 512 bytes.
+func readAllSized(rd io.Reader, size int64) ([]byte, error) {
+	if size < 0 {
+		return io.ReadAll(rd)
+	}
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) { // longer than declared: let append grow it
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }
 
 // humanBytes writes n as KiB or MiB when it is a whole number of them.
