@@ -13,17 +13,35 @@ import (
 // BenchmarkPutVerdict measures durable (fsynced) verdict writes with 1, 8
 // and 64 concurrent writers, for each commit strategy: group-commit (what
 // PutVerdict does), tx-per-write (one transaction and fsync per verdict) and
-// bbolt-batch (bbolt's DB.Batch with its 10ms timer). One op is one verdict.
+// bbolt-batch (bbolt's DB.Batch with its 10ms timer); and group-commit with
+// a free call per verdict, as the server serves one (ReserveAllowance before
+// the work, PutVerdict, then the hold's Commit), or as it did before the
+// free call rode on the verdict's commit (TakeAllowance, which commits at
+// once, then PutVerdict). One op is one verdict. Group commits report how
+// many commits an op costs (commits/op).
 func BenchmarkPutVerdict(b *testing.B) {
+	type putCase struct {
+		name string
+		mode writeMode
+		free bool // a free call held before each verdict, committed after it
+		take bool // a free call taken (committed) before each verdict
+	}
+	var cases []putCase
 	for _, mode := range writeModes {
+		cases = append(cases, putCase{name: mode.name, mode: mode.mode})
+	}
+	cases = append(cases, putCase{name: "group-commit+free-call", mode: writeGroupCommit, free: true},
+		putCase{name: "group-commit+take-allowance", mode: writeGroupCommit, take: true})
+	for _, tt := range cases {
 		for _, writers := range []int{1, 8, 64} {
-			b.Run(fmt.Sprintf("%s/writers=%d", mode.name, writers), func(b *testing.B) {
-				s := openTemp(b, &Options{writeMode: mode.mode})
+			b.Run(fmt.Sprintf("%s/writers=%d", tt.name, writers), func(b *testing.B) {
+				s := openTemp(b, &Options{writeMode: tt.mode})
+				ctx := context.Background()
 				agents := []string{"seller-1", "seller-2", "seller-3", "seller-4"}
 				var next atomic.Int64
 				var wg sync.WaitGroup
 				b.ResetTimer()
-				start := time.Now()
+				start, commits := time.Now(), s.ledger.nextSnap
 				for range writers {
 					wg.Go(func() {
 						for {
@@ -31,16 +49,41 @@ func BenchmarkPutVerdict(b *testing.B) {
 							if i > int64(b.N) {
 								return
 							}
+							if tt.take {
+								if a, err := s.TakeAllowance(ctx, "client-"+agents[i%4], t0, 1<<30); err != nil || !a.Granted {
+									b.Errorf("TakeAllowance() = %+v, %v", a, err)
+									return
+								}
+							}
+							var hold AllowanceHold
+							if tt.free {
+								var err error
+								if _, hold, err = s.ReserveAllowance(ctx, "client-"+agents[i%4], t0, 1<<30); err != nil || hold == nil {
+									b.Errorf("ReserveAllowance() = %v, %v", hold, err)
+									return
+								}
+							}
 							v := testVerdict(fmt.Sprintf("v-%09d", i), agents[i%4], i%5 != 0, t0.Add(time.Duration(i)*time.Millisecond))
-							if err := s.PutVerdict(context.Background(), v); err != nil {
+							if err := s.PutVerdict(ctx, v); err != nil {
 								b.Error(err)
 								return
+							}
+							if hold != nil {
+								if err := hold.Commit(); err != nil {
+									b.Error(err)
+									return
+								}
 							}
 						}
 					})
 				}
 				wg.Wait()
 				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+				if tt.mode == writeGroupCommit {
+					s.ledger.mu.Lock()
+					b.ReportMetric(float64(s.ledger.nextSnap-commits)/float64(b.N), "commits/op")
+					s.ledger.mu.Unlock()
+				}
 			})
 		}
 	}
