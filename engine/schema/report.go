@@ -23,18 +23,19 @@ type spans struct {
 	path, kwLocAt, exp, found, msg [2]int
 }
 
-// result formats the recorded failures and described objects; every string
-// of the result is a slice of one buffer.
+// result formats the recorded failures and the described objects with
+// undeclared keys. The failures' strings are slices of one copy of the
+// evaluator's buffer, made only when something failed.
 func (e *evaluator) result(valid bool) *Result {
-	res := &Result{Valid: valid, Passed: e.passed, Total: e.total}
-	e.spans = e.spans[:0]
-	for i := range e.fails {
-		e.spans = append(e.spans, e.formatFailure(&e.fails[i]))
-	}
-	sp := e.spans
-	all := string(e.buf)
-	sub := func(s [2]int) string { return all[s[0]:s[1]] }
+	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described)}
 	if len(e.fails) > 0 {
+		e.spans = e.spans[:0]
+		for i := range e.fails {
+			e.spans = append(e.spans, e.formatFailure(&e.fails[i]))
+		}
+		sp := e.spans
+		all := string(e.buf)
+		sub := func(s [2]int) string { return all[s[0]:s[1]] }
 		res.Failures = make([]Failure, len(e.fails))
 		for i := range e.fails {
 			if sp[i].kwLoc == "" {
@@ -50,10 +51,9 @@ func (e *evaluator) result(valid bool) *Result {
 			}
 		}
 	}
-	if len(e.described) > 0 {
-		res.Described = make([]Described, len(e.described))
-		for i, d := range e.described {
-			res.Described[i] = Described{InstancePath: all[d.p0:d.p1], Undeclared: d.undeclared}
+	for _, d := range e.described {
+		if len(d.undeclared) > 0 {
+			res.Undeclared = append(res.Undeclared, Described{InstancePath: string(e.buf[d.p0:d.p1]), Undeclared: d.undeclared})
 		}
 	}
 	return res

@@ -51,8 +51,9 @@ func renderResult(res *Result) string {
 		fmt.Fprintf(&b, "failure: keyword=%s path=%q at=%q\n  expected: %s\n  found: %s\n  message: %s\n",
 			f.Keyword, f.InstancePath, f.KeywordLocation, f.Expected, f.Found, f.Message)
 	}
-	for _, d := range res.Described {
-		fmt.Fprintf(&b, "described: %q undeclared=%q\n", d.InstancePath, d.Undeclared)
+	fmt.Fprintf(&b, "described: %d\n", res.Described)
+	for _, d := range res.Undeclared {
+		fmt.Fprintf(&b, "undeclared: %q %q\n", d.InstancePath, d.Undeclared)
 	}
 	return b.String()
 }

@@ -131,9 +131,12 @@ type Result struct {
 	// keywords; properties by sorted name (a decoded schema keeps no key
 	// order) and instance keys sorted where they drive the order.
 	Failures []Failure
-	// Described lists, in post-order, every object location that an applied
-	// subschema with properties described.
-	Described []Described
+	// Described counts the object locations that an applied subschema with
+	// properties described.
+	Described int
+	// Undeclared lists, in post-order, the described locations that hold
+	// keys no properties or patternProperties applied there names.
+	Undeclared []Described
 }
 
 // Failure is one failed check.
@@ -148,7 +151,7 @@ type Failure struct {
 
 // Described is an object that at least one applied subschema with properties
 // describes, with the keys that no properties or patternProperties of any
-// subschema applied there names (sorted; nil when none).
+// subschema applied there names (sorted).
 type Described struct {
 	InstancePath string
 	Undeclared   []string
