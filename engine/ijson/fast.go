@@ -50,6 +50,7 @@ func DecodeMembers(data []byte, opts *Options, checkOnly ...string) (members []M
 		d.pos++
 		return []Member{}, d.atEnd()
 	}
+	members = make([]Member, 0, 10) // room for a verification request's nine names
 	var seen map[string]bool // once members outgrow a linear scan
 	for {
 		d.skipSpace()
@@ -81,7 +82,9 @@ func DecodeMembers(data []byte, opts *Options, checkOnly ...string) (members []M
 		start := d.pos
 		var v any
 		if slices.Contains(checkOnly, name) {
-			d.names = make([][]byte, 0, 4*linearNames)
+			if d.names == nil {
+				d.names = make([][]byte, 0, 2*linearNames)
+			}
 			ok = d.checkValue(0)
 		} else {
 			v, ok = d.value(0)
