@@ -179,7 +179,11 @@ func errorResult(e *Error) *mcp.CallToolResult {
 // logCall records one tool call at debug level: the tool, how it ended and
 // how long it took — never the caller's values.
 func (s *Service) logCall(ctx context.Context, tool string, start time.Time, outcome string) {
-	s.log().DebugContext(ctx, "mcp tool call", "tool", tool, "outcome", outcome, "duration", time.Since(start))
+	log := s.log()
+	if !log.Enabled(ctx, slog.LevelDebug) {
+		return // without building the record's arguments
+	}
+	log.DebugContext(ctx, "mcp tool call", "tool", tool, "outcome", outcome, "duration", time.Since(start))
 }
 
 // toolArgs splits a tool's arguments object into its members, kept raw.

@@ -3,8 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,47 +138,70 @@ func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest)
 }
 
 // verifyText renders a verification for a person: verdict, ratios, the
-// first hints and what to do next.
+// first hints and what to do next. It is built by appending, as fmt would
+// print it (%q is strconv.Quote, %g of a float64 strconv's shortest 'g'),
+// at a fraction of fmt's cost.
 func verifyText(v *Verified) string {
 	out, req := v.Outcome, v.Request
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: task %q", strings.ToUpper(out.Result()), req.TaskID)
+	b := make([]byte, 0, 512)
+	b = append(b, strings.ToUpper(out.Result())...)
+	b = strconv.AppendQuote(append(b, ": task "...), req.TaskID)
 	if req.AgentID != nil {
-		fmt.Fprintf(&b, ", agent %q", *req.AgentID)
-	}
-	var blocking []string
-	for _, f := range out.Findings {
-		if f.Blocking && !slices.Contains(blocking, f.Check) {
-			blocking = append(blocking, f.Check)
-		}
+		b = strconv.AppendQuote(append(b, ", agent "...), *req.AgentID)
 	}
 	if out.Pass {
-		b.WriteString(": every blocking check held.\n")
+		b = append(b, ": every blocking check held.\n"...)
 	} else {
-		fmt.Fprintf(&b, ": blocking checks failed: %s.\n", strings.Join(blocking, ", "))
+		b = append(b, ": blocking checks failed: "...)
+		var blocking []string
+		for _, f := range out.Findings {
+			if f.Blocking && !slices.Contains(blocking, f.Check) {
+				blocking = append(blocking, f.Check)
+			}
+		}
+		for i, check := range blocking {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(b, check...)
+		}
+		b = append(b, ".\n"...)
 	}
-	fmt.Fprintf(&b, "schema_compliance %s, integrity_checks %s, overall %s\n",
-		ratioText(out.Schema), ratioText(out.Integrity), ratioText(out.Overall))
+	b = appendRatio(append(b, "schema_compliance "...), out.Schema)
+	b = appendRatio(append(b, ", integrity_checks "...), out.Integrity)
+	b = appendRatio(append(b, ", overall "...), out.Overall)
+	b = append(b, '\n')
 	if n := len(out.Findings); n > 0 {
-		label := "Hints"
 		if out.Pass {
-			label = "Warnings (not blocking)"
+			b = append(b, "Warnings (not blocking)"...)
+		} else {
+			b = append(b, "Hints"...)
 		}
-		fmt.Fprintf(&b, "%s (%d of %d):\n", label, min(n, textHints), n)
+		b = strconv.AppendInt(append(b, " ("...), int64(min(n, textHints)), 10)
+		b = strconv.AppendInt(append(b, " of "...), int64(n), 10)
+		b = append(b, "):\n"...)
 		for _, f := range out.Findings[:min(n, textHints)] {
-			fmt.Fprintf(&b, "- %s at %s: expected %s, found %s\n", f.Check, f.Path, f.Expected, f.Found)
+			b = append(append(append(b, "- "...), f.Check...), " at "...)
+			b = append(append(append(b, f.Path...), ": expected "...), f.Expected...)
+			b = append(append(append(b, ", found "...), f.Found...), '\n')
 		}
 	}
-	fmt.Fprintf(&b, "Receipt: verification_id %s, signed with Ed25519 key %s; the structured content is the signed answer.\n",
-		v.Verdict.VerificationID, v.Verdict.KeyVersion)
+	b = append(append(b, "Receipt: verification_id "...), v.Verdict.VerificationID...)
+	b = append(append(b, ", signed with Ed25519 key "...), v.Verdict.KeyVersion...)
+	b = append(b, "; the structured content is the signed answer.\n"...)
 	if out.Pass {
-		b.WriteString("Next: attach this signed answer as the receipt (seller), or proceed to payment (buyer); verify_receipt checks it offline.")
+		b = append(b, "Next: attach this signed answer as the receipt (seller), or proceed to payment (buyer); verify_receipt checks it offline."...)
 	} else {
-		b.WriteString("Next: repair the output using the hints, then call verify_schema again with the same expected_schema, bounds and rules.")
+		b = append(b, "Next: repair the output using the hints, then call verify_schema again with the same expected_schema, bounds and rules."...)
 	}
-	return b.String()
+	return string(b)
 }
 
-func ratioText(r engine.Ratio) string {
-	return fmt.Sprintf("%d/%d (%g)", r.Passed, r.Total, r.Ratio)
+// appendRatio appends r as "passed/total (ratio)", the ratio as %g prints
+// it.
+func appendRatio(b []byte, r engine.Ratio) []byte {
+	b = strconv.AppendInt(b, int64(r.Passed), 10)
+	b = strconv.AppendInt(append(b, '/'), int64(r.Total), 10)
+	b = strconv.AppendFloat(append(b, " ("...), r.Ratio, 'g', -1, 64)
+	return append(b, ')')
 }

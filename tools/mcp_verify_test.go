@@ -3,12 +3,15 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
 )
 
@@ -150,6 +153,112 @@ func TestVerifyTextCapsHints(t *testing.T) {
 	if !strings.Contains(got, v.Verdict.VerificationID) {
 		t.Errorf("text does not name the verification id:\n%s", got)
 	}
+}
+
+// TestVerifyTextSameAsFmt: verifyText prints what the fmt calls it
+// replaced print, for passes and failures, with and without an agent, many
+// hints or none, and ratios of every shape.
+func TestVerifyTextSameAsFmt(t *testing.T) {
+	svc := quietService(t, false)
+	agent := "seller \"7\" \u00e9\x01"
+	findings := []engine.Finding{
+		{Check: "schema:required", Path: "$.total", Expected: "a value", Found: "nothing", Blocking: true},
+		{Check: "bounds:range", Path: "$.line_items[0].quantity", Expected: ">= 1", Found: "number 0", Blocking: true},
+		{Check: "schema:required", Path: "$.b", Expected: "x", Found: "y", Blocking: true},
+		{Check: "content:placeholder", Path: "$.note", Expected: "real text", Found: `"TODO"`},
+	}
+	for _, tt := range []struct {
+		name string
+		v    func() *Verified
+	}{
+		{"pass", func() *Verified { return verified(t, svc, "invoice-pass.json") }},
+		{"fail", func() *Verified { return verified(t, svc, "invoice-fail.json") }},
+		{"agent and warnings", func() *Verified {
+			v := verified(t, svc, "invoice-pass.json")
+			req := *v.Request
+			req.AgentID = &agent
+			out := *v.Outcome
+			out.Findings = findings[3:]
+			out.Schema = engine.Ratio{Ratio: 1.0 / 3, Passed: 1, Total: 3}
+			out.Integrity = engine.Ratio{Ratio: 1e-7, Passed: 0, Total: 12345678}
+			out.Overall = engine.Ratio{Ratio: 0, Passed: 0, Total: 0}
+			v.Request, v.Outcome = &req, &out
+			return v
+		}},
+		{"many hints, repeated checks", func() *Verified {
+			v := verified(t, svc, "invoice-fail.json")
+			out := *v.Outcome
+			out.Findings = findings
+			out.Overall = engine.Ratio{Ratio: 0.999999, Passed: 999999, Total: 1000000}
+			v.Outcome = &out
+			return v
+		}},
+		{"fail without findings", func() *Verified {
+			v := verified(t, svc, "invoice-fail.json")
+			out := *v.Outcome
+			out.Findings = nil
+			v.Outcome = &out
+			return v
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := tt.v()
+			if got, want := verifyText(v), verifyTextFmt(v); got != want {
+				t.Errorf("verifyText =\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+func verified(t *testing.T, svc *Service, name string) *Verified {
+	t.Helper()
+	v, err := svc.Verify(context.Background(), readTestdata(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// verifyTextFmt is verifyText as it was written with fmt.
+func verifyTextFmt(v *Verified) string {
+	out, req := v.Outcome, v.Request
+	ratio := func(r engine.Ratio) string { return fmt.Sprintf("%d/%d (%g)", r.Passed, r.Total, r.Ratio) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: task %q", strings.ToUpper(out.Result()), req.TaskID)
+	if req.AgentID != nil {
+		fmt.Fprintf(&b, ", agent %q", *req.AgentID)
+	}
+	var blocking []string
+	for _, f := range out.Findings {
+		if f.Blocking && !slices.Contains(blocking, f.Check) {
+			blocking = append(blocking, f.Check)
+		}
+	}
+	if out.Pass {
+		b.WriteString(": every blocking check held.\n")
+	} else {
+		fmt.Fprintf(&b, ": blocking checks failed: %s.\n", strings.Join(blocking, ", "))
+	}
+	fmt.Fprintf(&b, "schema_compliance %s, integrity_checks %s, overall %s\n",
+		ratio(out.Schema), ratio(out.Integrity), ratio(out.Overall))
+	if n := len(out.Findings); n > 0 {
+		label := "Hints"
+		if out.Pass {
+			label = "Warnings (not blocking)"
+		}
+		fmt.Fprintf(&b, "%s (%d of %d):\n", label, min(n, textHints), n)
+		for _, f := range out.Findings[:min(n, textHints)] {
+			fmt.Fprintf(&b, "- %s at %s: expected %s, found %s\n", f.Check, f.Path, f.Expected, f.Found)
+		}
+	}
+	fmt.Fprintf(&b, "Receipt: verification_id %s, signed with Ed25519 key %s; the structured content is the signed answer.\n",
+		v.Verdict.VerificationID, v.Verdict.KeyVersion)
+	if out.Pass {
+		b.WriteString("Next: attach this signed answer as the receipt (seller), or proceed to payment (buyer); verify_receipt checks it offline.")
+	} else {
+		b.WriteString("Next: repair the output using the hints, then call verify_schema again with the same expected_schema, bounds and rules.")
+	}
+	return b.String()
 }
 
 // TestVerifySchemaInputSchemaAgreesWithEngine checks the hand-written input
