@@ -51,7 +51,7 @@ func DecodeMembers(data []byte, opts *Options, checkOnly ...string) (members []M
 		return []Member{}, d.atEnd()
 	}
 	members = make([]Member, 0, 10) // room for a verification request's nine names
-	var seen map[string]bool // once members outgrow a linear scan
+	var seen map[string]bool        // once members outgrow a linear scan
 	for {
 		d.skipSpace()
 		name, ok := d.name()
