@@ -82,25 +82,24 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 			}
 			label = "values at " + r.InField.String()
 		}
-		set := make(map[string]bool, len(allowed))
-		for _, a := range allowed {
-			set[equalityKey(a)] = true
+		set := newValueIndex(len(allowed))
+		for i, a := range allowed {
+			set.add(a, i)
 		}
 		for _, m := range matches {
-			if !set[equalityKey(m.Value)] {
+			if _, ok := set.find(m.Value); !ok {
 				return fail(m.Loc().String(), "one of "+label, brief(m.Value),
 					fmt.Sprintf("%s is not among %s", m.Loc(), label))
 			}
 		}
 	case RuleUnique:
-		seen := make(map[string]int, len(matches)) // equality key → index of its first match
+		seen := newValueIndex(len(matches)) // value → index of its first match
 		for i, m := range matches {
-			k := equalityKey(m.Value)
-			if first, dup := seen[k]; dup {
+			if first, dup := seen.find(m.Value); dup {
 				return fail(m.Loc().String(), "values distinct from each other", brief(m.Value),
 					fmt.Sprintf("%s repeats the value at %s", m.Loc(), matches[first].Loc()))
 			}
-			seen[k] = i
+			seen.add(m.Value, i)
 		}
 	}
 	return nil, true
@@ -140,6 +139,39 @@ func asNumber(v any) (float64, bool) {
 	}
 	f, err := jsonnum.ParseFloat(string(n))
 	return f, err == nil
+}
+
+// valueIndex maps JSON values to ints, JSON-equal values to the same entry.
+// Strings, the usual values of exists_in and unique, are their own keys;
+// every other value goes by its equalityKey.
+type valueIndex struct {
+	strs, others map[string]int
+}
+
+func newValueIndex(size int) valueIndex {
+	return valueIndex{strs: make(map[string]int, size), others: make(map[string]int)}
+}
+
+// add maps v to i, unless v has an entry already.
+func (x valueIndex) add(v any, i int) {
+	m, k := x.entry(v)
+	if _, ok := m[k]; !ok {
+		m[k] = i
+	}
+}
+
+// find returns the int v maps to.
+func (x valueIndex) find(v any) (int, bool) {
+	m, k := x.entry(v)
+	i, ok := m[k]
+	return i, ok
+}
+
+func (x valueIndex) entry(v any) (map[string]int, string) {
+	if s, ok := v.(string); ok {
+		return x.strs, s
+	}
+	return x.others, equalityKey(v)
 }
 
 // equalityKey maps a value to a string that is equal for JSON-equal values:
