@@ -37,7 +37,10 @@ import (
 //     transports, served the same way, to a server whose verify_schema
 //     returns the answer ready-made: what the transport, the SDK and our
 //     result encoding cost without the verification, as a share of the
-//     in-process median (stdio-mcp-only-% and http-mcp-only-%).
+//     in-process median (stdio-mcp-only-% and http-mcp-only-%); the CPU
+//     time per call of both stdio children (Linux only); and, for
+//     reference, Service.Verify without a store (no verdict written, no
+//     fsync: in-process-no-store-ms).
 //   - in-process, stdio, http, stdio-mcp-only and http-mcp-only run one of
 //     those each, all in this process (ServeStdio on OS pipes), so that
 //     -cpuprofile and -memprofile see the server's side of the round trip.
@@ -63,7 +66,8 @@ func BenchmarkVerifySchema(b *testing.B) {
 			ready.initialize(b)
 			stdioOnly := newStdioBenchClient(ready.in, bufio.NewReaderSize(ready.out, 1<<20), body)
 			webOnly := newHTTPBenchClient(b, readyAnswerHandler(b, body), body)
-			var inProc, overStdio, overHTTP, stdioMCP, httpMCP []time.Duration
+			bare := quietService(b, false)
+			var inProc, bareProc, overStdio, overHTTP, stdioMCP, httpMCP []time.Duration
 			childCPU, readyCPU := procCPU(child.cmd.Process.Pid), procCPU(ready.cmd.Process.Pid)
 			for b.Loop() {
 				start := time.Now()
@@ -71,6 +75,11 @@ func BenchmarkVerifySchema(b *testing.B) {
 					b.Fatal(err)
 				}
 				inProc = append(inProc, time.Since(start))
+				start = time.Now()
+				if _, err := bare.Verify(context.Background(), body); err != nil {
+					b.Fatal(err)
+				}
+				bareProc = append(bareProc, time.Since(start))
 				overStdio = append(overStdio, stdio.call(b))
 				overHTTP = append(overHTTP, web.call(b))
 				stdioMCP = append(stdioMCP, stdioOnly.call(b))
@@ -78,6 +87,7 @@ func BenchmarkVerifySchema(b *testing.B) {
 			}
 			in := median(inProc)
 			b.ReportMetric(ms(in), "in-process-ms")
+			b.ReportMetric(ms(median(bareProc)), "in-process-no-store-ms")
 			b.ReportMetric(ms(median(overStdio)), "stdio-ms")
 			b.ReportMetric(ms(median(overHTTP)), "http-ms")
 			b.ReportMetric(addedPercent(median(overStdio), in), "stdio-add-%")
