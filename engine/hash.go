@@ -183,16 +183,18 @@ func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *
 // canonical document is assembled in their sorted order from canonical parts
 // and the large parts are not canonicalized a second time.
 func (r *Request) requestDocument(canon Canonicalizer, schemaBytes, output []byte, checks canonicalChecks) ([]byte, error) {
+	// task_id and agent_id are strings as sent: their canonical form is
+	// that of the member itself (agent_id null, or not sent, is null).
 	agent := jsonNull
 	if r.AgentID != nil {
 		var err error
-		if agent, err = canonSmall(canon, valueText(*r.AgentID), func() any { return *r.AgentID }); err != nil {
-			return nil, fmt.Errorf("canonicalizing agent_id: %w", err)
+		if agent, err = r.canonicalPart(canon, "agent_id"); err != nil {
+			return nil, err
 		}
 	}
-	task, err := canonSmall(canon, valueText(r.TaskID), func() any { return r.TaskID })
+	task, err := r.canonicalPart(canon, "task_id")
 	if err != nil {
-		return nil, fmt.Errorf("canonicalizing task_id: %w", err)
+		return nil, err
 	}
 	bounds, rules := checks.bounds, checks.rules
 	var doc bytes.Buffer
@@ -236,10 +238,6 @@ func canonSmall(canon Canonicalizer, appendText func([]byte) ([]byte, bool), val
 		}
 	}
 	return canon(text)
-}
-
-func valueText(v any) func([]byte) ([]byte, bool) {
-	return func(dst []byte) ([]byte, bool) { return appendJSON(dst, v) }
 }
 
 // filledBounds is bounds as request_hash takes it: every bound with min,
