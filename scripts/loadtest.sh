@@ -3,8 +3,8 @@
 # `verifier --http` on loopback, at 32 and 256 connections for 10 s each,
 # and reports throughput, p50/p99 latency, the server's CPU seconds per
 # request (utime+stime of /proc/<pid>/stat across the run), its RSS (VmRSS
-# after each run, of which RssFile is pages of the store file bbolt maps,
-# and VmHWM the peak) and, in a separate shorter pass under strace (which
+# after each run, of which RssAnon is the process's own memory and RssFile
+# pages of the store file bbolt maps, and VmHWM the peak) and, in a separate shorter pass under strace (which
 # slows the server), fsync/fdatasync calls per answered request for each
 # connection count.
 #
@@ -70,7 +70,7 @@ status() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$pid/status"; }
 
 start "$work/data"
 wrk -t "$threads" -c 32 -d 2s -s scripts/loadtest.lua "http://$addr/verify/schema" >/dev/null # warm-up
-printf '%-6s %10s %10s %9s %9s %9s %9s %14s %9s %9s %9s\n' conns req/s 2xx/s p50_ms p90_ms p99_ms non2xx server_cpu_ms/req rss_MB file_MB peak_MB
+printf '%-6s %10s %10s %9s %9s %9s %9s %14s %9s %9s %9s %9s\n' conns req/s 2xx/s p50_ms p90_ms p99_ms non2xx server_cpu_ms/req rss_MB anon_MB file_MB peak_MB
 for c in $connections; do
 	before=$(ticks)
 	out=$(wrk -t "$threads" -c "$c" -d "$duration" -s scripts/loadtest.lua "http://$addr/verify/schema")
@@ -78,8 +78,8 @@ for c in $connections; do
 	line=$(grep '^LOADTEST' <<<"$out")
 	eval "${line#LOADTEST }" # requests= duration_us= non2xx= ... p99_us= max_us=
 	awk -v c="$c" -v n="$requests" -v d="$duration_us" -v p50="$p50_us" -v p90="$p90_us" -v p99="$p99_us" \
-		-v bad="$non2xx" -v t=$((after - before)) -v hz="$hz" -v rss="$(status VmRSS)" -v file="$(status RssFile)" -v hwm="$(status VmHWM)" \
-		'BEGIN {printf "%-6d %10.0f %10.0f %9.2f %9.2f %9.2f %9d %14.3f %9.1f %9.1f %9.1f\n", c, n / (d / 1e6), (n - bad) / (d / 1e6), p50 / 1e3, p90 / 1e3, p99 / 1e3, bad, t / hz * 1e3 / n, rss / 1024, file / 1024, hwm / 1024}'
+		-v bad="$non2xx" -v t=$((after - before)) -v hz="$hz" -v rss="$(status VmRSS)" -v anon="$(status RssAnon)" -v file="$(status RssFile)" -v hwm="$(status VmHWM)" \
+		'BEGIN {printf "%-6d %10.0f %10.0f %9.2f %9.2f %9.2f %9d %14.3f %9.1f %9.1f %9.1f %9.1f\n", c, n / (d / 1e6), (n - bad) / (d / 1e6), p50 / 1e3, p90 / 1e3, p99 / 1e3, bad, t / hz * 1e3 / n, rss / 1024, anon / 1024, file / 1024, hwm / 1024}'
 done
 stop
 
