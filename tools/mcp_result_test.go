@@ -141,3 +141,38 @@ func TestEncodeToolResultsOnTheWire(t *testing.T) {
 		})
 	}
 }
+
+// FuzzEncodedToolResult: for any texts and any structured content, a
+// wrapped result encodes as the SDK's JSON-RPC layer encodes the result
+// itself (or fails where that fails: invalid structured content is caught
+// by the encoder, as it checks every MarshalJSON's output).
+func FuzzEncodedToolResult(f *testing.F) {
+	f.Add("PASS: task \"inv\" <b>&</b>\u2028", []byte(`{"a":"x\" y","b":[1,2.5e3,null,true],"c":">= 1"}`), false)
+	f.Add("\xff\x00\t", []byte("{ \"a\" : \"\u2029\" }"), true)
+	f.Add("", []byte(`"\u003c"`), false)
+	f.Add("x", []byte(`{"a":"\\\"<"}`), true)
+	f.Add("x", []byte(`[1,`), false)
+	encode := func(v any) ([]byte, error) {
+		// As jsonrpc2 encodes a result (an Encoder without HTML escaping).
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		err := enc.Encode(v)
+		return buf.Bytes(), err
+	}
+	f.Fuzz(func(t *testing.T, text string, structured []byte, isError bool) {
+		res := &mcp.CallToolResult{
+			Content:           []mcp.Content{&mcp.TextContent{Text: text}, &mcp.TextContent{Text: string(structured)}},
+			StructuredContent: json.RawMessage(structured),
+			IsError:           isError,
+		}
+		want, wantErr := encode(res)
+		got, err := encode(encodedToolResult{res})
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("error %v, want the SDK's %v", err, wantErr)
+		}
+		if err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("encoded =\n%s\nwant the SDK's\n%s", got, want)
+		}
+	})
+}
