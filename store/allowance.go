@@ -38,7 +38,7 @@ func (b *Bolt) ReserveAllowance(ctx context.Context, client string, now time.Tim
 	}
 	a := allowanceOf(e.used, limit, now)
 	if !a.Granted {
-		l.drop(e)
+		l.settled(e)
 		l.mu.Unlock()
 		return a, nil, nil
 	}

@@ -18,15 +18,23 @@ var errHoldReleased = errors.New("the free call was released")
 // in this process — the only one, as the file is locked — whatever the
 // concurrency. The counts reach the file with the next group commit,
 // whatever writes it: a free call and the verdict it pays for share one
-// transaction. An entry whose count is in the file is dropped, so the
-// ledger holds no more entries than there are calls in flight.
+// transaction. An entry whose count is in the file (clean) stays as a cache
+// of that count, sparing the client's next call a read, until the ledger
+// holds more than maxCachedAllowances entries: then every clean entry is
+// dropped. So the ledger holds at most that many entries beyond the calls
+// in flight.
 type allowanceLedger struct {
 	mu       sync.Mutex
 	entries  map[string]*ledgerEntry // by allowance key
 	dirty    []*ledgerEntry          // entries changed since the last snapshot
 	nextSnap uint64                  // number of the next snapshot
 	durable  uint64                  // number of the last snapshot committed
+	sweepAt  int                     // drop the clean entries past this many entries
 }
+
+// maxCachedAllowances bounds the clean entries the ledger keeps (about 100
+// bytes each).
+const maxCachedAllowances = 4096
 
 // ledgerEntry is one allowance key with a change not yet in the file.
 type ledgerEntry struct {
@@ -50,7 +58,7 @@ type ledgerWrite struct {
 }
 
 func newAllowanceLedger() *allowanceLedger {
-	return &allowanceLedger{entries: map[string]*ledgerEntry{}, nextSnap: 1}
+	return &allowanceLedger{entries: map[string]*ledgerEntry{}, nextSnap: 1, sweepAt: maxCachedAllowances}
 }
 
 // entry returns key's entry, reading the count from the file when there is
@@ -82,11 +90,24 @@ func (l *allowanceLedger) touch(e *ledgerEntry) {
 	}
 }
 
-// drop forgets e once its count is in the file. l.mu must be held.
-func (l *allowanceLedger) drop(e *ledgerEntry) {
-	if !e.dirty && !e.writing && e.used == e.written && l.entries[e.key] == e {
-		delete(l.entries, e.key)
+// clean reports whether e's count is the file's.
+func (e *ledgerEntry) clean() bool { return !e.dirty && !e.writing && e.used == e.written }
+
+// settled is called when e may have become clean: it stays cached, unless
+// the ledger is past its bound, which drops every clean entry. l.mu must be
+// held.
+func (l *allowanceLedger) settled(e *ledgerEntry) {
+	if !e.clean() || len(l.entries) <= l.sweepAt {
+		return
 	}
+	for key, e := range l.entries {
+		if e.clean() {
+			delete(l.entries, key)
+		}
+	}
+	// The entries left are in flight; sweep again only once as many more
+	// have come, so a sweep costs O(1) per entry.
+	l.sweepAt = max(maxCachedAllowances, 2*len(l.entries))
 }
 
 // snapshot takes the changed counts for the commit about to start. Commits
@@ -101,7 +122,7 @@ func (l *allowanceLedger) snapshot() ledgerSnapshot {
 		l.dirty[i] = nil
 		e.dirty = false
 		if e.used == e.written {
-			l.drop(e)
+			l.settled(e)
 			continue
 		}
 		e.writing = true
@@ -138,7 +159,7 @@ func (l *allowanceLedger) done(s ledgerSnapshot, committed bool) {
 		} else {
 			l.touch(w.e)
 		}
-		l.drop(w.e)
+		l.settled(w.e)
 	}
 	if committed {
 		l.durable = s.num

@@ -46,8 +46,8 @@ func TestHoldRidesOnTheVerdictCommit(t *testing.T) {
 	if a, err := s.PeekAllowance(ctx, "192.0.2.1", t0, 3); err != nil || a.Remaining != 2 {
 		t.Errorf("PeekAllowance() after Commit and Release = %+v, %v; want 2 left", a, err)
 	}
-	if n := len(s.ledger.entries); n != 0 {
-		t.Errorf("ledger holds %d entries once every count is in the file, want 0", n)
+	if n := unwritten(s); n != 0 {
+		t.Errorf("ledger holds %d counts not in the file once every count was written, want 0", n)
 	}
 }
 
@@ -89,8 +89,8 @@ func TestHoldRelease(t *testing.T) {
 			if got := fileCount(t, s, client, t0); got != 0 {
 				t.Errorf("count in the file after the next commit = %d, want 0", got)
 			}
-			if n := len(s.ledger.entries); n != 0 {
-				t.Errorf("ledger holds %d entries, want 0", n)
+			if n := unwritten(s); n != 0 {
+				t.Errorf("ledger holds %d counts not in the file, want 0", n)
 			}
 		})
 	}
@@ -217,9 +217,49 @@ func TestHoldsExactUnderConcurrency(t *testing.T) {
 	if err != nil || a.Remaining != limit-committed {
 		t.Errorf("PeekAllowance() = %+v, %v; want %d left", a, err, limit-committed)
 	}
-	if n := len(s.ledger.entries); n != 0 {
-		t.Errorf("ledger holds %d entries after the last commit, want 0", n)
+	if n := unwritten(s); n != 0 {
+		t.Errorf("ledger holds %d counts not in the file after the last commit, want 0", n)
 	}
+}
+
+// TestLedgerCacheBounded: counts in the file stay cached for the client's
+// next call, but no more than maxCachedAllowances of them, and a count
+// dropped from the cache is read back right.
+func TestLedgerCacheBounded(t *testing.T) {
+	s := openTemp(t, &Options{NoSync: true})
+	ctx := context.Background()
+	const n = maxCachedAllowances + 500
+	for i := range n {
+		a, err := s.TakeAllowance(ctx, "client-"+strconv.Itoa(i), t0, 5)
+		if err != nil || a.Remaining != 4 {
+			t.Fatalf("TakeAllowance(client %d) = %+v, %v; want 4 left", i, a, err)
+		}
+	}
+	s.ledger.mu.Lock()
+	cached := len(s.ledger.entries)
+	s.ledger.mu.Unlock()
+	if cached > maxCachedAllowances+1 || cached == 0 {
+		t.Errorf("ledger caches %d counts after %d clients, want some and at most %d", cached, n, maxCachedAllowances+1)
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		if a, err := s.TakeAllowance(ctx, "client-"+strconv.Itoa(i), t0, 5); err != nil || a.Remaining != 3 {
+			t.Errorf("second TakeAllowance(client %d) = %+v, %v; want 3 left", i, a, err)
+		}
+	}
+}
+
+// unwritten counts the ledger's entries whose count is not (yet) the
+// file's.
+func unwritten(s *Bolt) int {
+	s.ledger.mu.Lock()
+	defer s.ledger.mu.Unlock()
+	n := 0
+	for _, e := range s.ledger.entries {
+		if !e.clean() {
+			n++
+		}
+	}
+	return n
 }
 
 // openAt opens the store at path with the clock at t0, closed when the test
