@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"runtime"
@@ -24,6 +25,11 @@ import (
 // verification holds at once (peakHeap), measured once per sub-benchmark
 // outside the timed loop. scripts/growth.sh runs them and draws the charts
 // of BENCHMARKS.md.
+
+// growthNoPeak leaves out the peak-B measurement: for instruction counts
+// (valgrind --tool=callgrind), which the busy loop of its sampling
+// goroutine would swell by however long the scheduler let it run.
+var growthNoPeak = flag.Bool("growth.nopeak", false, "growth benchmarks: do not measure peak-B")
 
 // growthCase is one request of a growth family.
 type growthCase struct {
@@ -69,20 +75,23 @@ func BenchmarkGrowthSchemaChecks(b *testing.B) {
 func runGrowth(b *testing.B, cases []growthCase, unit string) {
 	svc := newTestService(b, false)
 	for _, c := range cases {
-		res, err := svc.Verify(context.Background(), c.body)
-		if err != nil || res.Outcome.Result() != "pass" {
-			b.Fatalf("%s does not pass: %v", c.name, err)
-		}
-		checks := res.Outcome.Schema.Total
-		if unit == "check" && float64(checks) != c.units {
-			b.Fatalf("%s: the answer counts %d schema checks", c.name, checks)
-		}
-		peak := -1.0
+		checks, peak := -1, -1.0
 		b.Run(c.name, func(b *testing.B) {
-			// Measured once per sub-benchmark, not on each of the runs
-			// that size b.N; reported after the loop, which resets
-			// reported metrics when it starts.
-			if peak < 0 {
+			// Once per sub-benchmark, not for each -count, and only for
+			// those -bench selects: the first verification (which also
+			// compiles the schema) and the peak. Metrics are reported after
+			// the loop, which deletes those reported before it.
+			if checks < 0 {
+				res, err := svc.Verify(context.Background(), c.body)
+				if err != nil || res.Outcome.Result() != "pass" {
+					b.Fatalf("%s does not pass: %v", c.name, err)
+				}
+				checks = res.Outcome.Schema.Total
+				if unit == "check" && float64(checks) != c.units {
+					b.Fatalf("%s: the answer counts %d schema checks", c.name, checks)
+				}
+			}
+			if peak < 0 && !*growthNoPeak {
 				peak = peakHeap(b, svc, c.body)
 			}
 			b.ReportAllocs()
@@ -94,7 +103,9 @@ func runGrowth(b *testing.B, cases []growthCase, unit string) {
 			}
 			cpu.report(b)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/c.units, "ns/"+unit)
-			b.ReportMetric(peak, "peak-B")
+			if peak >= 0 {
+				b.ReportMetric(peak, "peak-B")
+			}
 			if unit == "check" {
 				b.ReportMetric(float64(checks), "checks")
 			}
@@ -265,8 +276,8 @@ func growthRules(n int) []any {
 // schemaGrowth returns requests of 5 … 2560 schema properties, named by
 // their schema check count. The schema text of 320 properties is 15.2 KB,
 // that of 640 is 30 KB: either side of the largest schema whose canonical
-// form the engine remembers (maxRememberedSchema in engine/hash.go, 16 KB),
-// beyond which it is canonicalized and hashed on every request.
+// form and hash the engine remembers (maxRemembered in engine/hash.go,
+// 16 KB), beyond which it is canonicalized and hashed on every request.
 func schemaGrowth(tb testing.TB) []growthCase {
 	tb.Helper()
 	var cases []growthCase
