@@ -67,3 +67,40 @@ func TestMCPToolsShareTheAllowance(t *testing.T) {
 		t.Errorf("record of an agent without history is refused: %+v", r.Content)
 	}
 }
+
+// TestMCPUnansweredCallGivesBackItsFreeCall: a verify_schema call admitted
+// on the free allowance whose work is turned away (every verification slot
+// taken: a 503) gives its free call back, so the client's next call is
+// still free.
+func TestMCPUnansweredCallGivesBackItsFreeCall(t *testing.T) {
+	svc := newTestService(t, true)
+	svc.Limiter = NewLimiter(1)
+	gate, err := payment.NewGate(payment.Config{FreePerDay: 1}, svc.Store, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.WithPayment(&HTTPOptions{}, gate)
+	srv := httptest.NewServer(NewMCPHandler(svc))
+	defer srv.Close()
+	code := func(r mcp.CallToolResult) string {
+		var e struct{ Code string }
+		decodeStructured(t, r, &e)
+		return e.Code
+	}
+
+	request := json.RawMessage(readTestdata(t, "invoice-pass.json"))
+	release, busy := svc.Limiter.acquire(t.Context()) // the only slot
+	if busy != nil {
+		t.Fatal(busy)
+	}
+	if r := callTool(t, srv.URL, ToolVerifySchema, request); !r.IsError || code(r) != CodeUnavailable {
+		t.Fatalf("call with every slot taken: isError %v code %q, want unavailable", r.IsError, code(r))
+	}
+	release()
+	if r := callTool(t, srv.URL, ToolVerifySchema, request); r.IsError {
+		t.Fatalf("next call is not free: the unanswered call kept the free call: %+v", r.Content)
+	}
+	if r := callTool(t, srv.URL, ToolVerifySchema, request); !r.IsError || code(r) != CodeRateLimited {
+		t.Errorf("third call: isError %v code %q, want rate_limited (the answered call used the allowance)", r.IsError, code(r))
+	}
+}

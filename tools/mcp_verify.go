@@ -127,6 +127,7 @@ func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest)
 		s.logCall(ctx, ToolVerifySchema, start, "payment_refused")
 		return refused, nil
 	}
+	defer adm.Release() // a call that is not answered gives back its free call (a no-op once settled)
 	v, err := s.VerifyRequest(ctx, vreq)
 	if err != nil {
 		e := AsError(err)
