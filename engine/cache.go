@@ -5,22 +5,27 @@ import (
 	"sync"
 )
 
-// lru is a bounded least-recently-used cache, safe for concurrent use. A
-// nil *lru holds nothing, and the empty key is never stored.
+// lru is a bounded least-recently-used cache, safe for concurrent use: at
+// most size entries and, when maxCost is positive, entries whose costs (as
+// put says, about their bytes) add up to at most maxCost. A nil *lru holds
+// nothing, and the empty key is never stored.
 type lru[V any] struct {
-	mu    sync.Mutex
-	size  int
-	order *list.List // front = most recent; values are *lruEntry[V]
-	byKey map[string]*list.Element
+	mu      sync.Mutex
+	size    int
+	maxCost int
+	cost    int        // of the entries held
+	order   *list.List // front = most recent; values are *lruEntry[V]
+	byKey   map[string]*list.Element
 }
 
 type lruEntry[V any] struct {
 	key   string
 	value V
+	cost  int
 }
 
-func newLRU[V any](size int) *lru[V] {
-	return &lru[V]{size: size, order: list.New(), byKey: make(map[string]*list.Element)}
+func newLRU[V any](size, maxCost int) *lru[V] {
+	return &lru[V]{size: size, maxCost: maxCost, order: list.New(), byKey: make(map[string]*list.Element)}
 }
 
 func (c *lru[V]) get(key string) (V, bool) {
@@ -54,8 +59,11 @@ func (c *lru[V]) getBytes(key []byte) (V, bool) {
 	return el.Value.(*lruEntry[V]).value, true
 }
 
-func (c *lru[V]) put(key string, v V) {
-	if c == nil || key == "" {
+// put stores v under key at the given cost, evicting the least recently
+// used entries until the cache is within its bounds again. An entry that
+// costs more than the whole budget is not stored.
+func (c *lru[V]) put(key string, v V, cost int) {
+	if c == nil || key == "" || (c.maxCost > 0 && cost > c.maxCost) {
 		return
 	}
 	c.mu.Lock()
@@ -64,11 +72,12 @@ func (c *lru[V]) put(key string, v V) {
 		c.order.MoveToFront(el)
 		return
 	}
-	c.byKey[key] = c.order.PushFront(&lruEntry[V]{key: key, value: v})
-	for c.order.Len() > c.size {
-		oldest := c.order.Back()
-		c.order.Remove(oldest)
-		delete(c.byKey, oldest.Value.(*lruEntry[V]).key)
+	c.byKey[key] = c.order.PushFront(&lruEntry[V]{key: key, value: v, cost: cost})
+	c.cost += cost
+	for c.order.Len() > c.size || (c.maxCost > 0 && c.cost > c.maxCost) {
+		oldest := c.order.Remove(c.order.Back()).(*lruEntry[V])
+		delete(c.byKey, oldest.key)
+		c.cost -= oldest.cost
 	}
 }
 

@@ -42,10 +42,15 @@ func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes,
 	return r.hashes(canon, hash, hashMemo{schemas: v.schemaText, checks: v.checksText})
 }
 
-// maxRemembered is the most bytes, as sent, of a schema or of bounds and
-// rules together whose canonical forms Verifier.Hashes keeps: it bounds
-// those caches' memory to a few times this per entry.
-const maxRemembered = 16 << 10
+// What Verifier.Hashes and DecodeRequest remember is bounded twice: an entry
+// is made only for a schema, or bounds and rules together, of at most
+// maxRemembered bytes as sent, and each cache drops its least recently used
+// entries beyond rememberBudget bytes (the bytes as sent and the canonical
+// forms; a decoded entry is reckoned at four times its bytes as sent).
+const (
+	maxRemembered  = 1 << 20
+	rememberBudget = 32 << 20
+)
 
 // rememberKey is the key under which what small bounds and rules give is
 // remembered: the two members as sent, or nil when they are too large to be.
@@ -132,7 +137,7 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 		return canonicalSchema{}, err
 	}
 	c := canonicalSchema{canonical: canonical, hash: hash(canonical)}
-	remembered.put(string(raw), c)
+	remembered.put(string(raw), c, len(raw)+len(canonical))
 	return c, nil
 }
 
@@ -174,7 +179,7 @@ func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *
 			return canonicalChecks{}, fmt.Errorf("canonicalizing rules: %w", err)
 		}
 	}
-	remembered.put(string(key), c)
+	remembered.put(string(key), c, len(key)+len(c.bounds)+len(c.rules))
 	return c, nil
 }
 

@@ -228,7 +228,7 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 		return nil, err
 	}
 	if checksKey != nil && !remembered {
-		v.checksDecoded.put(string(checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules})
+		v.checksDecoded.put(string(checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(checksKey))
 	}
 	return r, nil
 }

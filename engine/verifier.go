@@ -40,10 +40,10 @@ func New(opts *Options) *Verifier {
 		v.opts = *opts
 	}
 	if size := orDefault(v.opts.CacheSize, DefaultCacheSize); v.opts.CacheSize >= 0 {
-		v.cache = newLRU[*schema.Schema](size)
-		v.schemaText = newLRU[canonicalSchema](size)
-		v.checksText = newLRU[canonicalChecks](size)
-		v.checksDecoded = newLRU[decodedChecks](size)
+		v.cache = newLRU[*schema.Schema](size, 0) // bounded in size by the schema node limit
+		v.schemaText = newLRU[canonicalSchema](size, rememberBudget)
+		v.checksText = newLRU[canonicalChecks](size, rememberBudget)
+		v.checksDecoded = newLRU[decodedChecks](size, rememberBudget)
 	}
 	return v
 }
@@ -72,7 +72,7 @@ func (v *Verifier) Compile(doc any, schemaHash string) (*schema.Schema, error) {
 		}
 		return nil, fmt.Errorf("compiling schema: %w", err)
 	}
-	v.cache.put(schemaHash, s)
+	v.cache.put(schemaHash, s, 0)
 	return s, nil
 }
 

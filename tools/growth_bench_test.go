@@ -275,9 +275,9 @@ func growthRules(n int) []any {
 
 // schemaGrowth returns requests of 5 … 2560 schema properties, named by
 // their schema check count. The schema text of 320 properties is 15.2 KB,
-// that of 640 is 30 KB: either side of the largest schema whose canonical
-// form and hash the engine remembers (maxRemembered in engine/hash.go,
-// 16 KB), beyond which it is canonicalized and hashed on every request.
+// that of 640 is 30 KB: either side of 16 KB, which was once the largest
+// schema whose canonical form and hash the engine remembered (now 1 MiB:
+// maxRemembered in engine/hash.go), and made a step in this family.
 func schemaGrowth(tb testing.TB) []growthCase {
 	tb.Helper()
 	var cases []growthCase
