@@ -32,12 +32,11 @@ func (r *Request) Hashes(canon Canonicalizer, hash Hasher) (Hashes, error) {
 	return r.hashes(canon, hash, hashMemo{})
 }
 
-// Hashes is r.Hashes, except that what depends only on a small
-// expected_schema, or only on small bounds and rules, is remembered by their
-// bytes as sent (in caches as large as the compiled-schema cache): a client
-// that sends the same schema and rules with every request has them
-// canonicalized and hashed once. Equal bytes have one canonical form, so the
-// hashes are the same either way.
+// Hashes is r.Hashes, except that what depends only on expected_schema, or
+// only on bounds and rules, is remembered by their bytes as sent (bounded
+// caches, below): a client that sends the same schema and rules with every
+// request has them canonicalized and hashed once. Equal bytes have one
+// canonical form, so the hashes are the same either way.
 func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes, error) {
 	return r.hashes(canon, hash, hashMemo{schemas: v.schemaText, checks: v.checksText})
 }
@@ -52,7 +51,7 @@ const (
 	rememberBudget = 32 << 20
 )
 
-// rememberKey is the key under which what small bounds and rules give is
+// rememberKey is the key under which what bounds and rules give is
 // remembered: the two members as sent, or nil when they are too large to be.
 func rememberKey(rawBounds, rawRules []byte) []byte {
 	if len(rawBounds)+len(rawRules) > maxRemembered {
