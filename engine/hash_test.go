@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/verifier-dev/verifier/signing"
 )
 
@@ -129,4 +131,37 @@ func TestVerifierHashesRemembers(t *testing.T) {
 	if n := v.checksText.len(); n != 8 {
 		t.Errorf("remembered %d bounds-and-rules pairs, want 8", n)
 	}
+}
+
+// FuzzRememberedMatchesFresh: one Verifier, kept across every input so that
+// its remembered schemas, rules and bounds are hit by later inputs, decodes
+// and hashes each request exactly as a fresh Verifier's careful path does.
+func FuzzRememberedMatchesFresh(f *testing.F) {
+	for _, seed := range fastPathSeeds(f) {
+		f.Add(seed)
+	}
+	opts := &Options{MaxDepth: 5}
+	shared := New(opts)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fresh, freshErr := New(opts).decodeRequest(body, false)
+		got, err := shared.DecodeRequest(body)
+		if (err == nil) != (freshErr == nil) {
+			t.Fatalf("DecodeRequest(%q): remembered error %v, fresh error %v", body, err, freshErr)
+		}
+		if err != nil {
+			return
+		}
+		if _, err := got.SchemaDocument(); err != nil {
+			t.Fatalf("DecodeRequest(%q): deferred schema: %v", body, err)
+		}
+		got.checksKey = nil
+		if diff := cmp.Diff(fresh, got, cmp.AllowUnexported(Request{}, Bound{}, Rule{}, Limit{}, timeValue{}, Path{}, step{})); diff != "" {
+			t.Fatalf("DecodeRequest(%q) differs from a fresh careful decode (-fresh +remembered):\n%s", body, diff)
+		}
+		want, wantErr := fresh.Hashes(signing.Canonicalize, signing.HashCanonical)
+		have, err := shared.Hashes(got, signing.Canonicalize, signing.HashCanonical)
+		if (err == nil) != (wantErr == nil) || have != want {
+			t.Fatalf("Hashes(%q) = %+v, %v; fresh %+v, %v", body, have, err, want, wantErr)
+		}
+	})
 }
