@@ -105,18 +105,12 @@ func (d *fastDecoder) checkObject(depth int) bool {
 		if !d.checkValue(depth + 1) {
 			return false
 		}
-		d.skipSpace()
-		if d.pos >= len(d.in) {
+		more, ok := d.separator('}')
+		if !ok {
 			return false
 		}
-		c := d.in[d.pos]
-		d.pos++
-		switch c {
-		case ',':
-		case '}':
+		if !more {
 			return true
-		default:
-			return false
 		}
 	}
 }
@@ -134,18 +128,12 @@ func (d *fastDecoder) checkArray(depth int) bool {
 		if !d.checkValue(depth + 1) {
 			return false
 		}
-		d.skipSpace()
-		if d.pos >= len(d.in) {
+		more, ok := d.separator(']')
+		if !ok {
 			return false
 		}
-		c := d.in[d.pos]
-		d.pos++
-		switch c {
-		case ',':
-		case ']':
+		if !more {
 			return true
-		default:
-			return false
 		}
 	}
 }

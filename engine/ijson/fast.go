@@ -93,20 +93,33 @@ func DecodeMembers(data []byte, opts *Options, checkOnly ...string) (members []M
 			return nil, false
 		}
 		members = append(members, Member{Name: name, Raw: data[start:d.pos:d.pos], Value: v})
-		d.skipSpace()
-		if d.pos >= len(d.in) {
+		more, ok := d.separator('}')
+		if !ok {
 			return nil, false
 		}
-		c := d.in[d.pos]
-		d.pos++
-		switch c {
-		case ',':
-		case '}':
+		if !more {
 			return members, d.atEnd()
-		default:
-			return nil, false
 		}
 	}
+}
+
+// separator steps over the white space and the comma or closing byte after
+// a member or an element: more is true after a comma, false after closing,
+// and ok is false for anything else.
+func (d *fastDecoder) separator(closing byte) (more, ok bool) {
+	d.skipSpace()
+	if d.pos >= len(d.in) {
+		return false, false
+	}
+	c := d.in[d.pos]
+	d.pos++
+	switch c {
+	case ',':
+		return true, true
+	case closing:
+		return false, true
+	}
+	return false, false
 }
 
 // hasMember reports whether members has one named name.
@@ -226,18 +239,12 @@ func (d *fastDecoder) object(depth int) (any, bool) {
 			return nil, false
 		}
 		obj[name] = v
-		d.skipSpace()
-		if d.pos >= len(d.in) {
+		more, ok := d.separator('}')
+		if !ok {
 			return nil, false
 		}
-		c := d.in[d.pos]
-		d.pos++
-		switch c {
-		case ',':
-		case '}':
+		if !more {
 			return obj, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -274,18 +281,12 @@ func (d *fastDecoder) array(depth int) (any, bool) {
 			return nil, false
 		}
 		arr = append(arr, v)
-		d.skipSpace()
-		if d.pos >= len(d.in) {
+		more, ok := d.separator(']')
+		if !ok {
 			return nil, false
 		}
-		c := d.in[d.pos]
-		d.pos++
-		switch c {
-		case ',':
-		case ']':
+		if !more {
 			return arr, true
-		default:
-			return nil, false
 		}
 	}
 }
