@@ -40,7 +40,12 @@ func placeholderKind(s string) string {
 	if !mayBePlaceholder(t[0]) {
 		return ""
 	}
-	t = strings.ToLower(t)
+	return lowerPlaceholderKind(strings.ToLower(t))
+}
+
+// lowerPlaceholderKind is placeholderKind of t, a string already trimmed,
+// lower-cased and not empty.
+func lowerPlaceholderKind(t string) string {
 	if len(t) > 200 { // placeholders are short; skip regex work on long text
 		if strings.HasPrefix(t, "lorem ipsum") {
 			return "lorem ipsum filler"

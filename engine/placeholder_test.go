@@ -15,21 +15,7 @@ func placeholderKindUnfiltered(s string) string {
 	if t == "" {
 		return "empty or blank string"
 	}
-	if len(t) > 200 {
-		if strings.HasPrefix(t, "lorem ipsum") {
-			return "lorem ipsum filler"
-		}
-		return ""
-	}
-	if placeholderWords[t] {
-		return "placeholder text"
-	}
-	for _, re := range placeholderPatterns {
-		if re.MatchString(t) {
-			return "placeholder text"
-		}
-	}
-	return ""
+	return lowerPlaceholderKind(t)
 }
 
 // TestPlaceholderFilter holds placeholderKind to the unfiltered reference
