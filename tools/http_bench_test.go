@@ -60,15 +60,9 @@ func BenchmarkRESTVerify(b *testing.B) {
 	})
 }
 
-// restBenchClient posts one pre-encoded verification on a keep-alive
+// newRESTBenchClient posts one pre-encoded verification on a keep-alive
 // connection to the REST handler of a server set up as in HTTP mode.
-type restBenchClient struct {
-	conn net.Conn
-	r    *bufio.Reader
-	req  []byte
-}
-
-func newRESTBenchClient(b *testing.B, body []byte) *restBenchClient {
+func newRESTBenchClient(b *testing.B, body []byte) *rawPostClient {
 	b.Helper()
 	svc := quietService(b, true)
 	g, err := payment.NewGate(payment.Config{FreePerDay: 1 << 30}, svc.Store, nil, nil)
@@ -81,6 +75,25 @@ func newRESTBenchClient(b *testing.B, body []byte) *restBenchClient {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return newRawPostClient(b, h, "/verify/schema", "", body, func(resp *http.Response, answer []byte) bool {
+		return bytes.Contains(answer, []byte(`"verification_id"`)) && resp.Header.Get(payment.HeaderAllowanceRemaining) != ""
+	})
+}
+
+// rawPostClient posts one pre-encoded HTTP/1.1 request on a keep-alive
+// connection to an httptest server, as a load generator does: no client
+// library between the benchmark and the server.
+type rawPostClient struct {
+	conn net.Conn
+	r    *bufio.Reader
+	req  []byte
+	good func(*http.Response, []byte) bool // whether a 200 answer is the expected one
+}
+
+// newRawPostClient serves h and connects to it; headers are extra header
+// lines, each ending in CRLF.
+func newRawPostClient(b *testing.B, h http.Handler, path, headers string, body []byte, good func(*http.Response, []byte) bool) *rawPostClient {
+	b.Helper()
 	ts := httptest.NewServer(h)
 	b.Cleanup(ts.Close)
 	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
@@ -88,13 +101,13 @@ func newRESTBenchClient(b *testing.B, body []byte) *restBenchClient {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { conn.Close() })
-	req := fmt.Appendf(nil, "POST /verify/schema HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-		ts.Listener.Addr(), len(body), body)
-	return &restBenchClient{conn: conn, r: bufio.NewReaderSize(conn, 1<<16), req: req}
+	req := fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s",
+		path, ts.Listener.Addr(), headers, len(body), body)
+	return &rawPostClient{conn: conn, r: bufio.NewReaderSize(conn, 1<<20), req: req, good: good}
 }
 
 // call makes one round trip and returns its time.
-func (c *restBenchClient) call(b *testing.B) time.Duration {
+func (c *rawPostClient) call(b *testing.B) time.Duration {
 	start := time.Now()
 	if _, err := c.conn.Write(c.req); err != nil {
 		b.Fatal(err)
@@ -106,9 +119,8 @@ func (c *restBenchClient) call(b *testing.B) time.Duration {
 	answer, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	took := time.Since(start)
-	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte(`"verification_id"`)) ||
-		resp.Header.Get(payment.HeaderAllowanceRemaining) == "" {
-		b.Fatalf("REST answer: status %d, %v, body %.200s", resp.StatusCode, err, answer)
+	if err != nil || resp.StatusCode != http.StatusOK || !c.good(resp, answer) {
+		b.Fatalf("POST: status %d, %v, body %.200s", resp.StatusCode, err, answer)
 	}
 	return took
 }

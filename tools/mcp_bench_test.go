@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -267,48 +265,16 @@ func startStdioInProcess(b *testing.B, srv *mcp.Server, args []byte) *stdioBench
 	return newStdioBenchClient(inW, out, args)
 }
 
-// httpBenchClient posts a pre-encoded verify_schema request on one
+// newHTTPBenchClient posts a pre-encoded verify_schema request on one
 // keep-alive connection to an httptest server of h.
-type httpBenchClient struct {
-	conn net.Conn
-	r    *bufio.Reader
-	req  []byte
-}
-
-func newHTTPBenchClient(b *testing.B, h http.Handler, args []byte) *httpBenchClient {
+func newHTTPBenchClient(b *testing.B, h http.Handler, args []byte) *rawPostClient {
 	b.Helper()
-	ts := httptest.NewServer(h)
-	b.Cleanup(ts.Close)
-	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
 	head, tail := callFrame(args)
 	frame := slices.Concat(head, []byte("1"), tail)
-	req := fmt.Appendf(nil, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"+
-		"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
-		ts.Listener.Addr(), len(frame), frame)
-	return &httpBenchClient{conn: conn, r: bufio.NewReaderSize(conn, 1<<20), req: req}
-}
-
-// call makes one round trip and returns its time.
-func (c *httpBenchClient) call(b *testing.B) time.Duration {
-	start := time.Now()
-	if _, err := c.conn.Write(c.req); err != nil {
-		b.Fatal(err)
-	}
-	resp, err := http.ReadResponse(c.r, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	answer, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	took := time.Since(start)
-	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(answer, []byte(`"structuredContent"`)) {
-		b.Fatalf("POST: %d %v %.200s", resp.StatusCode, err, answer)
-	}
-	return took
+	return newRawPostClient(b, h, "/mcp", "Accept: application/json, text/event-stream\r\n", frame,
+		func(_ *http.Response, answer []byte) bool {
+			return bytes.Contains(answer, []byte(`"structuredContent"`))
+		})
 }
 
 // procCPU is the CPU time the threads of process pid have run, from Linux's
