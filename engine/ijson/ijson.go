@@ -200,6 +200,15 @@ func (d *decoder) wrap(err error) error {
 // no non-zero literal that underflows to zero, and integer literals within
 // ±2^53 so the canonical form cannot round them onto a neighbour.
 func checkNumber(text string) error {
+	// A literal in the subnormal range is finite and not an integer
+	// literal; whether it underflows is decided on its digits, without the
+	// multiprecision conversion such literals need.
+	if zero, decided := jsonnum.TinyIsZero(text); decided {
+		if zero && !isZeroLiteral(text) {
+			return ErrNumber
+		}
+		return nil
+	}
 	f, err := jsonnum.ParseFloat(text)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return ErrNumber

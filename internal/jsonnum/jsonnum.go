@@ -17,6 +17,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -45,66 +46,10 @@ func ParseFloat(s string) (float64, error) {
 // 2^-1074, ties to even. ok is false for any other s, and for results of
 // 2^-1022 or more (normal numbers, which strconv converts quickly).
 func parseTiny(s string) (f float64, ok bool) {
-	i := 0
-	neg := false
-	if i < len(s) && s[i] == '-' {
-		neg = true
-		i++
-	}
 	var buf [64]byte
-	digits := buf[:0] // significant digits, without leading zeros
-	exp := 0          // value = digits × 10^exp
-	point := false
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c == '.' && !point {
-			point = true
-			continue
-		}
-		if c < '0' || c > '9' {
-			break
-		}
-		if point {
-			exp--
-		}
-		if c == '0' && len(digits) == 0 {
-			continue
-		}
-		if len(digits) == maxExactDigits {
-			return 0, false
-		}
-		digits = append(digits, c)
-	}
-	if len(digits) == 0 {
-		return 0, false // zero, or not a number: strconv decides
-	}
-	if i < len(s) {
-		if s[i] != 'e' && s[i] != 'E' {
-			return 0, false
-		}
-		i++
-		eneg := false
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			eneg = s[i] == '-'
-			i++
-		}
-		if i == len(s) {
-			return 0, false
-		}
-		e := 0
-		for ; i < len(s); i++ {
-			c := s[i]
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			if e < 1_000_000 { // far outside the range either way
-				e = e*10 + int(c-'0')
-			}
-		}
-		if eneg {
-			e = -e
-		}
-		exp += e
+	neg, digits, exp, ok := decompose(s, buf[:0])
+	if !ok {
+		return 0, false
 	}
 	// The decimal exponent of the leading digit decides the range.
 	if lead := exp + len(digits) - 1; lead < -325 || lead > -308 {
@@ -133,6 +78,116 @@ func parseTiny(s string) (f float64, ok bool) {
 	}
 	return math.Float64frombits(bits), true
 }
+
+// decompose splits a decimal literal -?D*(.D*)?([eE][+-]?D+)? into its
+// sign and value digits × 10^exp, digits being its significant digits
+// without leading zeros, appended to buf. ok is false for zero, for
+// anything that is not such a literal, and for more than maxExactDigits
+// significant digits.
+func decompose(s string, buf []byte) (neg bool, digits []byte, exp int, ok bool) {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		neg = true
+		i++
+	}
+	digits = buf // significant digits, without leading zeros; value = digits × 10^exp
+	point := false
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '.' && !point {
+			point = true
+			continue
+		}
+		if c < '0' || c > '9' {
+			break
+		}
+		if point {
+			exp--
+		}
+		if c == '0' && len(digits) == 0 {
+			continue
+		}
+		if len(digits) == maxExactDigits {
+			return false, nil, 0, false
+		}
+		digits = append(digits, c)
+	}
+	if len(digits) == 0 {
+		return false, nil, 0, false // zero, or not a number: strconv decides
+	}
+	if i < len(s) {
+		if s[i] != 'e' && s[i] != 'E' {
+			return false, nil, 0, false
+		}
+		i++
+		eneg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			eneg = s[i] == '-'
+			i++
+		}
+		if i == len(s) {
+			return false, nil, 0, false
+		}
+		e := 0
+		for ; i < len(s); i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return false, nil, 0, false
+			}
+			if e < 1_000_000 { // far outside the range either way
+				e = e*10 + int(c-'0')
+			}
+		}
+		if eneg {
+			e = -e
+		}
+		exp += e
+	}
+	return neg, digits, exp, true
+}
+
+// TinyIsZero decides, without converting it, whether a JSON number literal
+// of magnitude below 10^-307 (the subnormal range, where strconv is slow)
+// rounds to zero as a float64: round to nearest, ties to even, so exactly
+// when its magnitude is at most 2^-1075. decided is false for any other
+// literal, for zero itself, and for literals of more than maxExactDigits
+// significant digits; ParseFloat answers those.
+func TinyIsZero(s string) (zero, decided bool) {
+	var buf [64]byte
+	_, digits, exp, ok := decompose(s, buf[:0])
+	if !ok {
+		return false, false
+	}
+	half := halfMinSubnormal()
+	switch lead := exp + len(digits) - 1; {
+	case lead > -308:
+		return false, false
+	case lead < half.lead:
+		return true, true
+	case lead > half.lead:
+		return false, true
+	}
+	// Same leading exponent: compare the significant digits (trailing
+	// zeros do not change the value).
+	for len(digits) > 0 && digits[len(digits)-1] == '0' {
+		digits = digits[:len(digits)-1]
+	}
+	return string(digits) <= half.digits, true
+}
+
+// halfSubnormal is 2^-1075, half the smallest subnormal, in decimal: the
+// exponent of its leading digit and its significant digits (it is exact in
+// 1075 decimal places).
+type halfSubnormal struct {
+	lead   int
+	digits string
+}
+
+// halfMinSubnormal computes 2^-1075 = 5^1075 × 10^-1075 once.
+var halfMinSubnormal = sync.OnceValue(func() halfSubnormal {
+	d := new(big.Int).Exp(big.NewInt(5), big.NewInt(1075), nil).String()
+	return halfSubnormal{lead: len(d) - 1 - 1075, digits: strings.TrimRight(d, "0")}
+})
 
 // maxPow5 is the largest power of five parseTiny divides by: the exponent
 // of a literal of maxExactDigits digits at the bottom of the range.

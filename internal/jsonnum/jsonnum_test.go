@@ -1,6 +1,7 @@
 package jsonnum
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -113,4 +114,62 @@ func BenchmarkParseFloat(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestTinyIsZero holds TinyIsZero to ParseFloat: around 2^-1075 (the last
+// literal that rounds to zero), across the subnormal range, with signs,
+// fractions and trailing zeros, and undecided outside it.
+func TestTinyIsZero(t *testing.T) {
+	half := "2.4703282292062327208828439643411068618252990130716238221279284125033775363510437593264991818081799618989828234772285886546332835517796989819938739800539093906315035659515570226392290858392449105184435931802849936536152500319370457678249219365623669863658480757001585769269903706311928279558551332927834338409351978015531246597263579574622766465272827220056374006485499977096599470454020828166226237857393450736339007967761930577506740176324673600968951340535537458516661134223766678604162159680461914467291840300530057530849048765391711386591646239524912623653881879636239373280423891018672348497668235089863388587925628302755995657524455507255189313690836254779186948667994968324049705821028513185451396213837722826145437693412532098591327667236328125e-324"
+	for _, tt := range []struct {
+		lit     string
+		decided bool
+	}{
+		{half, true},
+		{strings.Replace(half, "125e-324", "1250000e-324", 1), true},
+		{strings.Replace(half, "125e-324", "126e-324", 1), true},
+		{strings.Replace(half, "125e-324", "124e-324", 1), true},
+		{"-" + half, true},
+		{"2.4703282292062327e-324", true}, {"2.4703282292062328e-324", true},
+		{"5e-324", true}, {"4e-324", true}, {"3e-324", true}, {"2e-324", true}, {"1e-324", true},
+		{"-5e-324", true}, {"1e-400", true}, {"0.000001e-318", true}, {"123.456e-320", true},
+		{"2.2250738585072009e-308", true}, {"1e-308", true}, {"9.99e-308", true},
+		{"1e-307", false}, {"1.5", false}, {"0", false}, {"0e-400", false}, {"-0.0", false}, {"100", false},
+	} {
+		zero, decided := TinyIsZero(tt.lit)
+		if decided != tt.decided {
+			t.Errorf("TinyIsZero(%.40s…) decided = %v, want %v", tt.lit, decided, tt.decided)
+			continue
+		}
+		if !decided {
+			continue
+		}
+		f, err := strconv.ParseFloat(tt.lit, 64)
+		if err != nil && f != 0 {
+			t.Fatalf("ParseFloat(%.40s…): %v", tt.lit, err)
+		}
+		if zero != (f == 0) {
+			t.Errorf("TinyIsZero(%.40s…) = %v, but ParseFloat gives %v", tt.lit, zero, f)
+		}
+	}
+}
+
+// FuzzTinyIsZero: where TinyIsZero decides, ParseFloat agrees.
+func FuzzTinyIsZero(f *testing.F) {
+	for _, s := range []string{"5e-324", "2.4703282292062328e-324", "2.47e-324", "-1e-330", "9e-309", "0.0001e-320"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		zero, decided := TinyIsZero(s)
+		if !decided {
+			return
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			t.Fatalf("TinyIsZero(%q) decided on a literal ParseFloat refuses: %v", s, err)
+		}
+		if zero != (v == 0) {
+			t.Fatalf("TinyIsZero(%q) = %v, ParseFloat = %v", s, zero, v)
+		}
+	})
 }
