@@ -3,7 +3,6 @@ package tools
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,30 +33,8 @@ import (
 // -count to interleave them.
 func BenchmarkRESTVerify(b *testing.B) {
 	body := readTestdata(b, "invoice-pass.json")
-	b.Run("in-process", func(b *testing.B) {
-		svc := quietService(b, true)
-		var times []time.Duration
-		cpu := cpuNow()
-		for b.Loop() {
-			start := time.Now()
-			if _, err := svc.Verify(context.Background(), body); err != nil {
-				b.Fatal(err)
-			}
-			times = append(times, time.Since(start))
-		}
-		reportCPU(b, cpu)
-		b.ReportMetric(medianMS(times), "median-ms")
-	})
-	b.Run("rest", func(b *testing.B) {
-		c := newRESTBenchClient(b, body)
-		var times []time.Duration
-		cpu := cpuNow()
-		for b.Loop() {
-			times = append(times, c.call(b))
-		}
-		reportCPU(b, cpu)
-		b.ReportMetric(medianMS(times), "median-ms")
-	})
+	b.Run("in-process", func(b *testing.B) { benchRoundTrips(b, inProcessCall(quietService(b, true), body)) })
+	b.Run("rest", func(b *testing.B) { benchRoundTrips(b, newRESTBenchClient(b, body).call) })
 }
 
 // newRESTBenchClient posts one pre-encoded verification on a keep-alive
