@@ -34,6 +34,15 @@ func callTool(t *testing.T, url, tool string, args json.RawMessage) mcp.CallTool
 	return msg.Result
 }
 
+// resultCode is the error code a tool result carries in its structured
+// content.
+func resultCode(t *testing.T, r mcp.CallToolResult) string {
+	t.Helper()
+	var e struct{ Code string }
+	decodeStructured(t, r, &e)
+	return e.Code
+}
+
 // TestMCPToolsShareTheAllowance drives the real verify_schema and
 // get_verification_record handlers over HTTP with payment off and an
 // allowance of one call: the second verification is rate limited, an invalid
@@ -52,16 +61,11 @@ func TestMCPToolsShareTheAllowance(t *testing.T) {
 	if r := callTool(t, srv.URL, ToolVerifySchema, request); r.IsError {
 		t.Fatalf("first call (free) isError: %+v", r.Content)
 	}
-	code := func(r mcp.CallToolResult) string {
-		var e struct{ Code string }
-		decodeStructured(t, r, &e)
-		return e.Code
+	if r := callTool(t, srv.URL, ToolVerifySchema, json.RawMessage(`{"task_id":"t"}`)); !r.IsError || resultCode(t, r) != CodeInvalidRequest {
+		t.Errorf("invalid request past the allowance: isError %v code %q, want invalid_request", r.IsError, resultCode(t, r))
 	}
-	if r := callTool(t, srv.URL, ToolVerifySchema, json.RawMessage(`{"task_id":"t"}`)); !r.IsError || code(r) != CodeInvalidRequest {
-		t.Errorf("invalid request past the allowance: isError %v code %q, want invalid_request", r.IsError, code(r))
-	}
-	if r := callTool(t, srv.URL, ToolVerifySchema, request); !r.IsError || code(r) != CodeRateLimited {
-		t.Errorf("second call: isError %v code %q, want rate_limited", r.IsError, code(r))
+	if r := callTool(t, srv.URL, ToolVerifySchema, request); !r.IsError || resultCode(t, r) != CodeRateLimited {
+		t.Errorf("second call: isError %v code %q, want rate_limited", r.IsError, resultCode(t, r))
 	}
 	if r := callTool(t, srv.URL, ToolRecord, json.RawMessage(`{"agent_id":"nobody-yet"}`)); r.IsError {
 		t.Errorf("record of an agent without history is refused: %+v", r.Content)
@@ -82,25 +86,20 @@ func TestMCPUnansweredCallGivesBackItsFreeCall(t *testing.T) {
 	svc.WithPayment(&HTTPOptions{}, gate)
 	srv := httptest.NewServer(NewMCPHandler(svc))
 	defer srv.Close()
-	code := func(r mcp.CallToolResult) string {
-		var e struct{ Code string }
-		decodeStructured(t, r, &e)
-		return e.Code
-	}
 
 	request := json.RawMessage(readTestdata(t, "invoice-pass.json"))
 	release, busy := svc.Limiter.acquire(t.Context()) // the only slot
 	if busy != nil {
 		t.Fatal(busy)
 	}
-	if r := callTool(t, srv.URL, ToolVerifySchema, request); !r.IsError || code(r) != CodeUnavailable {
-		t.Fatalf("call with every slot taken: isError %v code %q, want unavailable", r.IsError, code(r))
+	if r := callTool(t, srv.URL, ToolVerifySchema, request); !r.IsError || resultCode(t, r) != CodeUnavailable {
+		t.Fatalf("call with every slot taken: isError %v code %q, want unavailable", r.IsError, resultCode(t, r))
 	}
 	release()
 	if r := callTool(t, srv.URL, ToolVerifySchema, request); r.IsError {
 		t.Fatalf("next call is not free: the unanswered call kept the free call: %+v", r.Content)
 	}
-	if r := callTool(t, srv.URL, ToolVerifySchema, request); !r.IsError || code(r) != CodeRateLimited {
-		t.Errorf("third call: isError %v code %q, want rate_limited (the answered call used the allowance)", r.IsError, code(r))
+	if r := callTool(t, srv.URL, ToolVerifySchema, request); !r.IsError || resultCode(t, r) != CodeRateLimited {
+		t.Errorf("third call: isError %v code %q, want rate_limited (the answered call used the allowance)", r.IsError, resultCode(t, r))
 	}
 }
