@@ -29,30 +29,31 @@ func newLRU[V any](size, maxCost int) *lru[V] {
 }
 
 func (c *lru[V]) get(key string) (V, bool) {
-	var zero V
 	if c == nil || key == "" {
+		var zero V
 		return zero, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.byKey[key]
-	if !ok {
-		return zero, false
-	}
-	c.order.MoveToFront(el)
-	return el.Value.(*lruEntry[V]).value, true
+	return c.use(c.byKey[key])
 }
 
 // getBytes is get for a key held as bytes, without copying it to a string.
 func (c *lru[V]) getBytes(key []byte) (V, bool) {
-	var zero V
 	if c == nil || len(key) == 0 {
+		var zero V
 		return zero, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.byKey[string(key)]
-	if !ok {
+	return c.use(c.byKey[string(key)])
+}
+
+// use returns the value of el, a lookup's result (nil when there was
+// none), and marks it the most recently used. c.mu must be held.
+func (c *lru[V]) use(el *list.Element) (V, bool) {
+	if el == nil {
+		var zero V
 		return zero, false
 	}
 	c.order.MoveToFront(el)
