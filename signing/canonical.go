@@ -88,8 +88,9 @@ func SignedDocument(context, keyVersion, attestedAt string, response []byte) ([]
 }
 
 // signedDocumentFast builds the signed document directly in canonical form
-// (signedDocumentWith), canonicalizing the response into it. ok is false whenever signedDocumentJCS could fail; the caller then
-// runs it for the error. The response is canonicalized one level deep, as
+// (signedDocumentWith), canonicalizing the response into it. ok is false
+// whenever signedDocumentJCS could fail; the caller then runs it for the
+// error. The response is canonicalized one level deep, as
 // inside the document, so the nesting limit falls where jcs puts it.
 func signedDocumentFast(context, keyVersion, attestedAt string, response []byte) (doc []byte, ok bool) {
 	doc, err := signedDocumentWith(context, keyVersion, attestedAt, len(response), func(doc []byte) ([]byte, error) {

@@ -84,40 +84,38 @@ func (s *Signer) public() ed25519.PublicKey { return s.priv.Public().(ed25519.Pu
 // gives a signature no verifier accepts, so only a writer tested against
 // Canonicalize may call it.
 func (s *Signer) AttestCanonical(context string, canonical []byte, attestedAt string) (Attestation, error) {
-	if context != ContextVerify && context != ContextTrustScore {
-		return Attestation{}, fmt.Errorf("attesting: unknown context %q", context)
-	}
-	doc, err := signedDocumentAround(context, s.version, attestedAt, canonical)
-	if err != nil {
-		return Attestation{}, fmt.Errorf("attesting: %w", err)
-	}
-	return s.attestation(attestedAt, doc), nil
+	return s.attest(context, attestedAt, func() ([]byte, error) {
+		return signedDocumentAround(context, s.version, attestedAt, canonical)
+	})
 }
 
 // Attest signs response, one JSON value (the answer without "attestation"),
 // under context (ContextVerify or ContextTrustScore) at attestedAt, which must
 // be the answer's verified_at when it has one: receipt checking compares them.
 func (s *Signer) Attest(context string, response []byte, attestedAt string) (Attestation, error) {
+	return s.attest(context, attestedAt, func() ([]byte, error) {
+		return SignedDocument(context, s.version, attestedAt, response)
+	})
+}
+
+// attest signs the signed document signedDocument builds, under a known
+// context.
+func (s *Signer) attest(context, attestedAt string, signedDocument func() ([]byte, error)) (Attestation, error) {
 	if context != ContextVerify && context != ContextTrustScore {
 		// Receipts are only checked under the known contexts, so a signature
 		// under any other could never be verified.
 		return Attestation{}, fmt.Errorf("attesting: unknown context %q", context)
 	}
-	doc, err := SignedDocument(context, s.version, attestedAt, response)
+	doc, err := signedDocument()
 	if err != nil {
 		return Attestation{}, fmt.Errorf("attesting: %w", err)
 	}
-	return s.attestation(attestedAt, doc), nil
-}
-
-// attestation signs a signed document.
-func (s *Signer) attestation(attestedAt string, doc []byte) Attestation {
 	return Attestation{
 		Algorithm:  Algorithm,
 		KeyVersion: s.version,
 		Timestamp:  attestedAt,
 		Signature:  base64.StdEncoding.EncodeToString(ed25519.Sign(s.priv, doc)),
-	}
+	}, nil
 }
 
 // String describes the signer by its public half.
