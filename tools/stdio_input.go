@@ -1,0 +1,55 @@
+//go:build unix
+
+package tools
+
+import (
+	"io"
+	"os"
+	"syscall"
+)
+
+// PollableInput returns a reader of f that waits in Go's network poller
+// instead of in a blocking read(2), and a function that puts f's
+// descriptor back in blocking mode. It applies to a blocking pipe or
+// socket (what an MCP client hands a stdio server); anything else (a
+// terminal, a file, a descriptor already non-blocking) comes back as f.
+//
+// Why: a goroutine blocked in read(2) holds a thread in a system call; the
+// runtime's monitor hands its processor off after 20 µs and, the program
+// looking busy, goes on polling every 20 µs. Between the calls of an MCP
+// session that polling cost a stdio server about a fifth of its CPU
+// (BENCHMARKS.md, MCP); a read parked in the poller costs nothing while it
+// waits.
+func PollableInput(f *os.File) (io.Reader, func()) {
+	keep := func() (io.Reader, func()) { return f, func() {} }
+	rc, err := f.SyscallConn() // unlike Fd, leaves the descriptor's mode alone
+	if err != nil {
+		return keep()
+	}
+	fd := -1
+	if err := rc.Control(func(d uintptr) { fd = int(d) }); err != nil || fd < 0 {
+		return keep()
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return keep()
+	}
+	if mode := st.Mode & syscall.S_IFMT; mode != syscall.S_IFIFO && mode != syscall.S_IFSOCK {
+		return keep()
+	}
+	if nonblocking(fd) {
+		return keep() // os.NewFile already made f pollable
+	}
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return keep()
+	}
+	// os.NewFile registers a non-blocking descriptor with the poller. The
+	// new File is never closed: fd belongs to f.
+	return os.NewFile(uintptr(fd), f.Name()), func() { _ = syscall.SetNonblock(fd, false) }
+}
+
+// nonblocking reports whether fd has O_NONBLOCK set.
+func nonblocking(fd int) bool {
+	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFL, 0)
+	return errno == 0 && flags&syscall.O_NONBLOCK != 0
+}
