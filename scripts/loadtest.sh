@@ -81,7 +81,14 @@ for c in $connections; do
 		-v bad="$non2xx" -v t=$((after - before)) -v hz="$hz" -v rss="$(status VmRSS)" -v anon="$(status RssAnon)" -v file="$(status RssFile)" -v hwm="$(status VmHWM)" \
 		'BEGIN {printf "%-6d %10.0f %10.0f %9.2f %9.2f %9.2f %9d %14.3f %9.1f %9.1f %9.1f %9.1f\n", c, n / (d / 1e6), (n - bad) / (d / 1e6), p50 / 1e3, p90 / 1e3, p99 / 1e3, bad, t / hz * 1e3 / n, rss / 1024, anon / 1024, file / 1024, hwm / 1024}'
 done
+# The store file's size per verdict stored: the request's agent's total
+# from GET /reputation (every answered request stored one verdict of it).
+agent=$(grep -o '"agent_id": *"[^"]*"' "$BODY" | head -1 | sed 's/.*"\([^"]*\)"$/\1/')
+verdicts=$(curl -sf "http://$addr/reputation/$agent" | grep -o '"total":[0-9]*' | head -1 | cut -d: -f2)
 stop
+bytes=$(stat -c %s "$work/data/verifier.db")
+awk -v b="$bytes" -v n="${verdicts:-0}" -v a="$agent" \
+	'BEGIN {printf "store file: %d bytes, %d verdicts of %s = %.0f bytes per verdict\n", b, n, a, n ? b / n : 0}'
 
 # fsyncs per answered request, per connection count: a fresh server traced
 # from its start (strace slows it, so its throughput is not reported).

@@ -15,12 +15,13 @@ import (
 
 // schemaVersion is the layout this binary reads and writes (see the package
 // documentation). Bump it together with a step in migrate.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // Bucket names. Every bucket is created at open.
 var (
 	bucketMeta       = []byte("meta")
 	bucketVerdicts   = []byte("verdicts")
+	bucketVerdictIDs = []byte("verdict_ids")
 	bucketAgents     = []byte("agents")
 	bucketAgentTime  = []byte("agent_time")
 	bucketAllowance  = []byte("allowance")
@@ -32,8 +33,8 @@ var (
 
 // allBuckets lists the buckets of the current schema.
 func allBuckets() [][]byte {
-	return [][]byte{bucketMeta, bucketVerdicts, bucketAgents, bucketAgentTime,
-		bucketAllowance, bucketPayments, bucketPaymentExp}
+	return [][]byte{bucketMeta, bucketVerdicts, bucketVerdictIDs, bucketAgents,
+		bucketAgentTime, bucketAllowance, bucketPayments, bucketPaymentExp}
 }
 
 // Defaults for [Options].
@@ -150,6 +151,9 @@ func (b *Bolt) init() (err error) {
 			return fmt.Errorf("%w: file has version %d, this binary knows up to %d",
 				ErrSchemaVersion, version, schemaVersion)
 		}
+		if version == 0 { // a new file: the buckets created below are the whole layout
+			version = schemaVersion
+		}
 		for v := version; v < schemaVersion; v++ {
 			if err := migrate(tx, v); err != nil {
 				return fmt.Errorf("migrating schema from version %d: %w", v, err)
@@ -190,18 +194,6 @@ func readSchemaVersion(tx *bolt.Tx) (uint64, error) {
 		return 0, fmt.Errorf("%w: schema version missing or malformed", ErrCorrupt)
 	}
 	return binary.BigEndian.Uint64(v), nil
-}
-
-// migrate moves the file from schema version from to from+1. Version 0 is
-// a new file: the buckets created by init are the whole migration. A later
-// layout change adds its step here.
-func migrate(_ *bolt.Tx, from uint64) error {
-	switch from {
-	case 0:
-		return nil
-	default:
-		return fmt.Errorf("no migration from schema version %d", from)
-	}
 }
 
 // Path returns the store file's path.

@@ -25,14 +25,17 @@
 //	rep, err := s.Reputation(ctx, v.AgentID, store.Page{Limit: 20})
 //	sc, err := s.Score(ctx, v.AgentID, time.Now())
 //
-// # File layout (schema version 1)
+// # File layout (schema version 2)
 //
 // Every bucket is created at open. Integers are big-endian; a "time" is Unix
 // nanoseconds as a uint64 with the sign bit flipped, so keys sort by time.
 //
-//	meta         "schema_version" → uint64 (1)
-//	verdicts     verification id → 0x01, uvarint n, n bytes of the verdict's
-//	             JSON without the receipt, then the receipt bytes verbatim
+//	meta         "schema_version" → uint64 (2)
+//	verdicts     time(verified_at), verification id → 0x01, uvarint n, n
+//	             bytes of the verdict's JSON without the receipt, then the
+//	             receipt bytes verbatim
+//	verdict_ids  verification id → time(verified_at), the rest of its
+//	             verdicts key
 //	agents       agent id → 56 bytes: total, passed, failed (uint64),
 //	             first_seen, last_seen (int64 Unix nanos), W+, W- (float64
 //	             bits; the decayed sums of the score, taken at last_seen)
@@ -44,20 +47,34 @@
 //	payments     payment id → time(expiry + PaymentRetention)
 //	payment_exp  time(expiry + PaymentRetention), payment id → empty
 //
+// Verdicts are keyed by time, not by their random id, so that writes append:
+// a write reads and rewrites the right-most pages of verdicts only, and
+// pages filled once are not read again. bbolt reads the file through a
+// read-only mapping, and every page it reads (with its neighbours, which
+// the kernel maps around a fault) counts in the process's resident memory
+// until the file is remapped; keyed by id, each verdict went to a random
+// page and in time the whole file was resident. Only verdict_ids, about 90
+// bytes per verdict, takes writes at random places. A receipt costs two
+// lookups: its time in verdict_ids, then the record.
+//
 // Verdicts of test agents ([IsTestAgent]) and of no agent are in verdicts
-// only. Reputation and score read an agent's counters (one key) and walk
-// agent_time backwards for the recent verdicts, so they cost O(page), not
-// O(history). Allowance days before today and payment ids past their
-// retention are deleted at open and then at most every ten minutes, by the
-// allowance and payment calls.
+// and verdict_ids only. Reputation and score read an agent's counters (one
+// key) and walk agent_time backwards for the recent verdicts, so they cost
+// O(page), not O(history). Allowance days before today and payment ids past
+// their retention are deleted at open and then at most every ten minutes,
+// by the allowance and payment calls.
 //
 // [Bolt.Verify] reads the whole file: bbolt's page check, then every
-// verdict against its index entry and its agent's counters (for tests and
-// offline checks; [Bolt.Check] is the cheap readiness probe).
+// verdict against its key, its id entry (and every id entry against its
+// verdict), its index entry and its agent's counters (for tests and offline
+// checks; [Bolt.Check] is the cheap readiness probe).
 //
 // Opening reads the schema version: a newer one is [ErrSchemaVersion], an
 // older one is migrated step by step in the opening transaction, and a bbolt
-// file with other buckets and no version is [ErrCorrupt].
+// file with other buckets and no version is [ErrCorrupt]. Version 1 keyed
+// verdicts by verification id and had no verdict_ids; opening it re-keys
+// every verdict by its verified_at, records unchanged, in one transaction
+// that holds about as much memory as the verdicts take on disk.
 //
 // # Trust score
 //

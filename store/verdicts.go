@@ -22,10 +22,11 @@ var (
 	maxVerifiedAt = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
-// PutVerdict stores v, its agent's counters and its time-index entry in one
-// transaction, shared with concurrent writers (a group commit), and
-// returns once that transaction is committed and synced. Verdicts of test
-// agents (IsTestAgent) and of no agent are stored without counters or index.
+// PutVerdict stores v, its id entry, its agent's counters and its
+// time-index entry in one transaction, shared with concurrent writers (a
+// group commit), and returns once that transaction is committed and synced.
+// Verdicts of test agents (IsTestAgent) and of no agent are stored without
+// counters or index.
 func (b *Bolt) PutVerdict(ctx context.Context, v Verdict) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -40,9 +41,22 @@ func (b *Bolt) PutVerdict(ctx context.Context, v Verdict) error {
 	return nil
 }
 
+// verdictsFillPercent is the verdicts bucket's fill factor. bbolt splits a
+// page that overflows at FillPercent of a page, the rest going to a new
+// page; its default, 0.5, suits keys that arrive in random order (a
+// half-full page has room for them) but leaves half of every page of an
+// append-only bucket empty. Verdicts arrive nearly in verified_at order
+// (concurrent requests' times are a few milliseconds out of order at most),
+// so their pages are filled. agent_time, which appends at one place per
+// agent, keeps the default: with one agent full pages would halve it, but
+// with many agents those places lie inside the bucket, and a full page split
+// there leaves a nearly empty one each time. BENCHMARKS.md ("Store") has the
+// measurements.
+const verdictsFillPercent = 1.0
+
 // verdictWrite is a validated, encoded verdict ready to be written.
 type verdictWrite struct {
-	id      []byte
+	key     []byte // verdicts-bucket key: time(verified_at), verification id
 	record  []byte // verdicts-bucket value
 	agent   string // "" when the verdict is not counted
 	nanos   int64  // verified_at
@@ -50,12 +64,16 @@ type verdictWrite struct {
 	summary []byte // agent_time value
 }
 
+// id returns the verification id, the key's tail.
+func (w verdictWrite) id() []byte { return w.key[8:] }
+
 func prepareVerdict(v Verdict) (verdictWrite, error) {
 	if err := validateVerdict(v); err != nil {
 		return verdictWrite{}, err
 	}
 	v.VerifiedAt = v.VerifiedAt.UTC()
-	w := verdictWrite{id: []byte(v.VerificationID), nanos: v.VerifiedAt.UnixNano(), pass: v.Result == ResultPass}
+	w := verdictWrite{nanos: v.VerifiedAt.UnixNano(), pass: v.Result == ResultPass}
+	w.key = timeKey(w.nanos, v.VerificationID)
 	var err error
 	if w.record, err = encodeVerdict(v); err != nil {
 		return verdictWrite{}, err
@@ -67,17 +85,27 @@ func prepareVerdict(v Verdict) (verdictWrite, error) {
 	return w, nil
 }
 
-// apply writes the verdict, its agent's counters and its index entry. It
-// only reads and writes tx, so a shared commit may run it again safely.
+// apply writes the verdict, its id entry, its agent's counters and its
+// index entry. It only reads and writes tx, so a shared commit may run it
+// again safely.
 func (w verdictWrite) apply(tx *bolt.Tx) error {
+	ids := tx.Bucket(bucketVerdictIDs)
 	verdicts := tx.Bucket(bucketVerdicts)
-	if old := verdicts.Get(w.id); old != nil {
+	if at := ids.Get(w.id()); at != nil {
+		old, err := storedRecord(verdicts, at, w.id())
+		if err != nil {
+			return err
+		}
 		if bytes.Equal(old, w.record) {
 			return nil
 		}
 		return ErrDuplicate
 	}
-	if err := verdicts.Put(w.id, w.record); err != nil {
+	verdicts.FillPercent = verdictsFillPercent
+	if err := verdicts.Put(w.key, w.record); err != nil {
+		return err
+	}
+	if err := ids.Put(w.id(), w.key[:8]); err != nil {
 		return err
 	}
 	if w.agent == "" {
@@ -92,8 +120,21 @@ func (w verdictWrite) apply(tx *bolt.Tx) error {
 	if err := agents.Put([]byte(w.agent), agg.encode()); err != nil {
 		return err
 	}
-	key := indexKey(w.agent, w.nanos, string(w.id))
-	return tx.Bucket(bucketAgentTime).Put(key, w.summary)
+	return tx.Bucket(bucketAgentTime).Put(append(agentPrefix(w.agent), w.key...), w.summary)
+}
+
+// storedRecord returns the verdicts-bucket value of the verification id
+// whose verdict_ids entry is at; valid until the transaction ends.
+func storedRecord(verdicts *bolt.Bucket, at, id []byte) ([]byte, error) {
+	if len(at) != 8 {
+		return nil, fmt.Errorf("%w: id entry of %d bytes", ErrCorrupt, len(at))
+	}
+	var buf [8 + 64]byte
+	record := verdicts.Get(append(append(buf[:0], at...), id...))
+	if record == nil {
+		return nil, fmt.Errorf("%w: id entry without its verdict", ErrCorrupt)
+	}
+	return record, nil
 }
 
 // Receipt returns the verdict stored under verificationID, or ErrNotFound
@@ -107,11 +148,15 @@ func (b *Bolt) Receipt(ctx context.Context, verificationID string) (Verdict, err
 	}
 	var v Verdict
 	err := b.db.View(func(tx *bolt.Tx) error {
-		record := tx.Bucket(bucketVerdicts).Get([]byte(verificationID))
-		if record == nil {
+		id := []byte(verificationID)
+		at := tx.Bucket(bucketVerdictIDs).Get(id)
+		if at == nil {
 			return ErrNotFound
 		}
-		var err error
+		record, err := storedRecord(tx.Bucket(bucketVerdicts), at, id)
+		if err != nil {
+			return err
+		}
 		v, err = decodeVerdict(record)
 		return err
 	})
@@ -158,20 +203,30 @@ func encodeVerdict(v Verdict) ([]byte, error) {
 // decodeVerdict parses a verdicts-bucket value into a Verdict that shares no
 // memory with it.
 func decodeVerdict(record []byte) (Verdict, error) {
+	fields, receipt, err := splitRecord(record)
+	if err != nil {
+		return Verdict{}, err
+	}
+	var v Verdict
+	if err := json.Unmarshal(fields, &v); err != nil {
+		return Verdict{}, fmt.Errorf("%w: verdict record: %v", ErrCorrupt, err)
+	}
+	v.Receipt = bytes.Clone(receipt)
+	return v, nil
+}
+
+// splitRecord returns the JSON of a verdicts-bucket value's fields and its
+// receipt bytes.
+func splitRecord(record []byte) (fields, receipt []byte, err error) {
 	if len(record) == 0 || record[0] != recordFormat {
-		return Verdict{}, fmt.Errorf("%w: unknown verdict record format", ErrCorrupt)
+		return nil, nil, fmt.Errorf("%w: unknown verdict record format", ErrCorrupt)
 	}
 	n, size := binary.Uvarint(record[1:])
 	if size <= 0 || n > uint64(len(record)-1-size) {
-		return Verdict{}, fmt.Errorf("%w: truncated verdict record", ErrCorrupt)
+		return nil, nil, fmt.Errorf("%w: truncated verdict record", ErrCorrupt)
 	}
 	start := 1 + size
-	var v Verdict
-	if err := json.Unmarshal(record[start:start+int(n)], &v); err != nil {
-		return Verdict{}, fmt.Errorf("%w: verdict record: %v", ErrCorrupt, err)
-	}
-	v.Receipt = bytes.Clone(record[start+int(n):])
-	return v, nil
+	return record[start : start+int(n)], record[start+int(n):], nil
 }
 
 // encodeSummary lays out an agent_time value: the result ('p' or 'f'),

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -91,6 +92,12 @@ func TestPutVerdictDuplicate(t *testing.T) {
 	if err := s.PutVerdict(ctx, other); !errors.Is(err, ErrDuplicate) {
 		t.Errorf("PutVerdict(changed verdict, same id) error = %v, want ErrDuplicate", err)
 	}
+	// Another time is another key of the verdicts bucket: still the same id.
+	later := v
+	later.VerifiedAt = t0.Add(time.Second)
+	if err := s.PutVerdict(ctx, later); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("PutVerdict(same id, later verified_at) error = %v, want ErrDuplicate", err)
+	}
 	rep, err := s.Reputation(ctx, "seller", Page{})
 	if err != nil {
 		t.Fatalf("Reputation() error = %v", err)
@@ -167,7 +174,31 @@ func TestVerifyDetectsInconsistency(t *testing.T) {
 			return tx.Bucket(bucketAgents).Delete([]byte("seller"))
 		}},
 		{"verdict record damaged", func(tx *bolt.Tx) error {
-			return tx.Bucket(bucketVerdicts).Put([]byte("v-2"), []byte{recordFormat, 50, '{'})
+			return tx.Bucket(bucketVerdicts).Put(timeKey(t0.Add(time.Hour).UnixNano(), "v-2"), []byte{recordFormat, 50, '{'})
+		}},
+		{"id entry missing", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketVerdictIDs).Delete([]byte("v-2"))
+		}},
+		{"id entry of another time", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketVerdictIDs).Put([]byte("v-2"), appendTime(nil, t0.UnixNano()))
+		}},
+		{"id entry without its verdict", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketVerdictIDs).Put([]byte("v-3"), appendTime(nil, t0.UnixNano()))
+		}},
+		{"verdict and id entry under another time", func(tx *bolt.Tx) error {
+			verdicts := tx.Bucket(bucketVerdicts)
+			key := timeKey(t0.Add(time.Hour).UnixNano(), "v-2")
+			moved := timeKey(t0.Add(2*time.Hour).UnixNano(), "v-2")
+			if err := verdicts.Put(moved, bytes.Clone(verdicts.Get(key))); err != nil {
+				return err
+			}
+			if err := verdicts.Delete(key); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketVerdictIDs).Put([]byte("v-2"), moved[:8])
+		}},
+		{"verdict under a short key", func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketVerdicts).Put([]byte("v-2"), []byte{recordFormat, 2, '{', '}'})
 		}},
 	}
 	for _, tt := range tests {

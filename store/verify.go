@@ -1,19 +1,23 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
 // Verify checks the whole file: bbolt's page-level consistency check, then
-// that every verdict of a counted agent has its index entry and that each
-// agent's counters match its index. It reads the entire file (O(history)):
-// for tests and offline checks, not for a health probe (see Check).
+// that every verdict is under its own time and id and has its id entry and
+// no id entry is left without a verdict, that every verdict of a counted
+// agent has its index entry, and that each agent's counters match its
+// index. It reads the entire file (O(history)): for tests and offline
+// checks, not for a health probe (see Check).
 func (b *Bolt) Verify(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -34,23 +38,34 @@ func (b *Bolt) Verify(ctx context.Context) error {
 	return nil
 }
 
-// verifyIndex cross-checks the verdicts, agents and agent_time buckets.
+// verifyIndex cross-checks the verdicts, verdict_ids, agents and agent_time
+// buckets.
 func verifyIndex(tx *bolt.Tx) error {
+	ids := tx.Bucket(bucketVerdictIDs)
 	index := tx.Bucket(bucketAgentTime)
 	counted := map[string]*aggregate{}
-	err := tx.Bucket(bucketVerdicts).ForEach(func(id, record []byte) error {
+	verdicts := 0
+	err := tx.Bucket(bucketVerdicts).ForEach(func(key, record []byte) error {
+		if len(key) <= 8 {
+			return fmt.Errorf("%w: malformed verdict key %x", ErrCorrupt, key)
+		}
+		id := key[8:]
 		v, err := decodeVerdict(record)
 		if err != nil {
 			return fmt.Errorf("verdict %s: %w", id, err)
 		}
-		if v.VerificationID != string(id) {
-			return fmt.Errorf("%w: verdict under key %s has id %s", ErrCorrupt, id, v.VerificationID)
+		if v.VerificationID != string(id) || v.VerifiedAt.UnixNano() != readTime(key) {
+			return fmt.Errorf("%w: verdict under key %x has id %s and verified_at %s", ErrCorrupt,
+				key, v.VerificationID, v.VerifiedAt.Format(time.RFC3339Nano))
 		}
+		if at := ids.Get(id); !bytes.Equal(at, key[:8]) {
+			return fmt.Errorf("%w: verdict %s has id entry %x, want its time %x", ErrCorrupt, id, at, key[:8])
+		}
+		verdicts++
 		if v.AgentID == "" || IsTestAgent(v.AgentID) {
 			return nil
 		}
-		key := indexKey(v.AgentID, v.VerifiedAt.UnixNano(), v.VerificationID)
-		if index.Get(key) == nil {
+		if index.Get(indexKey(v.AgentID, v.VerifiedAt.UnixNano(), v.VerificationID)) == nil {
 			return fmt.Errorf("%w: verdict %s missing from the agent index", ErrCorrupt, id)
 		}
 		a := counted[v.AgentID]
@@ -63,6 +78,11 @@ func verifyIndex(tx *bolt.Tx) error {
 	})
 	if err != nil {
 		return err
+	}
+	// Every verdict has its id entry, and no two verdicts can have the same
+	// one: as many entries as verdicts means no entry without a verdict.
+	if n := ids.Stats().KeyN; n != verdicts {
+		return fmt.Errorf("%w: %d id entries for %d verdicts", ErrCorrupt, n, verdicts)
 	}
 	entries := map[string]uint64{}
 	err = index.ForEach(func(k, _ []byte) error {
