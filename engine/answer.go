@@ -169,17 +169,20 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 	}
 	a.RequestHash = &meta.Hashes.Request
 	limit := v.ListCap()
-	a.Errors, a.ErrorsTotal, a.ErrorsOmitted = capList(errs, limit)
-	a.ErrorsDetail, a.ErrorsDetailTotal, a.ErrorsDetailOmit = capList(details, limit)
-	a.Flags, a.FlagsTotal, a.FlagsOmitted = capList(flags, limit)
-	a.Hints, a.HintsTotal, a.HintsOmitted = capList(hints, limit)
+	// The eight counts share one allocation.
+	counts := new([8]int)
+	a.Errors, a.ErrorsTotal, a.ErrorsOmitted = capList(errs, limit, counts[0:2])
+	a.ErrorsDetail, a.ErrorsDetailTotal, a.ErrorsDetailOmit = capList(details, limit, counts[2:4])
+	a.Flags, a.FlagsTotal, a.FlagsOmitted = capList(flags, limit, counts[4:6])
+	a.Hints, a.HintsTotal, a.HintsOmitted = capList(hints, limit, counts[6:8])
 	a.SchemaCompliance, a.IntegrityChecks, a.Overall = &out.Schema, &out.Integrity, &out.Overall
 	return a
 }
 
 // capList keeps the first limit items (never nil, so an empty list is sent
-// as []) and reports the total and how many were left out.
-func capList[T any](items []T, limit int) ([]T, *int, *int) {
+// as []) and reports the total and how many were left out, which it stores
+// in counts[0] and counts[1].
+func capList[T any](items []T, limit int, counts []int) ([]T, *int, *int) {
 	total := len(items)
 	if total > limit {
 		items = items[:limit]
@@ -187,8 +190,8 @@ func capList[T any](items []T, limit int) ([]T, *int, *int) {
 	if items == nil {
 		items = []T{}
 	}
-	omitted := total - len(items)
-	return items, &total, &omitted
+	counts[0], counts[1] = total, total-len(items)
+	return items, &counts[0], &counts[1]
 }
 
 func containsString(list []string, s string) bool {
@@ -203,10 +206,20 @@ func containsString(list []string, s string) bool {
 // Marshal encodes the unsigned answer, without HTML escaping: exactly the
 // bytes MarshalJSON gives, written field by field instead of by reflection.
 func (a *Answer) Marshal() ([]byte, error) {
+	return a.AppendMarshal(make([]byte, 0, 2048))
+}
+
+// AppendMarshal appends what Marshal gives to dst. On error dst is returned
+// unchanged.
+func (a *Answer) AppendMarshal(dst []byte) ([]byte, error) {
 	if !a.finite() {
-		return MarshalJSON(a) // for its error
+		b, err := MarshalJSON(a) // for its error
+		if err != nil {
+			return dst, err
+		}
+		return append(dst, b...), nil
 	}
-	w := answerWriter{buf: make([]byte, 0, 2048)}
+	w := answerWriter{buf: dst}
 	a.write(&w)
 	return w.buf, nil
 }
@@ -216,10 +229,17 @@ func (a *Answer) Marshal() ([]byte, error) {
 // numbers in canonical form), which is what a receipt's signature covers.
 // Written directly, it spares the signer parsing and re-sorting the answer.
 func (a *Answer) MarshalCanonical() ([]byte, error) {
+	return a.AppendCanonical(make([]byte, 0, 2048))
+}
+
+// AppendCanonical appends what MarshalCanonical gives to dst, so a caller
+// that only signs the canonical form can write it into a buffer it reuses.
+// On error dst is returned unchanged.
+func (a *Answer) AppendCanonical(dst []byte) ([]byte, error) {
 	if !a.finite() {
-		return nil, errors.New("encoding answer: a ratio is not a finite number")
+		return dst, errors.New("encoding answer: a ratio is not a finite number")
 	}
-	w := answerWriter{buf: make([]byte, 0, 2048), canonical: true}
+	w := answerWriter{buf: dst, canonical: true}
 	a.write(&w)
 	return w.buf, nil
 }

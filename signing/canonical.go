@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
@@ -81,46 +82,61 @@ func HashCanonical(canonical []byte) string {
 // where response is one JSON value (normally the answer object without its
 // "attestation" key). Signing and verifying both build the bytes here.
 func SignedDocument(context, keyVersion, attestedAt string, response []byte) ([]byte, error) {
-	if doc, ok := signedDocumentFast(context, keyVersion, attestedAt, response); ok {
-		return doc, nil
-	}
-	return signedDocumentJCS(context, keyVersion, attestedAt, response)
+	return appendSignedDocument(nil, context, keyVersion, attestedAt, response)
 }
 
-// signedDocumentFast builds the signed document directly in canonical form
-// (signedDocumentWith), canonicalizing the response into it. ok is false
-// whenever signedDocumentJCS could fail; the caller then runs it for the
-// error. The response is canonicalized one level deep, as
-// inside the document, so the nesting limit falls where jcs puts it.
-func signedDocumentFast(context, keyVersion, attestedAt string, response []byte) (doc []byte, ok bool) {
-	doc, err := signedDocumentWith(context, keyVersion, attestedAt, len(response), func(doc []byte) ([]byte, error) {
+// appendSignedDocument appends SignedDocument's bytes to dst: directly in
+// canonical form when it can (signedDocumentFast), by way of jcs otherwise.
+// On error dst is returned unchanged.
+func appendSignedDocument(dst []byte, context, keyVersion, attestedAt string, response []byte) ([]byte, error) {
+	if doc, ok := signedDocumentFast(dst, context, keyVersion, attestedAt, response); ok {
+		return doc, nil
+	}
+	doc, err := signedDocumentJCS(context, keyVersion, attestedAt, response)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, doc...), nil
+}
+
+// signedDocumentFast appends the signed document to dst, built directly in
+// canonical form (signedDocumentWith), canonicalizing the response into it.
+// ok is false whenever signedDocumentJCS could fail; the caller then runs it
+// for the error. The response is canonicalized one level deep, as inside
+// the document, so the nesting limit falls where jcs puts it.
+func signedDocumentFast(dst []byte, context, keyVersion, attestedAt string, response []byte) (doc []byte, ok bool) {
+	doc, err := signedDocumentWith(dst, context, keyVersion, attestedAt, len(response), func(doc []byte) ([]byte, error) {
 		return appendCanonical(doc, response, 1, nil)
 	})
 	return doc, err == nil
 }
 
-// signedDocumentAround is the signed document around a response already in
-// canonical form, placed as given.
-func signedDocumentAround(context, keyVersion, attestedAt string, canonical []byte) ([]byte, error) {
+// appendSignedDocumentAround appends to dst the signed document around a
+// response already in canonical form, placed as given.
+func appendSignedDocumentAround(dst []byte, context, keyVersion, attestedAt string, canonical []byte) ([]byte, error) {
 	if len(canonical) == 0 {
-		return nil, errors.New("building signed document: the response is empty")
+		return dst, errEmptyResponse
 	}
-	return signedDocumentWith(context, keyVersion, attestedAt, len(canonical), func(doc []byte) ([]byte, error) {
+	return signedDocumentWith(dst, context, keyVersion, attestedAt, len(canonical), func(doc []byte) ([]byte, error) {
 		return append(doc, canonical...), nil
 	})
 }
 
-// signedDocumentWith writes the signed document, the response by
+// errEmptyResponse refuses to sign a document around no response.
+var errEmptyResponse = errors.New("building signed document: the response is empty")
+
+// signedDocumentWith appends the signed document to dst, the response by
 // appendResponse (about size bytes). Its five names are fixed ASCII and
 // already in sorted order, so the document is the three strings and the
-// canonical response placed between them.
-func signedDocumentWith(context, keyVersion, attestedAt string, size int, appendResponse func([]byte) ([]byte, error)) ([]byte, error) {
+// canonical response placed between them. On error dst is returned
+// unchanged.
+func signedDocumentWith(dst []byte, context, keyVersion, attestedAt string, size int, appendResponse func([]byte) ([]byte, error)) ([]byte, error) {
 	for _, v := range [...]string{context, keyVersion, attestedAt} {
 		if v == "" || !utf8.ValidString(v) {
-			return nil, errors.New("building signed document: an attestation field is empty or not UTF-8")
+			return dst, errors.New("building signed document: an attestation field is empty or not UTF-8")
 		}
 	}
-	doc := make([]byte, 0, size+len(context)+len(keyVersion)+len(attestedAt)+96)
+	doc := slices.Grow(dst, size+len(context)+len(keyVersion)+len(attestedAt)+96)
 	doc = append(doc, `{"algorithm":"`+Algorithm+`","attested_at":`...)
 	doc = appendCanonicalString(doc, attestedAt)
 	doc = append(doc, `,"context":`...)
@@ -130,7 +146,7 @@ func signedDocumentWith(context, keyVersion, attestedAt string, size int, append
 	doc = append(doc, `,"response":`...)
 	doc, err := appendResponse(doc)
 	if err != nil {
-		return nil, err
+		return dst, err
 	}
 	return append(doc, '}'), nil
 }

@@ -414,7 +414,7 @@ func TestSignedDocumentFastMatchesJCS(t *testing.T) {
 			if (wantErr != nil) != tt.wantSignedDocFail {
 				t.Fatalf("signedDocumentJCS error = %v, want failure %v", wantErr, tt.wantSignedDocFail)
 			}
-			got, ok := signedDocumentFast(tt.context, tt.kv, tt.at, []byte(tt.response))
+			got, ok := signedDocumentFast(nil, tt.context, tt.kv, tt.at, []byte(tt.response))
 			if ok == tt.wantFastToRefuse {
 				t.Fatalf("signedDocumentFast ok = %v, want %v", ok, !tt.wantFastToRefuse)
 			}
@@ -433,7 +433,7 @@ func FuzzSignedDocumentFast(f *testing.F) {
 	f.Add("c", "v", "t", []byte("\"\xff\""))
 	f.Fuzz(func(t *testing.T, context, kv, at string, response []byte) {
 		want, wantErr := signedDocumentJCS(context, kv, at, response)
-		got, ok := signedDocumentFast(context, kv, at, response)
+		got, ok := signedDocumentFast(nil, context, kv, at, response)
 		if ok && (wantErr != nil || !bytes.Equal(got, want)) {
 			t.Fatalf("fast signed document %q, jcs path %q, %v", got, want, wantErr)
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 )
 
 // SeedSize is the length of an Ed25519 seed, the form in which private keys
@@ -82,10 +83,29 @@ func (s *Signer) public() ed25519.PublicKey { return s.priv.Public().(ed25519.Pu
 // holds it to Canonicalize): the signed document is assembled around it as
 // given, without canonicalizing it again. A response that is not canonical
 // gives a signature no verifier accepts, so only a writer tested against
-// Canonicalize may call it.
+// Canonicalize may call it. It keeps no reference to canonical.
 func (s *Signer) AttestCanonical(context string, canonical []byte, attestedAt string) (Attestation, error) {
-	return s.attest(context, attestedAt, func() ([]byte, error) {
-		return signedDocumentAround(context, s.version, attestedAt, canonical)
+	return s.attest(context, attestedAt, func(dst []byte) ([]byte, error) {
+		return appendSignedDocumentAround(dst, context, s.version, attestedAt, canonical)
+	})
+}
+
+// AttestAppended is AttestCanonical for a response that appendCanonical
+// appends, in canonical form, to the buffer it is given: the signed document
+// is written around it in a buffer the signer reuses, so the canonical
+// response needs no buffer of its own. appendCanonical must only append;
+// the caller's canonical writer is held to Canonicalize as for
+// AttestCanonical (engine.Answer.AppendCanonical is).
+func (s *Signer) AttestAppended(context, attestedAt string, appendCanonical func([]byte) ([]byte, error)) (Attestation, error) {
+	return s.attest(context, attestedAt, func(dst []byte) ([]byte, error) {
+		return signedDocumentWith(dst, context, s.version, attestedAt, 2048, func(doc []byte) ([]byte, error) {
+			n := len(doc)
+			doc, err := appendCanonical(doc)
+			if err == nil && len(doc) == n {
+				err = errEmptyResponse
+			}
+			return doc, err
+		})
 	})
 }
 
@@ -93,29 +113,65 @@ func (s *Signer) AttestCanonical(context string, canonical []byte, attestedAt st
 // under context (ContextVerify or ContextTrustScore) at attestedAt, which must
 // be the answer's verified_at when it has one: receipt checking compares them.
 func (s *Signer) Attest(context string, response []byte, attestedAt string) (Attestation, error) {
-	return s.attest(context, attestedAt, func() ([]byte, error) {
-		return SignedDocument(context, s.version, attestedAt, response)
+	return s.attest(context, attestedAt, func(dst []byte) ([]byte, error) {
+		return appendSignedDocument(dst, context, s.version, attestedAt, response)
 	})
 }
 
-// attest signs the signed document signedDocument builds, under a known
-// context.
-func (s *Signer) attest(context, attestedAt string, signedDocument func() ([]byte, error)) (Attestation, error) {
+// signatureTextLen is the length of an Ed25519 signature in standard
+// base64, padding included.
+const signatureTextLen = (ed25519.SignatureSize + 2) / 3 * 4
+
+// attest signs the signed document appendDocument appends to the buffer it
+// is given, under a known context.
+func (s *Signer) attest(context, attestedAt string, appendDocument func([]byte) ([]byte, error)) (Attestation, error) {
 	if context != ContextVerify && context != ContextTrustScore {
 		// Receipts are only checked under the known contexts, so a signature
 		// under any other could never be verified.
 		return Attestation{}, fmt.Errorf("attesting: unknown context %q", context)
 	}
-	doc, err := signedDocument()
+	// The document lives only until it is signed, so it is written into a
+	// buffer that serves one signature after another.
+	buf := documentBuffers.get()
+	defer documentBuffers.put(buf)
+	doc, err := appendDocument((*buf)[:0])
+	*buf = doc
 	if err != nil {
 		return Attestation{}, fmt.Errorf("attesting: %w", err)
 	}
+	var sig [signatureTextLen]byte
+	base64.StdEncoding.Encode(sig[:], ed25519.Sign(s.priv, doc))
 	return Attestation{
 		Algorithm:  Algorithm,
 		KeyVersion: s.version,
 		Timestamp:  attestedAt,
-		Signature:  base64.StdEncoding.EncodeToString(ed25519.Sign(s.priv, doc)),
+		Signature:  string(sig[:]),
 	}, nil
+}
+
+// documentBuffers holds spare buffers for signed documents. It is the
+// package's only shared variable, and holds nothing that reaches a result:
+// a buffer is overwritten from its start before each use.
+var documentBuffers = bufferPool{max: 64 << 10}
+
+// bufferPool is a sync.Pool of byte buffers that keeps none larger than
+// max, so one large document does not stay in memory.
+type bufferPool struct {
+	pool sync.Pool
+	max  int
+}
+
+func (p *bufferPool) get() *[]byte {
+	if b, ok := p.pool.Get().(*[]byte); ok {
+		return b
+	}
+	return new([]byte)
+}
+
+func (p *bufferPool) put(b *[]byte) {
+	if cap(*b) <= p.max {
+		p.pool.Put(b)
+	}
 }
 
 // String describes the signer by its public half.
@@ -163,18 +219,46 @@ func AppendAttestation(answer []byte, a Attestation) ([]byte, error) {
 	if !json.Valid(body) || len(body) < 2 || body[0] != '{' {
 		return nil, errors.New("appending attestation: answer is not a JSON object")
 	}
-	att, err := json.Marshal(a)
-	if err != nil {
-		return nil, fmt.Errorf("appending attestation: %w", err)
-	}
 	inner := bytes.TrimSpace(body[1 : len(body)-1])
-	out := make([]byte, 0, len(body)+len(att)+18)
+	out := make([]byte, 0, len(body)+len(a.Algorithm)+len(a.KeyVersion)+len(a.Timestamp)+len(a.Signature)+80)
 	out = append(out, body[:len(body)-1]...)
 	out = bytes.TrimRight(out, " \t\r\n")
 	if len(inner) > 0 {
 		out = append(out, ',')
 	}
 	out = append(out, `"attestation":`...)
-	out = append(out, att...)
+	out = a.AppendJSON(out)
 	return append(out, '}'), nil
+}
+
+// AppendJSON appends a as json.Marshal encodes it, byte for byte
+// (FuzzAttestationJSON), without its reflection: the attestation object of
+// a receipt.
+func (a Attestation) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"algorithm":`...)
+	dst = appendMarshalledString(dst, a.Algorithm)
+	dst = append(dst, `,"key_version":`...)
+	dst = appendMarshalledString(dst, a.KeyVersion)
+	dst = append(dst, `,"timestamp":`...)
+	dst = appendMarshalledString(dst, a.Timestamp)
+	dst = append(dst, `,"signature":`...)
+	dst = appendMarshalledString(dst, a.Signature)
+	return append(dst, '}')
+}
+
+// appendMarshalledString appends s as json.Marshal encodes it. A string of
+// printable ASCII without a quote, a backslash or one of the <, > and & that
+// json.Marshal escapes for HTML is written as it is between quotes, as
+// json.Marshal writes it; any other string is left to json.Marshal.
+func appendMarshalledString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			b, _ := json.Marshal(s) // a string always marshals
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -187,6 +188,60 @@ func FuzzAttestCanonical(f *testing.F) {
 		}
 		if got != want {
 			t.Fatalf("AttestCanonical = %+v, Attest = %+v", got, want)
+		}
+		// Written into the signer's buffer after what it holds already, the
+		// canonical response signs the same.
+		got, err = signer.AttestAppended(context, at, func(dst []byte) ([]byte, error) {
+			return append(dst, canonical...), nil
+		})
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("AttestAppended error %v, Attest error %v", err, wantErr)
+		}
+		if got != want {
+			t.Fatalf("AttestAppended = %+v, Attest = %+v", got, want)
+		}
+	})
+}
+
+func TestAttestAppendedRejects(t *testing.T) {
+	s := testSigner(t)
+	for _, tt := range []struct {
+		name    string
+		context string
+		write   func([]byte) ([]byte, error)
+	}{
+		{"nothing written", ContextVerify, func(dst []byte) ([]byte, error) { return dst, nil }},
+		{"writer fails", ContextVerify, func(dst []byte) ([]byte, error) { return append(dst, '{'), errors.New("no") }},
+		{"unknown context", "other", func(dst []byte) ([]byte, error) { return append(dst, "{}"...), nil }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if a, err := s.AttestAppended(tt.context, "2026-11-30T00:00:00.000000+00:00", tt.write); err == nil {
+				t.Errorf("AttestAppended = %+v, want an error", a)
+			}
+		})
+	}
+}
+
+// FuzzAttestationJSON: AppendJSON writes exactly the bytes json.Marshal
+// gives for any attestation, after what the buffer held.
+func FuzzAttestationJSON(f *testing.F) {
+	for _, s := range []string{
+		"", "Ed25519", "v1-2026-11a", "2026-11-30T12:00:00.000000+00:00", "<&>", "\u2028\u2029",
+		"\x00\x1f\x7f", "\b\f\n\r\t\"\\/", "\xff\xfeinvalid\xc3", "é\U0001F600", "\xed\xa0\x80",
+	} {
+		f.Add(Algorithm, s, s+"+00:00", "AAAA"+s+"==")
+		f.Add(s, "v1", "t", s)
+	}
+	f.Fuzz(func(t *testing.T, algorithm, kv, timestamp, signature string) {
+		a := Attestation{Algorithm: algorithm, KeyVersion: kv, Timestamp: timestamp, Signature: signature}
+		want, err := json.Marshal(a)
+		if err != nil {
+			t.Fatalf("json.Marshal(%+v): %v", a, err)
+		}
+		const before = `{"result":"pass","attestation":`
+		got := a.AppendJSON([]byte(before))
+		if string(got[:len(before)]) != before || !bytes.Equal(got[len(before):], want) {
+			t.Fatalf("AppendJSON(%+v) = %s, json.Marshal gives %s", a, got, want)
 		}
 	})
 }

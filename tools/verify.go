@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -121,18 +120,15 @@ func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Veri
 
 // sign encodes an answer and appends its attestation.
 func (s *Service) sign(a *engine.Answer) ([]byte, error) {
-	body, err := a.Marshal()
+	body, err := a.AppendMarshal(make([]byte, 0, 2048))
 	if err != nil {
 		return nil, fmt.Errorf("encoding answer: %w", err)
 	}
 	// The signature covers the answer's canonical form, which
-	// MarshalCanonical writes directly (FuzzAnswerEncoding holds it to
-	// signing.Canonicalize), so it is signed as written.
-	canonical, err := a.MarshalCanonical()
-	if err != nil {
-		return nil, fmt.Errorf("encoding answer: %w", err)
-	}
-	att, err := s.Keys.Current().AttestCanonical(signing.ContextVerify, canonical, a.VerifiedAt)
+	// AppendCanonical writes directly (FuzzAnswerEncoding holds it to
+	// signing.Canonicalize), so it is signed as written, straight into the
+	// signer's buffer for the signed document.
+	att, err := s.Keys.Current().AttestAppended(signing.ContextVerify, a.VerifiedAt, a.AppendCanonical)
 	if err != nil {
 		return nil, fmt.Errorf("signing answer: %w", err)
 	}
@@ -140,10 +136,8 @@ func (s *Service) sign(a *engine.Answer) ([]byte, error) {
 	// attestation can be spliced in before its closing brace without the
 	// full parse signing.AppendAttestation spends on checking an answer of
 	// unknown origin. The attestation is encoded as that function encodes
-	// it (json.Marshal), so the receipt bytes are the same.
-	attJSON, err := json.Marshal(att)
-	if err != nil {
-		return nil, fmt.Errorf("appending attestation: %w", err)
-	}
-	return engine.WithMember(body, "attestation", attJSON), nil
+	// it (AppendJSON, which is json.Marshal's bytes), so the receipt bytes
+	// are the same.
+	var attJSON [256]byte
+	return engine.WithMember(body, "attestation", att.AppendJSON(attJSON[:0])), nil
 }
