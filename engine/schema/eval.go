@@ -52,9 +52,21 @@ type declRec struct {
 	present int
 }
 
+// descRec is a described location, kept as its parent's path (a span of
+// buf, built once for all its children) and its own segment (another
+// span): building each location's whole path cost a copy of the parent's
+// per described object, and the path is only needed to tell locations
+// apart when several applicators described the same one, or to report
+// undeclared keys.
 type descRec struct {
-	p0, p1     int // instance path in buf
+	pp0, pp1   int // the parent's instance path in buf
+	s0, s1     int // the location's own segment in buf (empty at the root)
 	undeclared []string
+}
+
+// appendDescPath appends d's RFC 6901 instance path to b.
+func (e *evaluator) appendDescPath(b []byte, d *descRec) []byte {
+	return append(append(b, e.buf[d.pp0:d.pp1]...), e.buf[d.s0:d.s1]...)
 }
 
 type failRec struct {
@@ -152,28 +164,30 @@ func (e *evaluator) path(f *frame) (int, int) {
 	pp0, pp1 := e.path(f.parent)
 	p0 := len(e.buf)
 	e.buf = append(e.buf, e.buf[pp0:pp1]...)
-	e.buf = appendSegment(e.buf, f)
+	e.buf = appendSegment(e.buf, f.key, f.idx)
 	f.p0, f.p1, f.pgen = int32(p0), int32(len(e.buf)), e.gen+1
 	return p0, len(e.buf)
 }
 
-func appendSegment(b []byte, f *frame) []byte {
+// appendSegment appends the pointer segment of an array index (idx >= 0)
+// or an object key.
+func appendSegment(b []byte, key string, idx int) []byte {
 	b = append(b, '/')
-	if f.idx >= 0 {
-		return appendInt(b, f.idx)
+	if idx >= 0 {
+		return appendInt(b, idx)
 	}
 	plain := true
-	for j := 0; j < len(f.key); j++ {
-		if c := f.key[j]; c == '~' || c == '/' {
+	for j := 0; j < len(key); j++ {
+		if c := key[j]; c == '~' || c == '/' {
 			plain = false
 			break
 		}
 	}
 	if plain {
-		return append(b, f.key...)
+		return append(b, key...)
 	}
-	for j := 0; j < len(f.key); j++ {
-		switch c := f.key[j]; c {
+	for j := 0; j < len(key); j++ {
+		switch c := key[j]; c {
 		case '~':
 			b = append(b, '~', '0')
 		case '/':

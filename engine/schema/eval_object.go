@@ -618,8 +618,16 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 			}
 			slices.Sort(und)
 		}
-		p0, p1 := e.path(f)
-		e.described = append(e.described, descRec{p0: p0, p1: p1, undeclared: und})
+		d := descRec{undeclared: und}
+		if f.parent != nil {
+			// The segment is copied into buf, not kept as f.key: storing
+			// a frame's content would move every frame to the heap.
+			d.pp0, d.pp1 = e.path(f.parent)
+			d.s0 = len(e.buf)
+			e.buf = appendSegment(e.buf, f.key, f.idx)
+			d.s1 = len(e.buf)
+		}
+		e.described = append(e.described, d)
 	}
 	e.decls = e.decls[:f.declStart]
 }
@@ -629,8 +637,10 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 func (e *evaluator) dedupe(start int) {
 	seen := map[string]int{}
 	out := e.described[:start]
+	var scratch []byte
 	for _, d := range e.described[start:] {
-		p := string(e.buf[d.p0:d.p1])
+		scratch = e.appendDescPath(scratch[:0], &d)
+		p := string(scratch)
 		if i, ok := seen[p]; ok {
 			out[i].undeclared = intersect(out[i].undeclared, d.undeclared)
 			continue

@@ -48,7 +48,12 @@ func leafChecks(n *node, v any) int {
 		}
 		if n.anyStr {
 			if n.minLength >= 0 || n.maxLength >= 0 {
-				l := runeCount(x)
+				// b bytes of UTF-8 hold between ceil(b/4) and b
+				// characters; when those decide, nothing is counted.
+				l := len(x)
+				if n.maxLength >= 0 && l > n.maxLength || n.minLength >= 0 && (l+3)/4 < n.minLength {
+					l = runeCount(x)
+				}
 				if n.minLength >= 0 {
 					if l < n.minLength {
 						return -1

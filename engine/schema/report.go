@@ -51,9 +51,11 @@ func (e *evaluator) result(valid bool) *Result {
 			}
 		}
 	}
-	for _, d := range e.described {
-		if len(d.undeclared) > 0 {
-			res.Undeclared = append(res.Undeclared, Described{InstancePath: string(e.buf[d.p0:d.p1]), Undeclared: d.undeclared})
+	var scratch []byte
+	for i := range e.described {
+		if d := &e.described[i]; len(d.undeclared) > 0 {
+			scratch = e.appendDescPath(scratch[:0], d)
+			res.Undeclared = append(res.Undeclared, Described{InstancePath: string(scratch), Undeclared: d.undeclared})
 		}
 	}
 	return res
