@@ -60,13 +60,18 @@ type declRec struct {
 // undeclared keys.
 type descRec struct {
 	pp0, pp1   int // the parent's instance path in buf
-	s0, s1     int // the location's own segment in buf (empty at the root)
+	idx        int // the array index, or -1
+	s0, s1     int // else the key's segment in buf (empty at the root)
 	undeclared []string
 }
 
 // appendDescPath appends d's RFC 6901 instance path to b.
 func (e *evaluator) appendDescPath(b []byte, d *descRec) []byte {
-	return append(append(b, e.buf[d.pp0:d.pp1]...), e.buf[d.s0:d.s1]...)
+	b = append(b, e.buf[d.pp0:d.pp1]...)
+	if d.idx >= 0 {
+		return appendSegment(b, "", d.idx)
+	}
+	return append(b, e.buf[d.s0:d.s1]...)
 }
 
 type failRec struct {

@@ -117,20 +117,22 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	gather := n.props != nil && len(n.props) <= maxGather
 	if gather {
 		for i := range n.props {
-			cv, has := obj[n.props[i].name]
+			p := &n.props[i]
+			cv, has := obj[p.name]
 			if !has {
 				continue
 			}
-			mask |= 1 << i
-			if pn := n.props[i].n; pn.leaf {
-				if c := leafChecks(pn, cv); c >= 0 {
+			bit := uint32(1) << (uint(i) & 31) // i < maxGather: the mask spares a range check
+			mask |= bit
+			if p.n.leaf {
+				if c := leafChecks(p.n, cv); c >= 0 {
 					leafChecked += c
 					leafSteps++
 					continue
 				}
 			}
-			vals[i] = cv
-			pending |= 1 << i
+			vals[i&(maxGather-1)] = cv
+			pending |= bit
 		}
 	}
 	if n.hasRequired {
@@ -618,14 +620,16 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 			}
 			slices.Sort(und)
 		}
-		d := descRec{undeclared: und}
+		d := descRec{idx: f.idx, undeclared: und}
 		if f.parent != nil {
-			// The segment is copied into buf, not kept as f.key: storing
-			// a frame's content would move every frame to the heap.
 			d.pp0, d.pp1 = e.path(f.parent)
-			d.s0 = len(e.buf)
-			e.buf = appendSegment(e.buf, f.key, f.idx)
-			d.s1 = len(e.buf)
+			if f.idx < 0 {
+				// A key is copied into buf, not kept as f.key: storing a
+				// frame's content would move every frame to the heap.
+				d.s0 = len(e.buf)
+				e.buf = appendSegment(e.buf, f.key, -1)
+				d.s1 = len(e.buf)
+			}
 		}
 		e.described = append(e.described, d)
 	}
