@@ -41,6 +41,8 @@ var reportCases = []struct{ name, schema, instance string }{
 	{"described objects", `{"properties":{"a":{"properties":{"x":{}},"patternProperties":{"^p":{}}},"b":{"type":"object"}}}`, `{"a":{"x":1,"p1":2,"q":3},"b":{"z":1},"c":4}`},
 	{"described merges subschemas", `{"allOf":[{"properties":{"a":{}}},{"properties":{"b":{}}}],"properties":{"o":{"properties":{"k":{}}}},"additionalProperties":{"properties":{"m":{}}}}`, `{"a":1,"b":2,"o":{"k":1,"j":2},"p":{"m":1,"n":2},"q":{"m":1}}`},
 	{"described by the matching branch only", `{"anyOf":[{"required":["kind"],"properties":{"kind":{"const":"a"},"x":{}}},{"properties":{"y":{}}}]}`, `{"kind":"b","y":1}`},
+	{"described array items merge by index", `{"allOf":[{"items":{"properties":{"a":{}}}},{"items":{"properties":{"b":{}}}}],"properties":{"x/~y":{"items":{"properties":{"k":{}}}}}}`, `[{"a":1,"b":2,"c":3},{"a":1},{"d":4}]`},
+	{"described items under an escaped key", `{"properties":{"x/~y":{"items":{"properties":{"k":{}}}}}}`, `{"x/~y":[{"k":1},{"k":1,"z":2}]}`},
 	{"map of objects in sorted order", `{"additionalProperties":{"properties":{"n":{"type":"integer"}}}}`, `{"k3":{"n":"x"},"k1":{"n":"y"},"k2":{"n":1,"extra":1}}`},
 }
 
