@@ -1,12 +1,14 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/verifier-dev/verifier/internal/bufpool"
 )
 
 // Canonicalizer returns the RFC 8785 canonical form of JSON bytes. The
@@ -14,7 +16,29 @@ import (
 // signing package.
 type Canonicalizer func([]byte) ([]byte, error)
 
-// Hasher returns the lowercase hex SHA-256 of canonical bytes.
+// AppendCanonicalizer appends the RFC 8785 canonical form of JSON bytes to
+// dst, and on error returns dst unchanged
+// (signing.Canonicalizer.AppendCanonical). With it the parts of
+// request_hash are written straight into the request document.
+type AppendCanonicalizer func(dst, raw []byte) ([]byte, error)
+
+// appending is canon as an AppendCanonicalizer.
+func (canon Canonicalizer) appending() AppendCanonicalizer {
+	return func(dst, raw []byte) ([]byte, error) {
+		c, err := canon(raw)
+		switch {
+		case err != nil:
+			return dst, err
+		case dst == nil:
+			return c, nil
+		}
+		return append(dst, c...), nil
+	}
+}
+
+// Hasher returns the lowercase hex SHA-256 of canonical bytes
+// (signing.HashCanonical). It must not keep them: they may be in a buffer
+// that is used again.
 type Hasher func([]byte) string
 
 // Hashes are the four hashes of SPEC §5.
@@ -29,7 +53,7 @@ var jsonNull = []byte("null")
 
 // Hashes computes the request's hashes, canonicalizing each part once.
 func (r *Request) Hashes(canon Canonicalizer, hash Hasher) (Hashes, error) {
-	return r.hashes(canon, hash, hashMemo{})
+	return r.hashes(canon.appending(), hash, hashMemo{})
 }
 
 // Hashes is r.Hashes, except that what depends only on expected_schema, or
@@ -38,8 +62,20 @@ func (r *Request) Hashes(canon Canonicalizer, hash Hasher) (Hashes, error) {
 // request has them canonicalized and hashed once. Equal bytes have one
 // canonical form, so the hashes are the same either way.
 func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes, error) {
+	return v.HashesAppend(r, canon.appending(), hash)
+}
+
+// HashesAppend is Hashes with a canonicalizer that appends: the parts that
+// are not remembered are canonicalized straight into the request document,
+// which is written into a reused buffer, so none of them is a buffer of its
+// own.
+func (v *Verifier) HashesAppend(r *Request, canon AppendCanonicalizer, hash Hasher) (Hashes, error) {
 	return r.hashes(canon, hash, hashMemo{schemas: v.schemaText, checks: v.checksText})
 }
+
+// requestDocuments holds spare buffers for request documents, which live
+// only until they are hashed. It holds nothing that reaches a result.
+var requestDocuments = bufpool.New(256 << 10)
 
 // What Verifier.Hashes and DecodeRequest remember is bounded twice: an entry
 // is made only for a schema, or bounds and rules together, of at most
@@ -82,11 +118,20 @@ type canonicalChecks struct {
 	bounds, rules []byte // shared: never modified
 }
 
-func (r *Request) hashes(canon Canonicalizer, hash Hasher, memo hashMemo) (Hashes, error) {
-	output, err := r.canonicalPart(canon, "submitted_output")
+func (r *Request) hashes(canon AppendCanonicalizer, hash Hasher, memo hashMemo) (Hashes, error) {
+	buf := requestDocuments.Get()
+	defer requestDocuments.Put(buf)
+	// submitted_output's canonical form is written first, hashed where it
+	// is, and copied into the request document, which follows it in the
+	// buffer. The parts are canonicalized in the order they always were, so
+	// a failure names the same part.
+	doc := slices.Grow((*buf)[:0], 2*len(r.raw["submitted_output"])+len(r.raw["expected_schema"])+256)
+	doc, err := r.appendCanonicalPart(canon, doc, "submitted_output")
+	*buf = doc
 	if err != nil {
 		return Hashes{}, err
 	}
+	output := len(doc)
 	schemaText, err := r.canonicalSchema(canon, hash, memo.schemas)
 	if err != nil {
 		return Hashes{}, err
@@ -95,35 +140,45 @@ func (r *Request) hashes(canon Canonicalizer, hash Hasher, memo hashMemo) (Hashe
 	if err != nil {
 		return Hashes{}, err
 	}
-	requestDoc, err := r.requestDocument(canon, schemaText.canonical, output, checks)
+	doc, err = r.appendRequestDocument(canon, doc, output, schemaText.canonical, checks)
+	*buf = doc
 	if err != nil {
 		return Hashes{}, err
 	}
 	return Hashes{
-		Output:  hash(output),
+		Output:  hash(doc[:output]),
 		Schema:  schemaText.hash,
 		Rules:   checks.rulesHash,
-		Request: hash(requestDoc),
+		Request: hash(doc[output:]),
 	}, nil
 }
 
 // canonicalPart is the canonical form of the top-level member name as sent,
-// null when it was not sent.
-func (r *Request) canonicalPart(canon Canonicalizer, name string) ([]byte, error) {
-	raw, ok := r.raw[name]
-	if !ok {
+// null when it was not sent, in memory of its own.
+func (r *Request) canonicalPart(canon AppendCanonicalizer, name string) ([]byte, error) {
+	if _, ok := r.raw[name]; !ok {
 		return jsonNull, nil
 	}
-	c, err := canon(raw)
+	return r.appendCanonicalPart(canon, nil, name)
+}
+
+// appendCanonicalPart appends the canonical form of the top-level member
+// name as sent to dst, null when it was not sent.
+func (r *Request) appendCanonicalPart(canon AppendCanonicalizer, dst []byte, name string) ([]byte, error) {
+	raw, ok := r.raw[name]
+	if !ok {
+		return append(dst, jsonNull...), nil
+	}
+	c, err := canon(dst, raw)
 	if err != nil {
-		return nil, fmt.Errorf("canonicalizing %s: %w", name, err)
+		return dst, fmt.Errorf("canonicalizing %s: %w", name, err)
 	}
 	return c, nil
 }
 
 // canonicalSchema is expected_schema's canonical form and hash, from
 // remembered when it holds them.
-func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (canonicalSchema, error) {
+func (r *Request) canonicalSchema(canon AppendCanonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (canonicalSchema, error) {
 	raw := r.raw["expected_schema"]
 	if len(raw) > maxRemembered {
 		remembered = nil
@@ -142,7 +197,7 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 
 // canonicalChecks is what bounds and rules give the hashes, from remembered
 // when it holds them, keyed by the two members as sent.
-func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
+func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
 	key := r.checksKey
 	if key == nil {
 		key = rememberKey(r.raw["bounds"], r.raw["rules"])
@@ -182,50 +237,40 @@ func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *
 	return c, nil
 }
 
-// requestDocument builds the canonical request of request_hash: eight keys,
-// every default filled in. The top-level keys are fixed ASCII names, so the
-// canonical document is assembled in their sorted order from canonical parts
-// and the large parts are not canonicalized a second time.
-func (r *Request) requestDocument(canon Canonicalizer, schemaBytes, output []byte, checks canonicalChecks) ([]byte, error) {
+// appendRequestDocument appends to doc the canonical request of
+// request_hash: eight keys, every default filled in. The top-level keys are
+// fixed ASCII names, so the canonical document is assembled in their sorted
+// order from canonical parts and the large parts are not canonicalized a
+// second time. submitted_output's canonical form is doc[:output].
+func (r *Request) appendRequestDocument(canon AppendCanonicalizer, doc []byte, output int, schemaBytes []byte, checks canonicalChecks) ([]byte, error) {
+	start := len(doc)
+	doc = slices.Grow(doc, output+len(schemaBytes)+len(checks.bounds)+len(checks.rules)+256)
 	// task_id and agent_id are strings as sent: their canonical form is
 	// that of the member itself (agent_id null, or not sent, is null).
-	agent := jsonNull
-	if r.AgentID != nil {
-		var err error
-		if agent, err = r.canonicalPart(canon, "agent_id"); err != nil {
-			return nil, err
-		}
+	doc = append(doc, `{"agent_id":`...)
+	var err error
+	if r.AgentID == nil {
+		doc = append(doc, jsonNull...)
+	} else if doc, err = r.appendCanonicalPart(canon, doc, "agent_id"); err != nil {
+		return doc[:start], err
 	}
-	task, err := r.canonicalPart(canon, "task_id")
-	if err != nil {
-		return nil, err
+	doc = append(doc, `,"bounds":`...)
+	doc = append(doc, checks.bounds...)
+	doc = append(doc, `,"enforce_rules":`...)
+	doc = strconv.AppendBool(doc, r.EnforceRules)
+	doc = append(doc, `,"expected_schema":`...)
+	doc = append(doc, schemaBytes...)
+	doc = append(doc, `,"rules":`...)
+	doc = append(doc, checks.rules...)
+	doc = append(doc, `,"strict_content_check":`...)
+	doc = strconv.AppendBool(doc, r.StrictContentCheck)
+	doc = append(doc, `,"submitted_output":`...)
+	doc = append(doc, doc[:output]...)
+	doc = append(doc, `,"task_id":`...)
+	if doc, err = r.appendCanonicalPart(canon, doc, "task_id"); err != nil {
+		return doc[:start], err
 	}
-	bounds, rules := checks.bounds, checks.rules
-	var doc bytes.Buffer
-	doc.Grow(len(schemaBytes) + len(output) + len(bounds) + len(rules) + 256)
-	for _, member := range []struct {
-		name  string
-		value []byte
-	}{
-		{"agent_id", agent},
-		{"bounds", bounds},
-		{"enforce_rules", boolJSON(r.EnforceRules)},
-		{"expected_schema", schemaBytes},
-		{"rules", rules},
-		{"strict_content_check", boolJSON(r.StrictContentCheck)},
-		{"submitted_output", output},
-		{"task_id", task},
-	} {
-		if doc.Len() == 0 {
-			doc.WriteByte('{')
-		} else {
-			doc.WriteByte(',')
-		}
-		doc.WriteString(`"` + member.name + `":`)
-		doc.Write(member.value)
-	}
-	doc.WriteByte('}')
-	return doc.Bytes(), nil
+	return append(doc, '}'), nil
 }
 
 // canonSmall canonicalizes one small part of the request document: the
@@ -233,7 +278,7 @@ func (r *Request) requestDocument(canon Canonicalizer, schemaBytes, output []byt
 // appendText writes objects with their members in sorted order, so the
 // canonicalizer has nothing to reorder, and skips the maps and reflection
 // that value and json.Marshal cost; the canonical bytes are the same.
-func canonSmall(canon Canonicalizer, appendText func([]byte) ([]byte, bool), value func() any) ([]byte, error) {
+func canonSmall(canon AppendCanonicalizer, appendText func([]byte) ([]byte, bool), value func() any) ([]byte, error) {
 	text, ok := appendText(make([]byte, 0, 256))
 	if !ok {
 		var err error
@@ -241,7 +286,7 @@ func canonSmall(canon Canonicalizer, appendText func([]byte) ([]byte, bool), val
 			return nil, err
 		}
 	}
-	return canon(text)
+	return canon(nil, text)
 }
 
 // filledBounds is bounds as request_hash takes it: every bound with min,
@@ -486,11 +531,4 @@ func orFalse(v any) any {
 		return false
 	}
 	return v
-}
-
-func boolJSON(b bool) []byte {
-	if b {
-		return []byte("true")
-	}
-	return []byte("false")
 }

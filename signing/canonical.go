@@ -51,6 +51,23 @@ func (c *Canonicalizer) Canonicalize(raw []byte) ([]byte, error) {
 	return canonicalize(raw, &c.scratch)
 }
 
+// AppendCanonical appends the canonical form of raw, as Canonicalize gives
+// it, to dst; on error dst is returned unchanged. With it a caller writes
+// canonical parts straight into a larger document.
+func (c *Canonicalizer) AppendCanonical(dst, raw []byte) ([]byte, error) {
+	if raw == nil {
+		raw = []byte{}
+	}
+	if out, err := appendCanonical(dst, raw, 0, &c.scratch); err == nil {
+		return out, nil
+	}
+	out, err := canonicalize(raw, &c.scratch) // for jcs's error, or its answer
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, out...), nil
+}
+
 func canonicalize(raw []byte, s *canonScratch) ([]byte, error) {
 	if raw == nil {
 		raw = []byte{}
@@ -71,7 +88,9 @@ func canonicalize(raw []byte, s *canonScratch) ([]byte, error) {
 // by Canonicalize).
 func HashCanonical(canonical []byte) string {
 	sum := sha256.Sum256(canonical)
-	return hex.EncodeToString(sum[:])
+	var text [2 * sha256.Size]byte
+	hex.Encode(text[:], sum[:])
+	return string(text[:])
 }
 
 // SignedDocument returns the JCS bytes of exactly

@@ -8,7 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
+
+	"github.com/verifier-dev/verifier/internal/bufpool"
 )
 
 // SeedSize is the length of an Ed25519 seed, the form in which private keys
@@ -132,8 +133,8 @@ func (s *Signer) attest(context, attestedAt string, appendDocument func([]byte) 
 	}
 	// The document lives only until it is signed, so it is written into a
 	// buffer that serves one signature after another.
-	buf := documentBuffers.get()
-	defer documentBuffers.put(buf)
+	buf := documentBuffers.Get()
+	defer documentBuffers.Put(buf)
 	doc, err := appendDocument((*buf)[:0])
 	*buf = doc
 	if err != nil {
@@ -149,30 +150,9 @@ func (s *Signer) attest(context, attestedAt string, appendDocument func([]byte) 
 	}, nil
 }
 
-// documentBuffers holds spare buffers for signed documents. It is the
-// package's only shared variable, and holds nothing that reaches a result:
-// a buffer is overwritten from its start before each use.
-var documentBuffers = bufferPool{max: 64 << 10}
-
-// bufferPool is a sync.Pool of byte buffers that keeps none larger than
-// max, so one large document does not stay in memory.
-type bufferPool struct {
-	pool sync.Pool
-	max  int
-}
-
-func (p *bufferPool) get() *[]byte {
-	if b, ok := p.pool.Get().(*[]byte); ok {
-		return b
-	}
-	return new([]byte)
-}
-
-func (p *bufferPool) put(b *[]byte) {
-	if cap(*b) <= p.max {
-		p.pool.Put(b)
-	}
-}
+// documentBuffers holds spare buffers for signed documents, which live
+// only until they are signed. It holds nothing that reaches a result.
+var documentBuffers = bufpool.New(64 << 10)
 
 // String describes the signer by its public half.
 func (s Signer) String() string {
