@@ -100,26 +100,6 @@ type numKw struct {
 	isI  bool
 }
 
-// cmpLit compares the number literal lit with k without parsing lit when a
-// sign test or an int64 comparison decides it; ok is false otherwise.
-func (k *numKw) cmpLit(lit string) (c int, ok bool) {
-	if k.zero {
-		return litSign(lit), true
-	}
-	if k.isI {
-		if v, ok := litInt(lit); ok {
-			switch {
-			case v < k.i64:
-				return -1, true
-			case v > k.i64:
-				return 1, true
-			}
-			return 0, true
-		}
-	}
-	return 0, false
-}
-
 // litSign is the sign of a valid JSON number literal.
 func litSign(lit string) int {
 	sign := 1
