@@ -125,8 +125,8 @@ func (r *Request) hashes(canon AppendCanonicalizer, hash Hasher, memo hashMemo) 
 	// is, and copied into the request document, which follows it in the
 	// buffer. The parts are canonicalized in the order they always were, so
 	// a failure names the same part.
-	doc := slices.Grow((*buf)[:0], 2*len(r.raw["submitted_output"])+len(r.raw["expected_schema"])+256)
-	doc, err := r.appendCanonicalPart(canon, doc, "submitted_output")
+	doc := slices.Grow((*buf)[:0], 2*len(r.raw[fieldOutput])+len(r.raw[fieldSchema])+256)
+	doc, err := r.appendCanonicalPart(canon, doc, fieldOutput)
 	*buf = doc
 	if err != nil {
 		return Hashes{}, err
@@ -153,25 +153,26 @@ func (r *Request) hashes(canon AppendCanonicalizer, hash Hasher, memo hashMemo) 
 	}, nil
 }
 
-// canonicalPart is the canonical form of the top-level member name as sent,
-// null when it was not sent, in memory of its own.
-func (r *Request) canonicalPart(canon AppendCanonicalizer, name string) ([]byte, error) {
-	if _, ok := r.raw[name]; !ok {
+// canonicalPart is the canonical form of the top-level member field (an
+// index in topLevelFields) as sent, null when it was not sent, in memory of
+// its own.
+func (r *Request) canonicalPart(canon AppendCanonicalizer, field int) ([]byte, error) {
+	if r.raw[field] == nil {
 		return jsonNull, nil
 	}
-	return r.appendCanonicalPart(canon, nil, name)
+	return r.appendCanonicalPart(canon, nil, field)
 }
 
 // appendCanonicalPart appends the canonical form of the top-level member
-// name as sent to dst, null when it was not sent.
-func (r *Request) appendCanonicalPart(canon AppendCanonicalizer, dst []byte, name string) ([]byte, error) {
-	raw, ok := r.raw[name]
-	if !ok {
+// field as sent to dst, null when it was not sent.
+func (r *Request) appendCanonicalPart(canon AppendCanonicalizer, dst []byte, field int) ([]byte, error) {
+	raw := r.raw[field]
+	if raw == nil {
 		return append(dst, jsonNull...), nil
 	}
 	c, err := canon(dst, raw)
 	if err != nil {
-		return dst, fmt.Errorf("canonicalizing %s: %w", name, err)
+		return dst, fmt.Errorf("canonicalizing %s: %w", topLevelFields[field], err)
 	}
 	return c, nil
 }
@@ -179,14 +180,14 @@ func (r *Request) appendCanonicalPart(canon AppendCanonicalizer, dst []byte, nam
 // canonicalSchema is expected_schema's canonical form and hash, from
 // remembered when it holds them.
 func (r *Request) canonicalSchema(canon AppendCanonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (canonicalSchema, error) {
-	raw := r.raw["expected_schema"]
+	raw := r.raw[fieldSchema]
 	if len(raw) > maxRemembered {
 		remembered = nil
 	}
 	if c, ok := remembered.getBytes(raw); ok {
 		return c, nil
 	}
-	canonical, err := r.canonicalPart(canon, "expected_schema")
+	canonical, err := r.canonicalPart(canon, fieldSchema)
 	if err != nil {
 		return canonicalSchema{}, err
 	}
@@ -200,7 +201,7 @@ func (r *Request) canonicalSchema(canon AppendCanonicalizer, hash Hasher, rememb
 func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
 	key := r.checksKey
 	if key == nil {
-		key = rememberKey(r.raw["bounds"], r.raw["rules"])
+		key = rememberKey(r.raw[fieldBounds], r.raw[fieldRules])
 	}
 	if key == nil {
 		remembered = nil
@@ -208,11 +209,11 @@ func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, rememb
 	if c, ok := remembered.getBytes(key); ok {
 		return c, nil
 	}
-	boundsSent, err := r.canonicalPart(canon, "bounds")
+	boundsSent, err := r.canonicalPart(canon, fieldBounds)
 	if err != nil {
 		return canonicalChecks{}, err
 	}
-	rulesSent, err := r.canonicalPart(canon, "rules")
+	rulesSent, err := r.canonicalPart(canon, fieldRules)
 	if err != nil {
 		return canonicalChecks{}, err
 	}
@@ -251,7 +252,7 @@ func (r *Request) appendRequestDocument(canon AppendCanonicalizer, doc []byte, o
 	var err error
 	if r.AgentID == nil {
 		doc = append(doc, jsonNull...)
-	} else if doc, err = r.appendCanonicalPart(canon, doc, "agent_id"); err != nil {
+	} else if doc, err = r.appendCanonicalPart(canon, doc, fieldAgentID); err != nil {
 		return doc[:start], err
 	}
 	doc = append(doc, `,"bounds":`...)
@@ -267,7 +268,7 @@ func (r *Request) appendRequestDocument(canon AppendCanonicalizer, doc []byte, o
 	doc = append(doc, `,"submitted_output":`...)
 	doc = append(doc, doc[:output]...)
 	doc = append(doc, `,"task_id":`...)
-	if doc, err = r.appendCanonicalPart(canon, doc, "task_id"); err != nil {
+	if doc, err = r.appendCanonicalPart(canon, doc, fieldTaskID); err != nil {
 		return doc[:start], err
 	}
 	return append(doc, '}'), nil

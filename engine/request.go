@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -57,7 +58,7 @@ type Request struct {
 	Rules              []Rule
 	Detail             string
 
-	raw map[string][]byte // top-level members exactly as sent
+	raw requestMembers // top-level members exactly as sent
 
 	// schema is expected_schema decoded (map[string]any or bool), or nil
 	// while schemaDeferred: the fast path checks the schema is I-JSON but
@@ -147,10 +148,43 @@ func (p *problems) err() error {
 	return &InvalidRequestError{Fields: p.list}
 }
 
+// The top-level members of a request, by their index in topLevelFields.
+const (
+	fieldTaskID = iota
+	fieldAgentID
+	fieldSchema
+	fieldOutput
+	fieldStrict
+	fieldBounds
+	fieldRules
+	fieldEnforce
+	fieldDetail
+	numFields
+)
+
 var topLevelFields = []string{
-	"task_id", "agent_id", "expected_schema", "submitted_output",
-	"strict_content_check", "bounds", "rules", "enforce_rules", "detail",
+	fieldTaskID: "task_id", fieldAgentID: "agent_id", fieldSchema: "expected_schema", fieldOutput: "submitted_output",
+	fieldStrict: "strict_content_check", fieldBounds: "bounds", fieldRules: "rules", fieldEnforce: "enforce_rules", fieldDetail: "detail",
 }
+
+// requestMembers are a request's top-level members as sent, by index in
+// topLevelFields; nil for a member not sent (a value sent is never empty).
+type requestMembers [numFields][]byte
+
+// decodedMembers are a request's top-level members decoded, by index in
+// topLevelFields. has is false for a member not sent, or not decoded
+// because it is malformed; a member that is only checked (the fast path's
+// expected_schema, bounds and rules) has a nil value.
+type decodedMembers struct {
+	value [numFields]any
+	has   [numFields]bool
+}
+
+func (d *decodedMembers) get(i int) (any, bool) { return d.value[i], d.has[i] }
+
+func (d *decodedMembers) set(i int, v any) { d.value[i], d.has[i] = v, true }
+
+func (d *decodedMembers) drop(i int) { d.value[i], d.has[i] = nil, false }
 
 var ruleFields = []string{
 	"type", "field", "equals_field", "equals", "other_field", "value",
@@ -174,15 +208,14 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 	var p problems
 	memberOpts := &ijson.Options{MaxDepth: v.opts.maxDepth() - 1}
-	var members map[string][]byte
-	var decoded map[string]any
+	r := &Request{Detail: DetailFull, maxDepth: memberOpts.MaxDepth}
+	var decoded decodedMembers
 	ok := false
 	if fast {
-		members, decoded, ok = decodeMembersFast(body, memberOpts)
+		ok = decodeMembersFast(body, memberOpts, &r.raw, &decoded)
 	}
 	if !ok {
-		var err error
-		members, err = splitObject(body)
+		members, err := splitObject(body)
 		if err != nil {
 			field := "body"
 			var me *memberError
@@ -192,43 +225,45 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 			p.add(field, err.Error(), "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request.")
 			return nil, p.err()
 		}
+		r.raw = requestMembers{}
+		for i, name := range topLevelFields {
+			r.raw[i] = members[name]
+		}
 		decoded = decodeMembers(members, memberOpts, &p)
 	}
 	// On the fast path bounds and rules are checked, not decoded: bounds and
 	// rules sent before, byte for byte, are taken as decoded then.
-	var checksKey []byte
 	var seen decodedChecks
 	remembered := false
 	if ok {
-		checksKey = rememberKey(members["bounds"], members["rules"])
-		if seen, remembered = v.checksDecoded.getBytes(checksKey); !remembered {
-			for _, name := range [...]string{"bounds", "rules"} {
-				if raw, sent := members[name]; sent {
+		r.checksKey = rememberKey(r.raw[fieldBounds], r.raw[fieldRules])
+		if seen, remembered = v.checksDecoded.getBytes(r.checksKey); !remembered {
+			for _, i := range [...]int{fieldBounds, fieldRules} {
+				if raw := r.raw[i]; raw != nil {
 					val, err := ijson.Decode(raw, memberOpts)
 					if err != nil { // checked already: cannot happen
-						return nil, fmt.Errorf("decoding %s: %w", name, err)
+						return nil, fmt.Errorf("decoding %s: %w", topLevelFields[i], err)
 					}
-					decoded[name] = val
+					decoded.set(i, val)
 				}
 			}
 		}
 	}
-	r := &Request{raw: members, Detail: DetailFull, maxDepth: memberOpts.MaxDepth, checksKey: checksKey}
-	r.decodeScalars(decoded, &p)
+	r.decodeScalars(&decoded, &p)
 	if remembered {
 		r.Bounds, r.Rules = seen.bounds, seen.rules
 	}
-	if val, ok := decoded["bounds"]; ok && val != nil {
+	if val, ok := decoded.get(fieldBounds); ok && val != nil {
 		r.Bounds = v.decodeBounds(val, &p)
 	}
-	if val, ok := decoded["rules"]; ok && val != nil {
+	if val, ok := decoded.get(fieldRules); ok && val != nil {
 		r.Rules = v.decodeRules(val, &p)
 	}
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	if checksKey != nil && !remembered {
-		v.checksDecoded.put(string(checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(checksKey))
+	if r.checksKey != nil && !remembered {
+		v.checksDecoded.put(string(r.checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(r.checksKey))
 	}
 	return r, nil
 }
@@ -246,7 +281,7 @@ type decodedChecks struct {
 // decoding it, and decodes it here on first use.
 func (r *Request) SchemaDocument() (any, error) {
 	if r.schemaDeferred {
-		doc, err := ijson.Decode(r.raw["expected_schema"], &ijson.Options{MaxDepth: r.maxDepth})
+		doc, err := ijson.Decode(r.raw[fieldSchema], &ijson.Options{MaxDepth: r.maxDepth})
 		if err != nil {
 			return nil, fmt.Errorf("decoding expected_schema: %w", err)
 		}
@@ -262,30 +297,33 @@ func (r *Request) SchemaDocument() (any, error) {
 // I-JSON, too deep, an unknown field), and DecodeRequest then takes the
 // careful path, which names every problem. When it succeeds, that path would
 // have found nothing and produced the same members and values.
-func decodeMembersFast(body []byte, opts *ijson.Options) (map[string][]byte, map[string]any, bool) {
-	// The request outlives the caller's buffer: one copy serves every member.
-	list, ok := ijson.DecodeMembers(bytes.Clone(body), opts, "expected_schema", "bounds", "rules")
+func decodeMembersFast(body []byte, opts *ijson.Options, raw *requestMembers, decoded *decodedMembers) bool {
+	// The request outlives the caller's buffer: one copy serves every
+	// member, and one copy as a string every string and number of the
+	// decoded members (substrings of it cost no allocation).
+	var room [numFields]ijson.Member
+	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), opts, "expected_schema", "bounds", "rules")
 	if !ok {
-		return nil, nil, false
+		return false
 	}
-	raw := make(map[string][]byte, len(list))
-	decoded := make(map[string]any, len(list))
 	for _, m := range list {
-		if !slices.Contains(topLevelFields, m.Name) {
-			return nil, nil, false
+		i := slices.Index(topLevelFields, m.Name)
+		if i < 0 {
+			return false
 		}
-		raw[m.Name] = m.Raw
-		decoded[m.Name] = m.Value
+		raw[i] = m.Raw
+		decoded.set(i, m.Value)
 	}
-	return raw, decoded, true
+	return true
 }
 
 // decodeMembers decodes each known member of a split request, recording a
 // problem for every unknown or malformed one.
-func decodeMembers(members map[string][]byte, opts *ijson.Options, p *problems) map[string]any {
-	decoded := make(map[string]any, len(members))
+func decodeMembers(members map[string][]byte, opts *ijson.Options, p *problems) decodedMembers {
+	var decoded decodedMembers
 	for i, name := range sortedKeys(members) {
-		if !slices.Contains(topLevelFields, name) {
+		field := slices.Index(topLevelFields, name)
+		if field < 0 {
 			p.add(memberName("", name, i), "is not a known field",
 				"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
 			continue
@@ -300,15 +338,15 @@ func decodeMembers(members map[string][]byte, opts *ijson.Options, p *problems) 
 			}
 			continue
 		}
-		decoded[name] = val
+		decoded.set(field, val)
 	}
 	return decoded
 }
 
-func (r *Request) decodeScalars(decoded map[string]any, p *problems) {
-	if _, sent := r.raw["task_id"]; !sent {
+func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
+	if r.raw[fieldTaskID] == nil {
 		p.add("task_id", "is required", "Add task_id: your id for this piece of work, 1 to 200 characters.")
-	} else if val, ok := decoded["task_id"]; ok {
+	} else if val, ok := decoded.get(fieldTaskID); ok {
 		s, isString := val.(string)
 		n := utf8.RuneCountInString(s)
 		switch {
@@ -317,10 +355,12 @@ func (r *Request) decodeScalars(decoded map[string]any, p *problems) {
 		case n == 0 || n > maxIDChars:
 			p.add("task_id", "must be 1 to 200 characters long", "Shorten task_id to at most 200 characters (and at least 1).")
 		default:
-			r.TaskID = s
+			// task_id and agent_id go into the stored verdict: copies of
+			// their own, so that they do not hold the request's text.
+			r.TaskID = strings.Clone(s)
 		}
 	}
-	if val, ok := decoded["agent_id"]; ok && val != nil {
+	if val, ok := decoded.get(fieldAgentID); ok && val != nil {
 		s, isString := val.(string)
 		n := utf8.RuneCountInString(s)
 		switch {
@@ -329,19 +369,20 @@ func (r *Request) decodeScalars(decoded map[string]any, p *problems) {
 		case n == 0 || n > maxIDChars:
 			p.add("agent_id", "must be 1 to 200 characters long", "Send agent_id with 1 to 200 characters, or null when there is no agent.")
 		default:
+			s = strings.Clone(s)
 			r.AgentID = &s
 		}
 	}
-	if _, sent := r.raw["expected_schema"]; !sent {
+	if r.raw[fieldSchema] == nil {
 		p.add("expected_schema", "is required", "Add expected_schema: a JSON Schema (object or boolean), draft 2020-12 or draft-07.")
-	} else if val, ok := decoded["expected_schema"]; ok {
+	} else if val, ok := decoded.get(fieldSchema); ok {
 		isSchema := false
 		switch val.(type) {
 		case map[string]any, bool:
 			isSchema = true
 			r.schema = val
 		case nil: // checked but not decoded (decodeMembersFast): look at its first byte
-			raw := r.raw["expected_schema"]
+			raw := r.raw[fieldSchema]
 			isSchema = raw[0] == '{' || raw[0] == 't' || raw[0] == 'f'
 			r.schemaDeferred = isSchema
 		}
@@ -349,42 +390,44 @@ func (r *Request) decodeScalars(decoded map[string]any, p *problems) {
 			p.add("expected_schema", "must be a JSON Schema object or boolean", "Send expected_schema as an object such as {\"type\": \"object\"} (or true/false).")
 		}
 	}
-	if _, sent := r.raw["submitted_output"]; !sent {
+	if r.raw[fieldOutput] == nil {
 		p.add("submitted_output", "is required", "Add submitted_output: the JSON value to verify (null is a value; a missing key is not).")
 	} else {
-		r.SubmittedOutput = decoded["submitted_output"]
+		r.SubmittedOutput = decoded.value[fieldOutput]
 	}
 	for _, flag := range []struct {
-		name string
-		dst  *bool
-	}{{"strict_content_check", &r.StrictContentCheck}, {"enforce_rules", &r.EnforceRules}} {
-		if val, ok := decoded[flag.name]; ok {
+		field int
+		dst   *bool
+	}{{fieldStrict, &r.StrictContentCheck}, {fieldEnforce, &r.EnforceRules}} {
+		if val, ok := decoded.get(flag.field); ok {
 			b, isBool := val.(bool)
 			if !isBool {
-				p.add(flag.name, "must be a boolean", "Send true or false (the default is false).")
+				p.add(topLevelFields[flag.field], "must be a boolean", "Send true or false (the default is false).")
 				continue
 			}
 			*flag.dst = b
 		}
 	}
-	if val, ok := decoded["detail"]; ok {
+	if val, ok := decoded.get(fieldDetail); ok {
 		switch val {
-		case DetailFull, DetailCompact:
-			r.Detail = val.(string)
+		case DetailFull:
+			r.Detail = DetailFull
+		case DetailCompact:
+			r.Detail = DetailCompact
 		default:
 			p.add("detail", "is not one of the allowed values", "Use 'full' (the default) or 'compact'.")
 		}
 	}
-	if val, ok := decoded["bounds"]; ok && val != nil {
+	if val, ok := decoded.get(fieldBounds); ok && val != nil {
 		if _, isObj := val.(map[string]any); !isObj {
 			p.add("bounds", "must be an object or null", "Send bounds as an object mapping a path to {min, max, if_present}.")
-			delete(decoded, "bounds")
+			decoded.drop(fieldBounds)
 		}
 	}
-	if val, ok := decoded["rules"]; ok && val != nil {
+	if val, ok := decoded.get(fieldRules); ok && val != nil {
 		if _, isArr := val.([]any); !isArr {
 			p.add("rules", "must be an array or null", "Send rules as an array of rule objects.")
-			delete(decoded, "rules")
+			decoded.drop(fieldRules)
 		}
 	}
 }

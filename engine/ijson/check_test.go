@@ -22,12 +22,12 @@ func checkAgrees(t *testing.T, data []byte) {
 		}
 	}
 	opts := &Options{MaxDepth: 3}
-	want, wantOK := DecodeMembers(data, opts)
+	want, wantOK := DecodeMembers(nil, data, "", opts)
 	for _, m := range want {
 		if !wantOK {
 			continue
 		}
-		got, ok := DecodeMembers(data, opts, m.Name)
+		got, ok := DecodeMembers(nil, data, "", opts, m.Name)
 		if !ok {
 			t.Fatalf("DecodeMembers refused %q with %q check-only", data, m.Name)
 		}
@@ -43,7 +43,7 @@ func checkAgrees(t *testing.T, data []byte) {
 	}
 	if !wantOK {
 		for _, name := range []string{"a", "k", "expected_schema"} {
-			if _, ok := DecodeMembers(data, opts, name); ok {
+			if _, ok := DecodeMembers(nil, data, "", opts, name); ok {
 				t.Fatalf("DecodeMembers accepted %q with %q check-only, refused it without", data, name)
 			}
 		}

@@ -29,17 +29,25 @@ type Member struct {
 
 // DecodeMembers decodes data, one JSON object, member by member, each value
 // as Decode would decode it on its own with opts (so depth counts from the
-// member's value). It is the fast path of a caller that reports problems per
-// member itself: ok is false whenever anything is wrong anywhere (syntax, a
-// duplicate name at any level, invalid UTF-8, a lone surrogate, a number
-// outside I-JSON, nesting past the limit), and the caller then takes its
-// careful path to find out what.
+// member's value), and appends the members to dst. It is the fast path of a
+// caller that reports problems per member itself: ok is false whenever
+// anything is wrong anywhere (syntax, a duplicate name at any level, invalid
+// UTF-8, a lone surrogate, a number outside I-JSON, nesting past the
+// limit), and the caller then takes its careful path to find out what.
+//
+// text is data as a string, or "". When given, every decoded string and
+// number without escapes is a substring of text rather than a copy of its
+// own, which spares an allocation each but keeps all of text in memory as
+// long as any of them.
 //
 // A member named in checkOnly is checked exactly as the others but not
 // decoded: its Value is nil, and Decode(Raw, opts) would succeed. It is for
 // a value the caller may never need as Go values.
-func DecodeMembers(data []byte, opts *Options, checkOnly ...string) (members []Member, ok bool) {
-	d := fastDecoder{in: data, maxDepth: min(maxDepthOf(opts), jsontextMaxDepth-1)}
+func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkOnly ...string) (members []Member, ok bool) {
+	if text != "" && len(text) != len(data) {
+		text = "" // not data's text: copy every string
+	}
+	d := fastDecoder{in: data, text: text, maxDepth: min(maxDepthOf(opts), jsontextMaxDepth-1)}
 	d.skipSpace()
 	if d.pos >= len(d.in) || d.in[d.pos] != '{' {
 		return nil, false
@@ -48,10 +56,13 @@ func DecodeMembers(data []byte, opts *Options, checkOnly ...string) (members []M
 	d.skipSpace()
 	if d.pos < len(d.in) && d.in[d.pos] == '}' {
 		d.pos++
-		return []Member{}, d.atEnd()
+		if dst == nil {
+			dst = []Member{}
+		}
+		return dst, d.atEnd()
 	}
-	members = make([]Member, 0, 10) // room for a verification request's nine names
-	var seen map[string]bool        // once members outgrow a linear scan
+	members = dst
+	var seen map[string]bool // once members outgrow a linear scan
 	for {
 		d.skipSpace()
 		name, ok := d.name()
@@ -64,14 +75,14 @@ func DecodeMembers(data []byte, opts *Options, checkOnly ...string) (members []M
 				return nil, false
 			}
 			seen[name] = true
-		case len(members) < linearNames:
-			if hasMember(members, name) {
+		case len(members)-len(dst) < linearNames:
+			if hasMember(members[len(dst):], name) {
 				return nil, false
 			}
 		default:
 			seen = make(map[string]bool, 2*linearNames)
-			for i := range members {
-				seen[members[i].Name] = true
+			for i := range members[len(dst):] {
+				seen[members[len(dst)+i].Name] = true
 			}
 			if seen[name] {
 				return nil, false
@@ -153,6 +164,7 @@ func maxDepthOf(opts *Options) int {
 
 type fastDecoder struct {
 	in       []byte
+	text     string // in as a string, or "": see DecodeMembers
 	pos      int
 	maxDepth int
 	buf      []byte   // scratch for strings with escapes
@@ -300,10 +312,19 @@ func (d *fastDecoder) str() (string, bool) {
 	case !ok:
 		return "", false
 	case plain:
-		return string(raw), true
+		return d.string(raw, d.pos-1), true
 	}
 	b, ok := d.escapedStr(len(d.in) - len(raw))
 	return string(b), ok
+}
+
+// string returns b, the input's bytes up to end, as a string: a substring
+// of d.text when there is one, a copy otherwise.
+func (d *fastDecoder) string(b []byte, end int) string {
+	if d.text != "" {
+		return d.text[end-len(b) : end]
+	}
+	return string(b)
 }
 
 // plainStr scans the string at pos (its opening quote). When it has no
@@ -393,7 +414,7 @@ func (d *fastDecoder) number() (any, bool) {
 	if !d.checkNumber() {
 		return nil, false
 	}
-	return json.Number(d.in[start:d.pos]), true
+	return json.Number(d.string(d.in[start:d.pos], d.pos)), true
 }
 
 // checkNumber steps over an RFC 8259 number and applies the I-JSON profile

@@ -138,12 +138,39 @@ func checkMembers(t *testing.T, data []byte) {
 	t.Helper()
 	const maxDepth = 3
 	want, err := splitJSONText(data, maxDepth)
-	got, ok := DecodeMembers(data, &Options{MaxDepth: maxDepth})
+	opts := &Options{MaxDepth: maxDepth}
+	got, ok := DecodeMembers(nil, data, "", opts)
 	if ok != (err == nil) {
 		t.Fatalf("DecodeMembers ok = %v, jsontext error %v, for %q", ok, err, data)
 	}
 	if ok && !cmp.Equal(got, want) {
 		t.Fatalf("DecodeMembers(%q) differs from jsontext:\n%s", data, cmp.Diff(want, got))
+	}
+	// Appended after other members, with strings taken from the text, the
+	// members are the same.
+	before := []Member{{Name: "x", Raw: []byte("1")}}
+	got, ok = DecodeMembers(before, data, string(data), opts)
+	if ok != (err == nil) {
+		t.Fatalf("DecodeMembers with text ok = %v, jsontext error %v, for %q", ok, err, data)
+	}
+	if ok && !cmp.Equal(got, append(before, want...)) {
+		t.Fatalf("DecodeMembers(%q) with text and a member before differs from jsontext:\n%s", data, cmp.Diff(append(before, want...), got))
+	}
+}
+
+// TestDecodeMembersShares: given the text, DecodeMembers takes strings and
+// numbers from it instead of copying each.
+func TestDecodeMembersShares(t *testing.T) {
+	data := []byte(`{"task_id":"t-1","output":{"name":"Data labelling","items":[{"qty":3,"price":25.0}],"note":"caf\u00e9"}}`)
+	dst := make([]Member, 0, 4)
+	copies := testing.AllocsPerRun(10, func() { DecodeMembers(dst, data, "", nil) })
+	text := string(data)
+	shared := testing.AllocsPerRun(10, func() { DecodeMembers(dst, data, text, nil) })
+	// Seven names, two strings and the number 25.0 are taken from the text;
+	// the escaped string is copied either way, and a one-byte string ("3")
+	// costs no allocation either way.
+	if copies-shared != 10 {
+		t.Errorf("DecodeMembers allocates %v times with the text, %v without; want 10 fewer", shared, copies)
 	}
 }
 
@@ -163,7 +190,7 @@ func FuzzDecodeMembers(f *testing.F) {
 func TestDecodeMembers(t *testing.T) {
 	data := []byte(" {\"task_id\" : \"t-1\",\n \"expected_schema\":{\"type\": \"object\"} ,\"n\":[1, 2.50]}\n")
 	checkMembers(t, data)
-	got, ok := DecodeMembers(data, nil)
+	got, ok := DecodeMembers(nil, data, "", nil)
 	if !ok {
 		t.Fatal("DecodeMembers refused a well-formed object")
 	}
