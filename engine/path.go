@@ -210,46 +210,60 @@ func (l Location) String() string {
 // A key on a non-object, an index out of range or `[]` on a non-array
 // reaches nothing.
 func (p Path) Resolve(root any) []Match {
-	matches := []Match{{Value: root, steps: p.steps}}
-	// The fan indexes of every match are slices of one growing arena: a
-	// match's indexes are its parent's plus one, appended once.
+	return p.appendMatches(nil, root)
+}
+
+// appendMatches appends Resolve's matches to dst, so a caller can resolve
+// into memory of its own.
+func (p Path) appendMatches(dst []Match, root any) []Match {
+	var fan [8]int // the indexes taken at the `[]` steps, while they fit
 	var arena []int
-	for depth, st := range p.steps {
-		next := make([]Match, 0, len(matches))
-		for _, m := range matches {
-			switch st.kind {
-			case stepKey:
-				if obj, ok := m.Value.(map[string]any); ok {
-					if v, ok := obj[st.key]; ok {
-						next = append(next, Match{Value: v, fan: m.fan})
-					}
-				}
-			case stepIndex:
-				if arr, ok := m.Value.([]any); ok && st.index < len(arr) {
-					next = append(next, Match{Value: arr[st.index], fan: m.fan})
-				}
-			case stepAll:
-				if arr, ok := m.Value.([]any); ok {
-					next = slices.Grow(next, len(arr))
-					arena = slices.Grow(arena, len(arr)*(len(m.fan)+1))
-					for i, v := range arr {
-						start := len(arena)
-						arena = append(arena, m.fan...)
-						arena = append(arena, i)
-						next = append(next, Match{Value: v, fan: arena[start:len(arena):len(arena)]})
-					}
-				}
+	return resolveFrom(dst, p.steps, 0, root, fan[:0], &arena)
+}
+
+// resolveFrom appends the matches that steps[i:] reach from v, in document
+// order, depth first. fan holds the indexes taken at the `[]` steps before
+// i. The fan indexes of every match are slices of one arena, sized at the
+// first `[]` for the matches it makes.
+func resolveFrom(dst []Match, steps []step, i int, v any, fan []int, arena *[]int) []Match {
+	for ; i < len(steps); i++ {
+		switch st := &steps[i]; st.kind {
+		case stepKey:
+			obj, ok := v.(map[string]any)
+			if !ok {
+				return dst
 			}
-		}
-		for i := range next {
-			next[i].steps = p.steps[:depth+1]
-		}
-		matches = next
-		if len(matches) == 0 {
-			break
+			if v, ok = obj[st.key]; !ok {
+				return dst
+			}
+		case stepIndex:
+			arr, ok := v.([]any)
+			if !ok || st.index >= len(arr) {
+				return dst
+			}
+			v = arr[st.index]
+		case stepAll:
+			arr, ok := v.([]any)
+			if !ok {
+				return dst
+			}
+			if *arena == nil {
+				*arena = make([]int, 0, len(arr)*(len(fan)+1))
+			}
+			dst = slices.Grow(dst, len(arr))
+			for j, e := range arr {
+				dst = resolveFrom(dst, steps, i+1, e, append(fan, j), arena)
+			}
+			return dst
 		}
 	}
-	return matches
+	m := Match{Value: v, steps: steps}
+	if len(fan) > 0 {
+		start := len(*arena)
+		*arena = append(*arena, fan...)
+		m.fan = (*arena)[start:len(*arena):len(*arena)]
+	}
+	return append(dst, m)
 }
 
 // extend returns loc with seg appended, leaving loc as it was.

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/verifier-dev/verifier/engine/ijson"
@@ -124,5 +126,79 @@ func FuzzParsePath(f *testing.F) {
 			t.Fatalf("ParsePath(%q).String() = %q does not round-trip: %v", s, p.String(), err)
 		}
 		p.Resolve(doc)
+	})
+}
+
+// resolveLevels is Resolve as it was first written, level by level: the
+// reference FuzzResolve holds the depth-first Resolve to.
+func resolveLevels(p Path, root any) []Match {
+	matches := []Match{{Value: root, steps: p.steps}}
+	for depth, st := range p.steps {
+		var next []Match
+		for _, m := range matches {
+			switch st.kind {
+			case stepKey:
+				if obj, ok := m.Value.(map[string]any); ok {
+					if v, ok := obj[st.key]; ok {
+						next = append(next, Match{Value: v, fan: m.fan})
+					}
+				}
+			case stepIndex:
+				if arr, ok := m.Value.([]any); ok && st.index < len(arr) {
+					next = append(next, Match{Value: arr[st.index], fan: m.fan})
+				}
+			case stepAll:
+				if arr, ok := m.Value.([]any); ok {
+					for i, v := range arr {
+						next = append(next, Match{Value: v, fan: append(slices.Clone(m.fan), i)})
+					}
+				}
+			}
+		}
+		for i := range next {
+			next[i].steps = p.steps[:depth+1]
+		}
+		matches = next
+		if len(matches) == 0 {
+			break
+		}
+	}
+	return matches
+}
+
+// FuzzResolve: for any document and path, Resolve reaches the values the
+// level-by-level reference reaches, in the same order, at the same
+// locations, and appended after other matches it leaves them as they were.
+func FuzzResolve(f *testing.F) {
+	doc := `{"items":[{"p":1,"q":[1,2]},{"p":2,"q":[]},{"q":[3,[4]]}],"m":[[1,2],[3],[]],"meta":{"a.b":{"c":[7]}},"n":5}`
+	for _, path := range []string{"items[].p", "items[].q[]", "m[][]", "m[1][]", `meta["a.b"].c[]`, "n", "n[]", "$", "items[9]", "x[][][][][][][][][][]"} {
+		f.Add([]byte(doc), path)
+	}
+	f.Add([]byte(`[[[[[[[[[[1,2]]]]]]]]]]`), "$[][][][][][][][][][]")
+	f.Fuzz(func(t *testing.T, data []byte, text string) {
+		root, err := ijson.Decode(data, nil)
+		if err != nil {
+			return
+		}
+		p, err := ParsePath(text)
+		if err != nil {
+			return
+		}
+		want := resolveLevels(p, root)
+		appended := p.appendMatches([]Match{{Value: "before"}}, root)
+		if appended[0].Value != "before" {
+			t.Fatalf("appendMatches(%q) changed the match before it to %v", text, appended[0].Value)
+		}
+		for _, got := range [][]Match{p.Resolve(root), appended[1:]} {
+			if len(got) != len(want) {
+				t.Fatalf("Resolve(%q) in %s: %d matches, want %d", text, data, len(got), len(want))
+			}
+			for i := range got {
+				if !reflect.DeepEqual(got[i].Value, want[i].Value) || got[i].Loc().String() != want[i].Loc().String() {
+					t.Fatalf("Resolve(%q) in %s: match %d is %v at %s, want %v at %s",
+						text, data, i, got[i].Value, got[i].Loc(), want[i].Value, want[i].Loc())
+				}
+			}
+		}
 	})
 }

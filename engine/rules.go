@@ -13,7 +13,8 @@ import (
 // checkRule evaluates one rule against the output. It returns counted=false
 // when the rule is skipped (if_present and nothing to check).
 func checkRule(r *Rule, out any) (f *Finding, counted bool) {
-	matches := r.Field.Resolve(out)
+	var room [8]Match // the matches of most rules, without an allocation
+	matches := r.Field.appendMatches(room[:0], out)
 	fail := func(path, expected, found, msg string) (*Finding, bool) {
 		return &Finding{
 			Source: SourceIntegrity, Check: "consistency:" + r.Type, Path: path,
@@ -39,17 +40,18 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 			}
 			sum += n
 		}
-		target, label, tf := r.target(out, r.EqualsField, r.Equals, "equals_field")
+		target, tf := r.target(out, r.EqualsField, r.Equals, "equals_field")
 		if tf != nil {
 			return fail(r.Field.String(), tf.expected, tf.found, tf.message)
 		}
 		if math.Abs(sum-target) > r.Tolerance {
+			label := targetLabel(r.EqualsField)
 			return fail(r.Field.String(), fmt.Sprintf("sum equal to %s (%s, tolerance %s)", formatNumber(target), label, formatNumber(r.Tolerance)),
 				"sum "+formatNumber(sum),
 				fmt.Sprintf("values sum to %s, expected %s (%s)", formatNumber(sum), label, formatNumber(target)))
 		}
 	case RuleGTE, RuleLTE:
-		target, label, tf := r.target(out, r.OtherField, r.Value, "other_field")
+		target, tf := r.target(out, r.OtherField, r.Value, "other_field")
 		if tf != nil {
 			return fail(r.Field.String(), tf.expected, tf.found, tf.message)
 		}
@@ -68,6 +70,7 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 				holds = n <= target+r.Tolerance
 			}
 			if !holds {
+				label := targetLabel(r.OtherField)
 				return fail(m.Loc().String(), fmt.Sprintf("%s %s (%s)", op, formatNumber(target), label), brief(m.Value),
 					fmt.Sprintf("%s is %s, must be %s %s (%s)", m.Loc(), formatNumber(n), word, formatNumber(target), label))
 			}
@@ -110,26 +113,38 @@ type targetFailure struct{ expected, found, message string }
 
 // target reads the number a rule compares with: the single number at path, or
 // the literal.
-func (r *Rule) target(out any, path *Path, literal *float64, fieldName string) (float64, string, *targetFailure) {
+func (r *Rule) target(out any, path *Path, literal *float64, fieldName string) (float64, *targetFailure) {
 	if path == nil {
-		return *literal, "the given value", nil
+		return *literal, nil
 	}
-	at := path.String()
-	matches := path.Resolve(out)
+	var room [2]Match
+	matches := path.appendMatches(room[:0], out)
 	switch {
 	case len(matches) == 0:
-		return 0, "", &targetFailure{"a number at " + at, "no value",
+		at := path.String()
+		return 0, &targetFailure{"a number at " + at, "no value",
 			fmt.Sprintf("%s names %s, which has no value", fieldName, at)}
 	case len(matches) > 1:
-		return 0, "", &targetFailure{"one number at " + at, fmt.Sprintf("%d values", len(matches)),
+		at := path.String()
+		return 0, &targetFailure{"one number at " + at, fmt.Sprintf("%d values", len(matches)),
 			fmt.Sprintf("%s names %s, which resolves to %d values; name a single value", fieldName, at, len(matches))}
 	}
 	n, ok := asNumber(matches[0].Value)
 	if !ok {
-		return 0, "", &targetFailure{"a number at " + at, brief(matches[0].Value),
+		at := path.String()
+		return 0, &targetFailure{"a number at " + at, brief(matches[0].Value),
 			fmt.Sprintf("%s names %s, which holds %s, not a number", fieldName, at, typeName(matches[0].Value))}
 	}
-	return n, strings.TrimPrefix(at, "$."), nil
+	return n, nil
+}
+
+// targetLabel names what a rule compares with, in a message: the path of
+// target without its `$.`, or the given value.
+func targetLabel(path *Path) string {
+	if path == nil {
+		return "the given value"
+	}
+	return strings.TrimPrefix(path.String(), "$.")
 }
 
 func asNumber(v any) (float64, bool) {
