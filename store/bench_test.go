@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,7 +27,8 @@ import (
 // the work, PutVerdict, then the hold's Commit), or as it did before the
 // free call rode on the verdict's commit (TakeAllowance, which commits at
 // once, then PutVerdict). One op is one verdict. Group commits report how
-// many commits an op costs (commits/op).
+// many commits an op costs (commits/op). cpu-ns/op is the process's CPU
+// time per op (the disk's waits are not in it).
 func BenchmarkPutVerdict(b *testing.B) {
 	type putCase struct {
 		name string
@@ -49,7 +51,7 @@ func BenchmarkPutVerdict(b *testing.B) {
 				var next atomic.Int64
 				var wg sync.WaitGroup
 				b.ResetTimer()
-				start, commits := time.Now(), s.ledger.nextSnap
+				start, cpu, commits := time.Now(), cpuNow(), s.ledger.nextSnap
 				for range writers {
 					wg.Go(func() {
 						for {
@@ -87,6 +89,7 @@ func BenchmarkPutVerdict(b *testing.B) {
 				}
 				wg.Wait()
 				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+				b.ReportMetric(float64(cpuNow()-cpu)/float64(b.N), "cpu-ns/op")
 				if tt.mode == writeGroupCommit {
 					s.ledger.mu.Lock()
 					b.ReportMetric(float64(s.ledger.nextSnap-commits)/float64(b.N), "commits/op")
@@ -98,7 +101,8 @@ func BenchmarkPutVerdict(b *testing.B) {
 }
 
 // BenchmarkRead100k measures reputation and score reads of an agent with
-// 100,000 verdicts.
+// 100,000 verdicts, and receipt reads: the same verdict again and again,
+// and a different one each time.
 func BenchmarkRead100k(b *testing.B) {
 	s := openTemp(b, &Options{NoSync: true})
 	const n = 100_000
@@ -110,6 +114,7 @@ func BenchmarkRead100k(b *testing.B) {
 	now := vs[0].VerifiedAt.Add(time.Hour)
 	// A cursor half-way through the history.
 	midCursor := base64.RawURLEncoding.EncodeToString(timeKey(vs[n/2].VerifiedAt.UnixNano(), vs[n/2].VerificationID))
+	next := 0
 	for _, bb := range []struct {
 		name string
 		read func() error
@@ -130,6 +135,11 @@ func BenchmarkRead100k(b *testing.B) {
 			_, err := s.Receipt(ctx, vs[n/2].VerificationID)
 			return err
 		}},
+		{"receipt/spread-ids", func() error { // a different verdict each time, all over the file
+			next = (next + 7919) % n
+			_, err := s.Receipt(ctx, vs[next].VerificationID)
+			return err
+		}},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			for b.Loop() {
@@ -147,11 +157,12 @@ func BenchmarkRead100k(b *testing.B) {
 // receipt of the server's size (records of about 1.8 KB), 64 writers, group
 // commits with fsync; for one agent (the load test's) and for 1,000. One
 // op is one verdict; run it with a fixed count (-benchtime 20000x) to
-// compare layouts. Besides writes/s it reports the file's size per verdict
-// (file-B/op), each bucket's allocated leaf bytes per verdict
-// (<bucket>-B/op) and, on Linux, the bytes of the file resident in this
-// process's mapping per verdict (mapped-B/op): the pages bbolt has read,
-// which the server's RssFile counts.
+// compare layouts. Besides writes/s and CPU time per verdict (cpu-ns/op) it
+// reports the file's size per verdict (file-B/op), each bucket's allocated
+// leaf bytes per verdict (<bucket>-B/op) and, on Linux, the bytes of the
+// file resident in this process's mapping per verdict (mapped-B/op): the
+// pages bbolt has read and their neighbours, which the server's RssFile
+// counts.
 func BenchmarkPutVerdictServerShape(b *testing.B) {
 	pad := strings.Repeat("x", 1000)
 	for _, agents := range []int{1, 1000} {
@@ -168,7 +179,7 @@ func BenchmarkPutVerdictServerShape(b *testing.B) {
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu := time.Now(), cpuNow()
 			for range 64 {
 				wg.Go(func() {
 					for {
@@ -187,6 +198,7 @@ func BenchmarkPutVerdictServerShape(b *testing.B) {
 			}
 			wg.Wait()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+			b.ReportMetric(float64(cpuNow()-cpu)/float64(b.N), "cpu-ns/op")
 			b.StopTimer()
 			if rss, ok := mappedResident(s.Path()); ok { // before Stats reads every page
 				b.ReportMetric(float64(rss)/float64(b.N), "mapped-B/op")
@@ -233,4 +245,13 @@ func mappedResident(path string) (int64, bool) {
 		}
 	}
 	return total, sc.Err() == nil
+}
+
+// cpuNow returns the CPU time this process has used (user and system).
+func cpuNow() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
