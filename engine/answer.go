@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/verifier-dev/verifier/internal/jsonesc"
 )
 
 // VerifiedAtLayout is the format of verified_at: UTC, RFC 3339 with
@@ -130,7 +132,7 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 		OutputHash:         meta.Hashes.Output,
 		SchemaHash:         meta.Hashes.Schema,
 		RulesHash:          meta.Hashes.Rules,
-		VerifiedAt:         meta.VerifiedAt.UTC().Format(VerifiedAtLayout),
+		VerifiedAt:         formatVerifiedAt(meta.VerifiedAt),
 		VerifierVersion:    meta.Version,
 		EnforceRules:       req.EnforceRules,
 		StrictContentCheck: req.StrictContentCheck,
@@ -177,6 +179,30 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 	a.Hints, a.HintsTotal, a.HintsOmitted = capList(hints, limit, counts[6:8])
 	a.SchemaCompliance, a.IntegrityChecks, a.Overall = &out.Schema, &out.Integrity, &out.Overall
 	return a
+}
+
+// formatVerifiedAt is t.UTC().Format(VerifiedAtLayout), written digit by
+// digit for the years 0 to 9999 (FuzzFormatVerifiedAt): the layout is
+// fixed, so its parsing and the formatter's general steps are spared.
+func formatVerifiedAt(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(VerifiedAtLayout)
+	}
+	hour, minute, second := t.Clock()
+	b := []byte(VerifiedAtLayout)
+	for _, f := range [...]struct{ at, width, value int }{
+		{0, 4, year}, {5, 2, int(month)}, {8, 2, day}, {11, 2, hour}, {14, 2, minute}, {17, 2, second},
+		{20, 6, t.Nanosecond() / 1000},
+	} {
+		v := f.value
+		for i := f.at + f.width - 1; i >= f.at; i-- {
+			b[i] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	return string(b)
 }
 
 // capList keeps the first limit items (never nil, so an empty list is sent
@@ -254,23 +280,22 @@ func (a *Answer) finite() bool {
 }
 
 // answerMembers are the answer's member names in documented order, as its
-// struct tags give them; answerSorted is the order of RFC 8785. Both are
-// fixed tables, never written after initialization.
+// struct tags give them, with their RFC 8785 order: a fixed table, never
+// written after initialization.
 var (
-	answerMembers = []string{
+	answerMembers = newMemberTable(
 		"summary", "next_actions", "result", "verification_id", "task_id", "agent_id",
 		"output_hash", "schema_hash", "rules_hash", "request_hash", "verified_at", "verifier_version",
 		"enforce_rules", "strict_content_check", "errors", "errors_total", "errors_omitted",
 		"errors_detail", "errors_detail_total", "errors_detail_omitted", "flags", "flags_total",
 		"flags_omitted", "hints", "hints_total", "hints_omitted", "schema_compliance",
 		"integrity_checks", "overall", "verify",
-	}
-	answerSorted = sortedOrder(answerMembers)
+	)
 )
 
 // write writes the answer as its struct tags direct encoding/json to.
 func (a *Answer) write(w *answerWriter) {
-	w.object(answerMembers, answerSorted, func(i int) bool {
+	w.object(&answerMembers, func(i int) bool {
 		switch i {
 		case 9:
 			return a.RequestHash != nil
@@ -309,7 +334,7 @@ func (a *Answer) write(w *answerWriter) {
 	}, func(i int) {
 		switch i {
 		case 0:
-			w.object(summaryMembers, summarySorted, always, func(i int) {
+			w.object(&summaryMembers, always, func(i int) {
 				if i == 0 {
 					w.str(a.Summary.Result)
 				} else {
@@ -353,19 +378,19 @@ func (a *Answer) write(w *answerWriter) {
 		case 16:
 			w.buf = strconv.AppendInt(w.buf, int64(*a.ErrorsOmitted), 10)
 		case 17:
-			w.list(false, len(a.ErrorsDetail), func(i int) { w.strs(errorDetailMembers, errorDetailSorted, a.ErrorsDetail[i].values()) })
+			w.list(false, len(a.ErrorsDetail), func(i int) { w.strs(&errorDetailMembers, a.ErrorsDetail[i].values()) })
 		case 18:
 			w.buf = strconv.AppendInt(w.buf, int64(*a.ErrorsDetailTotal), 10)
 		case 19:
 			w.buf = strconv.AppendInt(w.buf, int64(*a.ErrorsDetailOmit), 10)
 		case 20:
-			w.list(false, len(a.Flags), func(i int) { w.strs(flagMembers, flagSorted, a.Flags[i].values()) })
+			w.list(false, len(a.Flags), func(i int) { w.strs(&flagMembers, a.Flags[i].values()) })
 		case 21:
 			w.buf = strconv.AppendInt(w.buf, int64(*a.FlagsTotal), 10)
 		case 22:
 			w.buf = strconv.AppendInt(w.buf, int64(*a.FlagsOmitted), 10)
 		case 23:
-			w.list(false, len(a.Hints), func(i int) { w.strs(hintMembers, hintSorted, a.Hints[i].values()) })
+			w.list(false, len(a.Hints), func(i int) { w.strs(&hintMembers, a.Hints[i].values()) })
 		case 24:
 			w.buf = strconv.AppendInt(w.buf, int64(*a.HintsTotal), 10)
 		case 25:
@@ -377,28 +402,39 @@ func (a *Answer) write(w *answerWriter) {
 		case 28:
 			a.Overall.write(w)
 		case 29:
-			w.strs(verifyMembers, verifySorted, a.Verify.values())
+			w.strs(&verifyMembers, a.Verify.values())
 		}
 	})
 }
 
 // Member tables of the answer's inner objects, as answerMembers.
 var (
-	summaryMembers     = []string{"result", "blocking_checks"}
-	summarySorted      = sortedOrder(summaryMembers)
-	nextActionMembers  = []string{"action", "using", "for", "fields"}
-	nextActionSorted   = sortedOrder(nextActionMembers)
-	errorDetailMembers = []string{"check", "path", "expected", "found", "message"}
-	errorDetailSorted  = sortedOrder(errorDetailMembers)
-	flagMembers        = []string{"check", "field", "severity", "detail"}
-	flagSorted         = sortedOrder(flagMembers)
-	hintMembers        = []string{"source", "check", "path", "expected", "found"}
-	hintSorted         = sortedOrder(hintMembers)
-	verifyMembers      = []string{"public_key_url", "key_version", "canonicalization", "hash_algorithm", "service", "mcp"}
-	verifySorted       = sortedOrder(verifyMembers)
-	ratioMembers       = []string{"ratio", "passed", "total"}
-	ratioSorted        = sortedOrder(ratioMembers)
+	summaryMembers     = newMemberTable("result", "blocking_checks")
+	nextActionMembers  = newMemberTable("action", "using", "for", "fields")
+	errorDetailMembers = newMemberTable("check", "path", "expected", "found", "message")
+	flagMembers        = newMemberTable("check", "field", "severity", "detail")
+	hintMembers        = newMemberTable("source", "check", "path", "expected", "found")
+	verifyMembers      = newMemberTable("public_key_url", "key_version", "canonicalization", "hash_algorithm", "service", "mcp")
+	ratioMembers       = newMemberTable("ratio", "passed", "total")
 )
+
+// memberTable is the member names of one of the answer's objects, plain
+// ASCII in documented order: each as written before its value (`"name":`),
+// and their RFC 8785 order, which for ASCII is byte order.
+type memberTable struct {
+	keys   []string
+	sorted []int
+}
+
+func newMemberTable(names ...string) memberTable {
+	t := memberTable{keys: make([]string, len(names)), sorted: make([]int, len(names))}
+	for i, name := range names {
+		t.keys[i] = `"` + name + `":`
+		t.sorted[i] = i
+	}
+	slices.SortFunc(t.sorted, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+	return t
+}
 
 func (d *ErrorDetail) values() []string {
 	return []string{d.Check, d.Path, d.Expected, d.Found, d.Message}
@@ -410,7 +446,7 @@ func (v *VerifyBlock) values() []string {
 }
 
 func (n *NextAction) write(w *answerWriter) {
-	w.object(nextActionMembers, nextActionSorted, func(i int) bool {
+	w.object(&nextActionMembers, func(i int) bool {
 		switch i { // the omitempty members
 		case 1:
 			return n.Using != ""
@@ -435,7 +471,7 @@ func (n *NextAction) write(w *answerWriter) {
 }
 
 func (r *Ratio) write(w *answerWriter) {
-	w.object(ratioMembers, ratioSorted, always, func(i int) {
+	w.object(&ratioMembers, always, func(i int) {
 		switch i {
 		case 0:
 			w.float(r.Ratio)
@@ -455,16 +491,15 @@ type answerWriter struct {
 	canonical bool
 }
 
-// object writes an object whose member names are names, in documented
-// order; sorted is their RFC 8785 order. has(i) says whether member i is
-// written (omitempty and omitzero), value(i) writes its value.
-func (w *answerWriter) object(names []string, sorted []int, has func(int) bool, value func(int)) {
+// object writes an object whose members t names. has(i) says whether
+// member i is written (omitempty and omitzero), value(i) writes its value.
+func (w *answerWriter) object(t *memberTable, has func(int) bool, value func(int)) {
 	w.buf = append(w.buf, '{')
 	first := true
-	for k := range names {
+	for k := range t.keys {
 		i := k
 		if w.canonical {
-			i = sorted[k]
+			i = t.sorted[k]
 		}
 		if !has(i) {
 			continue
@@ -473,17 +508,15 @@ func (w *answerWriter) object(names []string, sorted []int, has func(int) bool, 
 			w.buf = append(w.buf, ',')
 		}
 		first = false
-		w.buf = append(w.buf, '"')
-		w.buf = append(w.buf, names[i]...) // plain ASCII names
-		w.buf = append(w.buf, '"', ':')
+		w.buf = append(w.buf, t.keys[i]...)
 		value(i)
 	}
 	w.buf = append(w.buf, '}')
 }
 
 // strs writes an object of string members.
-func (w *answerWriter) strs(names []string, sorted []int, values []string) {
-	w.object(names, sorted, always, func(i int) { w.str(values[i]) })
+func (w *answerWriter) strs(t *memberTable, values []string) {
+	w.object(t, always, func(i int) { w.str(values[i]) })
 }
 
 // list writes an array of n elements, or null for a nil slice.
@@ -516,11 +549,10 @@ func (w *answerWriter) str(s string) {
 	w.buf = append(w.buf, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		b := s[i]
-		if b >= 0x20 && b != '"' && b != '\\' && b < utf8.RuneSelf {
-			i++
-			continue
+		if i = jsonesc.PlainRunString(s, i); i >= len(s) {
+			break
 		}
+		b := s[i]
 		if b < utf8.RuneSelf {
 			w.buf = append(w.buf, s[start:i]...)
 			switch b {
@@ -572,6 +604,11 @@ func (w *answerWriter) float(f float64) {
 		w.buf = append(w.buf, '0')
 		return
 	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 && !math.Signbit(f) {
+		// An integer (a ratio of 1 or 0) is its digits in both forms.
+		w.buf = strconv.AppendInt(w.buf, int64(f), 10)
+		return
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
@@ -584,17 +621,6 @@ func (w *answerWriter) float(f float64) {
 			w.buf = w.buf[:n-1]
 		}
 	}
-}
-
-// sortedOrder returns the indexes of names in RFC 8785 order. The names
-// are ASCII, where that is byte order.
-func sortedOrder(names []string) []int {
-	order := make([]int, len(names))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(names[a], names[b]) })
-	return order
 }
 
 // MarshalJSON encodes v as compact JSON without HTML escaping, the form

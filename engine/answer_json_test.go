@@ -98,3 +98,22 @@ func FuzzAnswerEncoding(f *testing.F) {
 		checkAnswerEncoding(t, testAnswer(s1, s2, n%1000, ratio, detail, pass))
 	})
 }
+
+// FuzzFormatVerifiedAt: formatVerifiedAt is time.Time.Format with
+// VerifiedAtLayout, for any instant and zone.
+func FuzzFormatVerifiedAt(f *testing.F) {
+	for _, t := range []time.Time{
+		time.Date(2026, 11, 30, 1, 2, 3, 4000, time.UTC), time.Date(2026, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 1, time.UTC), {},
+	} {
+		f.Add(t.Unix(), int64(t.Nanosecond()), 0)
+	}
+	f.Add(int64(1796000000), int64(123456789), 5*3600+1800)
+	f.Fuzz(func(t *testing.T, sec, nsec int64, offset int) {
+		at := time.Unix(sec, nsec).In(time.FixedZone("z", offset%(26*3600)))
+		if got, want := formatVerifiedAt(at), at.UTC().Format(VerifiedAtLayout); got != want {
+			t.Fatalf("formatVerifiedAt(%v) = %q, want %q", at, got, want)
+		}
+	})
+}

@@ -13,28 +13,51 @@ import (
 
 // PlainRun returns the end of the run at in[i:] of printable ASCII other
 // than '"' and '\\', the bytes a string holds as they are. It tests eight
-// bytes at a time while it can: a word ends the run when one of its bytes
-// is below 0x20, a quote, a backslash or at least 0x80 (the classic "has a
-// byte less than n" and "has a zero byte" tests).
+// bytes at a time while it can (plainWord).
 func PlainRun(in []byte, i int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(in); i += 8 {
-		v := binary.LittleEndian.Uint64(in[i:])
-		quote, backslash := v^(ones*'"'), v^(ones*'\\')
-		control := (v - ones*0x20) &^ v
-		quotes := (quote - ones) &^ quote
-		backslashes := (backslash - ones) &^ backslash
-		if (control|quotes|backslashes|v)&highs != 0 {
+		if !plainWord(binary.LittleEndian.Uint64(in[i:])) {
 			break
 		}
 	}
-	for i < len(in) {
-		if c := in[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			break
-		}
+	for i < len(in) && plainByte(in[i]) {
 		i++
 	}
 	return i
+}
+
+// PlainRunString is PlainRun for a string: the end of the run at s[i:] of
+// bytes a JSON string holds as they are, for a writer that must find the
+// bytes to escape.
+func PlainRunString(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		v := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if !plainWord(v) {
+			break
+		}
+	}
+	for i < len(s) && plainByte(s[i]) {
+		i++
+	}
+	return i
+}
+
+// plainWord reports whether none of the eight bytes of v is below 0x20, a
+// quote, a backslash or at least 0x80 (the classic "has a byte less than
+// n" and "has a zero byte" tests).
+func plainWord(v uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := v^(ones*'"'), v^(ones*'\\')
+	control := (v - ones*0x20) &^ v
+	quotes := (quote - ones) &^ quote
+	backslashes := (backslash - ones) &^ backslash
+	return (control|quotes|backslashes|v)&highs == 0
+}
+
+func plainByte(c byte) bool {
+	return c >= 0x20 && c != '"' && c != '\\' && c < 0x80
 }
 
 // Decode decodes the escape sequence that starts at in[pos], a backslash. It

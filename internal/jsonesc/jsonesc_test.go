@@ -75,6 +75,12 @@ func TestPlainRun(t *testing.T) {
 			if got := PlainRun(in, 0); got != want {
 				t.Fatalf("PlainRun with byte %#x at %d = %d, want %d", c, pos, got, want)
 			}
+			if got := PlainRunString(string(in), 0); got != want {
+				t.Fatalf("PlainRunString with byte %#x at %d = %d, want %d", c, pos, got, want)
+			}
+			if got := PlainRunString(string(in), pos); got != want {
+				t.Fatalf("PlainRunString from %d with byte %#x there = %d, want %d", pos, c, got, want)
+			}
 		}
 	}
 }
