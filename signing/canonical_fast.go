@@ -475,15 +475,17 @@ func appendCanonicalRune(dst []byte, r rune) []byte {
 // appendCanonicalString appends s, valid UTF-8, as a canonical JSON string.
 func appendCanonicalString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			dst = append(dst, c)
-			i++
-			continue
+	for i := 0; i < len(s); i++ {
+		j := jsonesc.PlainRunString(s, i)
+		dst = append(dst, s[i:j]...)
+		if i = j; i == len(s) {
+			break
 		}
-		dst = appendCanonicalRune(dst, rune(c))
-		i++
+		if c := s[i]; c >= utf8.RuneSelf {
+			dst = append(dst, c) // valid UTF-8 is written as it is
+		} else {
+			dst = appendCanonicalRune(dst, rune(c))
+		}
 	}
 	return append(dst, '"')
 }

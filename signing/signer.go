@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/verifier-dev/verifier/internal/bufpool"
+	"github.com/verifier-dev/verifier/internal/jsonesc"
 )
 
 // SeedSize is the length of an Ed25519 seed, the form in which private keys
@@ -231,12 +233,10 @@ func (a Attestation) AppendJSON(dst []byte) []byte {
 // json.Marshal escapes for HTML is written as it is between quotes, as
 // json.Marshal writes it; any other string is left to json.Marshal.
 func appendMarshalledString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			b, _ := json.Marshal(s) // a string always marshals
-			return append(dst, b...)
-		}
+	if jsonesc.PlainRunString(s, 0) < len(s) ||
+		strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '>') >= 0 || strings.IndexByte(s, '&') >= 0 {
+		b, _ := json.Marshal(s) // a string always marshals
+		return append(dst, b...)
 	}
 	dst = append(dst, '"')
 	dst = append(dst, s...)

@@ -8,16 +8,18 @@ package jsonesc
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 )
 
 // PlainRun returns the end of the run at in[i:] of printable ASCII other
 // than '"' and '\\', the bytes a string holds as they are. It tests eight
-// bytes at a time while it can (plainWord).
+// bytes at a time while it can (stopBytes), so a short string costs one
+// test whatever its length.
 func PlainRun(in []byte, i int) int {
 	for ; i+8 <= len(in); i += 8 {
-		if !plainWord(binary.LittleEndian.Uint64(in[i:])) {
-			break
+		if stop := stopBytes(binary.LittleEndian.Uint64(in[i:])); stop != 0 {
+			return i + bits.TrailingZeros64(stop)/8
 		}
 	}
 	for i < len(in) && plainByte(in[i]) {
@@ -34,8 +36,8 @@ func PlainRunString(s string, i int) int {
 		w := s[i : i+8]
 		v := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
 			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		if !plainWord(v) {
-			break
+		if stop := stopBytes(v); stop != 0 {
+			return i + bits.TrailingZeros64(stop)/8
 		}
 	}
 	for i < len(s) && plainByte(s[i]) {
@@ -44,16 +46,18 @@ func PlainRunString(s string, i int) int {
 	return i
 }
 
-// plainWord reports whether none of the eight bytes of v is below 0x20, a
-// quote, a backslash or at least 0x80 (the classic "has a byte less than
-// n" and "has a zero byte" tests).
-func plainWord(v uint64) bool {
+// stopBytes has the high bit set of the lowest byte of v (little-endian)
+// that is below 0x20, a quote, a backslash or at least 0x80, if there is
+// one, and is zero when there is none: the classic "has a byte less than
+// n" and "has a zero byte" tests, whose lowest flag is exact (a borrow only
+// flags bytes above the first one flagged).
+func stopBytes(v uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	quote, backslash := v^(ones*'"'), v^(ones*'\\')
 	control := (v - ones*0x20) &^ v
 	quotes := (quote - ones) &^ quote
 	backslashes := (backslash - ones) &^ backslash
-	return (control|quotes|backslashes|v)&highs == 0
+	return (control | quotes | backslashes | v) & highs
 }
 
 func plainByte(c byte) bool {
