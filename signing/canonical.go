@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
@@ -67,6 +68,29 @@ func (c *Canonicalizer) AppendCanonical(dst, raw []byte) ([]byte, error) {
 	}
 	return append(dst, out...), nil
 }
+
+// AppendCanonical is Canonicalizer.AppendCanonical with working memory that
+// is reused from one call to the next, whichever goroutine makes it: for a
+// caller that canonicalizes now and then and keeps no Canonicalizer.
+func AppendCanonical(dst, raw []byte) ([]byte, error) {
+	c, ok := canonicalizers.Get().(*Canonicalizer)
+	if !ok {
+		c = new(Canonicalizer)
+	}
+	out, err := c.AppendCanonical(dst, raw)
+	if c.scratch.footprint() <= maxPooledScratch {
+		canonicalizers.Put(c)
+	}
+	return out, err
+}
+
+// canonicalizers holds spare Canonicalizers for AppendCanonical. Nothing in
+// one reaches a result: every canonicalization resets its working memory.
+var canonicalizers sync.Pool
+
+// maxPooledScratch bounds the working memory a spare Canonicalizer keeps,
+// so that one large text does not stay in memory.
+const maxPooledScratch = 64 << 10
 
 func canonicalize(raw []byte, s *canonScratch) ([]byte, error) {
 	if raw == nil {

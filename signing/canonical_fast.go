@@ -62,6 +62,11 @@ type canonScratch struct {
 	objs  []canonObject // objects to rewrite, in document order
 }
 
+// footprint is about how many bytes the working memory holds.
+func (s *canonScratch) footprint() int {
+	return cap(s.out) + cap(s.names) + 16*(cap(s.open)+cap(s.mems)) + 20*cap(s.objs)
+}
+
 // canonMember is one member of an object. It holds offsets, not slices, so
 // the lists of members hold no pointers for the garbage collector to scan
 // or to put write barriers on while they are sorted.

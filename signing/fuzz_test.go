@@ -62,9 +62,10 @@ func FuzzCanonicalize(f *testing.F) {
 	})
 }
 
-// FuzzAppendCanonical: a Canonicalizer used for one text after another
-// appends to what a buffer holds exactly what Canonicalize gives, and fails
-// exactly when it fails, leaving the buffer as it was.
+// FuzzAppendCanonical: a Canonicalizer used for one text after another, and
+// the package's AppendCanonical, append to what a buffer holds exactly what
+// Canonicalize gives, and fail exactly when it fails, leaving the buffer as
+// it was.
 func FuzzAppendCanonical(f *testing.F) {
 	for _, seed := range []string{`{"b":[1.0,-0,1e21,"\u00e9"],"a":{}}`, `"\ud83d\ude00"`, `[1e-7, 5e-324]`, `{"a":1,"a":2}`, `{"z":{"y":1,"x":2}}`, ``, `1 2`} {
 		f.Add([]byte(seed), []byte(`{"a":[3,2,1]}`))
@@ -83,6 +84,11 @@ func FuzzAppendCanonical(f *testing.F) {
 			}
 			if string(got) != prefix+string(want) {
 				t.Fatalf("AppendCanonical(%q) = %q, want %q", data, got, prefix+string(want))
+			}
+			// The same with working memory shared through a pool.
+			got, err = AppendCanonical([]byte(prefix), data)
+			if (err == nil) != (wantErr == nil) || string(got) != prefix+string(want) {
+				t.Fatalf("package AppendCanonical(%q) = %q, %v; want %q, %v", data, got, err, prefix+string(want), wantErr)
 			}
 		}
 	})

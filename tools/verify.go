@@ -40,10 +40,7 @@ func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Veri
 		return nil, busy
 	}
 	defer release()
-	// One Canonicalizer for the request's parts: they are canonicalized one
-	// after another, so its working memory serves them all.
-	var canon signing.Canonicalizer
-	hashes, err := s.Engine.HashesAppend(req, canon.AppendCanonical, signing.HashCanonical)
+	hashes, err := s.Engine.HashesAppend(req, signing.AppendCanonical, signing.HashCanonical)
 	if err != nil {
 		return nil, InvalidRequest([]engine.FieldProblem{{
 			Field: "body", Problem: "cannot be canonicalized (RFC 8785)",
