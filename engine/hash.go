@@ -87,16 +87,20 @@ const (
 	rememberBudget = 32 << 20
 )
 
-// rememberKey is the key under which what bounds and rules give is
-// remembered: the two members as sent, or nil when they are too large to be.
-func rememberKey(rawBounds, rawRules []byte) []byte {
+// appendRememberKey appends to dst the key under which what bounds and
+// rules give is remembered: the two members as sent. ok is false, and dst
+// returned as it was, when they are too large to be remembered.
+func appendRememberKey(dst, rawBounds, rawRules []byte) (key []byte, ok bool) {
 	if len(rawBounds)+len(rawRules) > maxRemembered {
-		return nil
+		return dst, false
 	}
-	key := make([]byte, 0, 4+len(rawBounds)+len(rawRules))
-	key = binary.BigEndian.AppendUint32(key, uint32(len(rawBounds)))
-	return append(append(key, rawBounds...), rawRules...)
+	key = binary.BigEndian.AppendUint32(dst, uint32(len(rawBounds)))
+	return append(append(key, rawBounds...), rawRules...), true
 }
+
+// keyRoom is room on the stack for the remember key of typical bounds and
+// rules.
+type keyRoom [512]byte
 
 // hashMemo holds the caches of Verifier.Hashes; the zero value remembers
 // nothing.
@@ -199,11 +203,9 @@ func (r *Request) canonicalSchema(canon AppendCanonicalizer, hash Hasher, rememb
 // canonicalChecks is what bounds and rules give the hashes, from remembered
 // when it holds them, keyed by the two members as sent.
 func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
-	key := r.checksKey
-	if key == nil {
-		key = rememberKey(r.raw[fieldBounds], r.raw[fieldRules])
-	}
-	if key == nil {
+	var room keyRoom
+	key, ok := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
+	if !ok {
 		remembered = nil
 	}
 	if c, ok := remembered.getBytes(key); ok {

@@ -66,8 +66,7 @@ type Request struct {
 	// cache never calls.
 	schema         any
 	schemaDeferred bool
-	maxDepth       int    // the member depth limit, for a deferred decode
-	checksKey      []byte // rememberKey of bounds and rules, when computed
+	maxDepth       int // the member depth limit, for a deferred decode
 }
 
 // Bound is one entry of bounds: every value at Path lies in [Min, Max].
@@ -234,10 +233,15 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 	// On the fast path bounds and rules are checked, not decoded: bounds and
 	// rules sent before, byte for byte, are taken as decoded then.
 	var seen decodedChecks
-	remembered := false
+	var room keyRoom
+	var checksKey []byte
+	rememberable, remembered := false, false
 	if ok {
-		r.checksKey = rememberKey(r.raw[fieldBounds], r.raw[fieldRules])
-		if seen, remembered = v.checksDecoded.getBytes(r.checksKey); !remembered {
+		checksKey, rememberable = appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
+		if rememberable {
+			seen, remembered = v.checksDecoded.getBytes(checksKey)
+		}
+		if !remembered {
 			for _, i := range [...]int{fieldBounds, fieldRules} {
 				if raw := r.raw[i]; raw != nil {
 					val, err := ijson.Decode(raw, memberOpts)
@@ -262,8 +266,8 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	if r.checksKey != nil && !remembered {
-		v.checksDecoded.put(string(r.checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(r.checksKey))
+	if rememberable && !remembered {
+		v.checksDecoded.put(string(checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(checksKey))
 	}
 	return r, nil
 }

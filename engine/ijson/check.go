@@ -1,7 +1,5 @@
 package ijson
 
-import "bytes"
-
 // The check-only scan below walks a value exactly as fastDecoder.value
 // decodes it, with the same checks and the same give-ups, but builds no Go
 // values: a request whose schema is already compiled never needs the schema
@@ -24,8 +22,7 @@ func (d *fastDecoder) checkValue(depth int) bool {
 	case c == '[':
 		return depth < d.maxDepth && d.checkArray(depth)
 	case c == '"':
-		_, ok := d.checkString()
-		return ok
+		return d.checkString()
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.checkNumber()
 	case c == 't':
@@ -38,18 +35,15 @@ func (d *fastDecoder) checkValue(depth int) bool {
 	return false
 }
 
-// checkString steps over the string at pos and returns its content: a
-// slice of the input when it has no escapes, else a copy of it decoded.
-func (d *fastDecoder) checkString() ([]byte, bool) {
+// checkString steps over the string at pos, checking it as str decodes it
+// but building nothing.
+func (d *fastDecoder) checkString() bool {
 	raw, plain, ok := d.plainStr()
-	switch {
-	case !ok:
-		return nil, false
-	case plain:
-		return raw, true
+	if !ok || plain {
+		return ok
 	}
-	b, ok := d.escapedStr(len(d.in) - len(raw))
-	return bytes.Clone(b), ok
+	_, ok = d.escapedStr(len(d.in) - len(raw))
+	return ok
 }
 
 // checkObject steps over the object at pos, refusing a duplicate name. The
@@ -62,26 +56,33 @@ func (d *fastDecoder) checkObject(depth int) bool {
 		return true
 	}
 	base := len(d.names)
-	defer func() { d.names = d.names[:base] }()
+	ok := d.checkMembers(depth, base)
+	d.names = d.names[:base]
+	return ok
+}
+
+// checkMembers steps over the members of the object checkObject is in,
+// the names before them from d.names[base:] on.
+func (d *fastDecoder) checkMembers(depth, base int) bool {
 	var set map[string]struct{}
 	for {
 		d.skipSpace()
 		if d.pos >= len(d.in) || d.in[d.pos] != '"' {
 			return false
 		}
-		name, ok := d.checkString()
+		name, ok := d.str()
 		if !ok {
 			return false
 		}
 		switch {
 		case set != nil:
-			if _, dup := set[string(name)]; dup {
+			if _, dup := set[name]; dup {
 				return false
 			}
-			set[string(name)] = struct{}{}
+			set[name] = struct{}{}
 		case len(d.names)-base < linearNames:
 			for _, prev := range d.names[base:] {
-				if bytes.Equal(prev, name) {
+				if prev == name {
 					return false
 				}
 			}
@@ -89,12 +90,12 @@ func (d *fastDecoder) checkObject(depth int) bool {
 		default:
 			set = make(map[string]struct{}, 2*linearNames)
 			for _, prev := range d.names[base:] {
-				set[string(prev)] = struct{}{}
+				set[prev] = struct{}{}
 			}
-			if _, dup := set[string(name)]; dup {
+			if _, dup := set[name]; dup {
 				return false
 			}
-			set[string(name)] = struct{}{}
+			set[name] = struct{}{}
 		}
 		d.skipSpace()
 		if d.pos >= len(d.in) || d.in[d.pos] != ':' {

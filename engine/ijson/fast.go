@@ -94,7 +94,7 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkO
 		var v any
 		if slices.Contains(checkOnly, name) {
 			if d.names == nil {
-				d.names = make([][]byte, 0, 2*linearNames)
+				d.names = make([]string, 0, 2*linearNames)
 			}
 			ok = d.checkValue(0)
 		} else {
@@ -168,7 +168,7 @@ type fastDecoder struct {
 	pos      int
 	maxDepth int
 	buf      []byte   // scratch for strings with escapes
-	names    [][]byte // member names of the objects checkValue is inside
+	names    []string // member names of the objects checkValue is inside
 }
 
 // atEnd reports whether only whitespace is left.
@@ -280,24 +280,40 @@ func (d *fastDecoder) name() (string, bool) {
 
 func (d *fastDecoder) array(depth int) (any, bool) {
 	d.pos++
-	arr := []any{}
 	d.skipSpace()
 	if d.pos < len(d.in) && d.in[d.pos] == ']' {
 		d.pos++
-		return arr, true
+		return []any{}, true
 	}
+	// A short array is gathered on the stack and allocated once, at its
+	// length; a longer one moves to the heap and grows there.
+	var room [8]any
+	n := 0
+	var arr []any
 	for {
 		d.skipSpace()
 		v, ok := d.value(depth + 1)
 		if !ok {
 			return nil, false
 		}
-		arr = append(arr, v)
+		switch {
+		case arr != nil:
+			arr = append(arr, v)
+		case n < len(room):
+			room[n] = v
+			n++
+		default:
+			arr = append(make([]any, 0, 2*len(room)), room[:]...)
+			arr = append(arr, v)
+		}
 		more, ok := d.separator(']')
 		if !ok {
 			return nil, false
 		}
 		if !more {
+			if arr == nil {
+				arr = append([]any(nil), room[:n]...)
+			}
 			return arr, true
 		}
 	}
