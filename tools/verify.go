@@ -117,24 +117,36 @@ func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Veri
 
 // sign encodes an answer and appends its attestation.
 func (s *Service) sign(a *engine.Answer) ([]byte, error) {
-	body, err := a.AppendMarshal(make([]byte, 0, 2048))
-	if err != nil {
-		return nil, fmt.Errorf("encoding answer: %w", err)
-	}
 	// The signature covers the answer's canonical form, which
 	// AppendCanonical writes directly (FuzzAnswerEncoding holds it to
 	// signing.Canonicalize), so it is signed as written, straight into the
-	// signer's buffer for the signed document.
-	att, err := s.Keys.Current().AttestAppended(signing.ContextVerify, a.VerifiedAt, a.AppendCanonical)
+	// signer's buffer for the signed document. Its length is the wire
+	// form's but for a few escapes, so the receipt is allocated once at
+	// about its size.
+	size := 0
+	att, err := s.Keys.Current().AttestAppended(signing.ContextVerify, a.VerifiedAt, func(dst []byte) ([]byte, error) {
+		doc, err := a.AppendCanonical(dst)
+		size = len(doc) - len(dst)
+		return doc, err
+	})
 	if err != nil {
+		// An answer that cannot be encoded says so as Marshal says it.
+		if _, merr := a.AppendMarshal(nil); merr != nil {
+			return nil, fmt.Errorf("encoding answer: %w", merr)
+		}
 		return nil, fmt.Errorf("signing answer: %w", err)
 	}
-	// body is engine's compact encoding of an answer object, so the
-	// attestation can be spliced in before its closing brace without the
-	// full parse signing.AppendAttestation spends on checking an answer of
-	// unknown origin. The attestation is encoded as that function encodes
-	// it (AppendJSON, which is json.Marshal's bytes), so the receipt bytes
-	// are the same.
-	var attJSON [256]byte
-	return engine.WithMember(body, "attestation", att.AppendJSON(attJSON[:0])), nil
+	// The receipt is the answer's compact encoding with the attestation
+	// spliced in before its closing brace, without the full parse
+	// signing.AppendAttestation spends on checking an answer of unknown
+	// origin. The attestation is encoded as that function encodes it
+	// (AppendJSON, which is json.Marshal's bytes), so the receipt bytes are
+	// the same.
+	var room [256]byte
+	attJSON := att.AppendJSON(room[:0])
+	body, err := a.AppendMarshal(make([]byte, 0, size+len(attJSON)+len(`,"attestation":`)))
+	if err != nil {
+		return nil, fmt.Errorf("encoding answer: %w", err)
+	}
+	return engine.WithMember(body, "attestation", attJSON), nil
 }
