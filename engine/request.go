@@ -1,19 +1,15 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/verifier-dev/verifier/engine/ijson"
 	"github.com/verifier-dev/verifier/internal/jsonnum"
@@ -147,44 +143,6 @@ func (p *problems) err() error {
 	return &InvalidRequestError{Fields: p.list}
 }
 
-// The top-level members of a request, by their index in topLevelFields.
-const (
-	fieldTaskID = iota
-	fieldAgentID
-	fieldSchema
-	fieldOutput
-	fieldStrict
-	fieldBounds
-	fieldRules
-	fieldEnforce
-	fieldDetail
-	numFields
-)
-
-var topLevelFields = []string{
-	fieldTaskID: "task_id", fieldAgentID: "agent_id", fieldSchema: "expected_schema", fieldOutput: "submitted_output",
-	fieldStrict: "strict_content_check", fieldBounds: "bounds", fieldRules: "rules", fieldEnforce: "enforce_rules", fieldDetail: "detail",
-}
-
-// requestMembers are a request's top-level members as sent, by index in
-// topLevelFields; nil for a member not sent (a value sent is never empty).
-type requestMembers [numFields][]byte
-
-// decodedMembers are a request's top-level members decoded, by index in
-// topLevelFields. has is false for a member not sent, or not decoded
-// because it is malformed; a member that is only checked (the fast path's
-// expected_schema, bounds and rules) has a nil value.
-type decodedMembers struct {
-	value [numFields]any
-	has   [numFields]bool
-}
-
-func (d *decodedMembers) get(i int) (any, bool) { return d.value[i], d.has[i] }
-
-func (d *decodedMembers) set(i int, v any) { d.value[i], d.has[i] = v, true }
-
-func (d *decodedMembers) drop(i int) { d.value[i], d.has[i] = nil, false }
-
 var ruleFields = []string{
 	"type", "field", "equals_field", "equals", "other_field", "value",
 	"in_field", "values", "tolerance", "if_present",
@@ -292,59 +250,6 @@ func (r *Request) SchemaDocument() (any, error) {
 		r.schema, r.schemaDeferred = doc, false
 	}
 	return r.schema, nil
-}
-
-// decodeMembersFast is DecodeRequest's path for a well-formed request: one
-// pass over the body (ijson.DecodeMembers) instead of splitting it with
-// jsontext and then decoding every member again. It gives up on anything
-// unusual (malformed JSON, a duplicate name, invalid UTF-8, a number outside
-// I-JSON, too deep, an unknown field), and DecodeRequest then takes the
-// careful path, which names every problem. When it succeeds, that path would
-// have found nothing and produced the same members and values.
-func decodeMembersFast(body []byte, opts *ijson.Options, raw *requestMembers, decoded *decodedMembers) bool {
-	// The request outlives the caller's buffer: one copy serves every
-	// member, and one copy as a string every string and number of the
-	// decoded members (substrings of it cost no allocation).
-	var room [numFields]ijson.Member
-	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), opts, "expected_schema", "bounds", "rules")
-	if !ok {
-		return false
-	}
-	for _, m := range list {
-		i := slices.Index(topLevelFields, m.Name)
-		if i < 0 {
-			return false
-		}
-		raw[i] = m.Raw
-		decoded.set(i, m.Value)
-	}
-	return true
-}
-
-// decodeMembers decodes each known member of a split request, recording a
-// problem for every unknown or malformed one.
-func decodeMembers(members map[string][]byte, opts *ijson.Options, p *problems) decodedMembers {
-	var decoded decodedMembers
-	for i, name := range sortedKeys(members) {
-		field := slices.Index(topLevelFields, name)
-		if field < 0 {
-			p.add(memberName("", name, i), "is not a known field",
-				"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
-			continue
-		}
-		val, err := ijson.Decode(members[name], opts)
-		if err != nil {
-			var ie *ijson.Error
-			if errors.As(err, &ie) {
-				p.add(name, "is not I-JSON: "+ie.Kind.Error(), ie.Fix())
-			} else {
-				p.add(name, "is not valid JSON", "Send well-formed JSON.")
-			}
-			continue
-		}
-		decoded.set(field, val)
-	}
-	return decoded
 }
 
 func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
@@ -739,63 +644,3 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
-
-// splitObject reads a JSON object's members as raw values without decoding
-// them, rejecting duplicate names and invalid UTF-8 as it goes.
-func splitObject(body []byte) (map[string][]byte, error) {
-	dec := jsontext.NewDecoder(bytes.NewReader(body))
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return nil, classify(err, "the body")
-	}
-	if tok.Kind() != '{' {
-		return nil, errors.New("the body must be a JSON object")
-	}
-	members := make(map[string][]byte)
-	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			return nil, classify(err, "the body")
-		}
-		key := name.String()
-		val, err := dec.ReadValue()
-		if err != nil {
-			return nil, &memberError{name: key, err: classify(err, memberName("", key, len(members)))}
-		}
-		members[key] = bytes.Clone(val)
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return nil, classify(err, "the body")
-	}
-	if _, err := dec.ReadToken(); err != io.EOF {
-		return nil, errors.New("the body has data after the JSON object")
-	}
-	return members, nil
-}
-
-// classify describes a syntax error without quoting the input.
-func classify(err error, where string) error {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%s is empty or truncated JSON", where)
-	}
-	var se *jsontext.SyntacticError
-	if errors.As(err, &se) {
-		switch {
-		case errors.Is(se.Err, jsontext.ErrDuplicateName):
-			return fmt.Errorf("%s has a duplicate object key (I-JSON forbids it)", where)
-		case bytes.Contains([]byte(se.Err.Error()), []byte("UTF-8")):
-			return fmt.Errorf("%s has invalid UTF-8 at byte %d", where, se.ByteOffset)
-		}
-		return fmt.Errorf("%s is not valid JSON (syntax error at byte %d)", where, se.ByteOffset)
-	}
-	return fmt.Errorf("%s is not valid JSON", where)
-}
-
-// memberError is a syntax error inside one member's value.
-type memberError struct {
-	name string
-	err  error
-}
-
-func (e *memberError) Error() string { return e.err.Error() }
-func (e *memberError) Unwrap() error { return e.err }
