@@ -297,7 +297,8 @@ func BenchmarkVerifyStages(b *testing.B) {
 			return err
 		}},
 		{"hashes-unremembered", func() error {
-			_, err := req.Hashes(signing.Canonicalize, signing.HashCanonical)
+			var canon signing.Canonicalizer
+			_, err := req.Hashes(canon.Canonicalize, signing.HashCanonical)
 			return err
 		}},
 		{"check", func() error { _, err := svc.Engine.Check(req, hashes.Schema); return err }},
