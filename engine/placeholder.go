@@ -21,13 +21,19 @@ var placeholderWords = map[string]bool{
 	"[todo]": true, "[tbd]": true, "insert here": true, "your text here": true,
 }
 
-var placeholderPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`^x{3,}$`),
-	regexp.MustCompile(`^(\.{3,}|…+)$`),
-	regexp.MustCompile(`^lorem ipsum`),
-	regexp.MustCompile(`^<\s*insert\b.*>$`),
-	regexp.MustCompile(`^\[\s*insert\b.*\]$`),
-	regexp.MustCompile(`^\{\{.*\}\}$`),
+// placeholderPatterns are the vocabulary's patterns, each anchored at a
+// literal and kept with the bytes its matches can start with, so that a
+// string is matched only against the patterns it could fit.
+var placeholderPatterns = []struct {
+	lead string
+	re   *regexp.Regexp
+}{
+	{"x", regexp.MustCompile(`^x{3,}$`)},
+	{".\xe2", regexp.MustCompile(`^(\.{3,}|…+)$`)}, // "…" is E2 80 A6
+	{"l", regexp.MustCompile(`^lorem ipsum`)},
+	{"<", regexp.MustCompile(`^<\s*insert\b.*>$`)},
+	{"[", regexp.MustCompile(`^\[\s*insert\b.*\]$`)},
+	{"{", regexp.MustCompile(`^\{\{.*\}\}$`)},
 }
 
 // placeholderKind reports why s is a placeholder, or "" when it is real
@@ -55,8 +61,8 @@ func lowerPlaceholderKind(t string) string {
 	if placeholderWords[t] {
 		return "placeholder text"
 	}
-	for _, re := range placeholderPatterns {
-		if re.MatchString(t) {
+	for _, p := range placeholderPatterns {
+		if strings.IndexByte(p.lead, t[0]) >= 0 && p.re.MatchString(t) {
 			return "placeholder text"
 		}
 	}
