@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -121,4 +124,30 @@ func summaries(vs []Verdict) []VerdictSummary {
 		out[i] = summaryOf(v)
 	}
 	return out
+}
+
+// openRefused opens path expecting ErrCorrupt, checks that the refused open
+// left the file byte for byte as it was, and returns the error.
+func openRefused(t *testing.T, path string) error {
+	t.Helper()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenBolt(path, nil)
+	if err == nil {
+		s.Close()
+		t.Fatalf("OpenBolt(%s) error = nil, want ErrCorrupt", filepath.Base(path))
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		t.Errorf("OpenBolt() error = %v, want ErrCorrupt", err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("OpenBolt() changed the file it refused")
+	}
+	return err
 }
