@@ -134,13 +134,13 @@ func openRefused(t *testing.T, path string) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := OpenBolt(path, nil)
-	if err == nil {
+	s, openErr := OpenBolt(path, nil)
+	if openErr == nil {
 		s.Close()
 		t.Fatalf("OpenBolt(%s) error = nil, want ErrCorrupt", filepath.Base(path))
 	}
-	if !errors.Is(err, ErrCorrupt) {
-		t.Errorf("OpenBolt() error = %v, want ErrCorrupt", err)
+	if !errors.Is(openErr, ErrCorrupt) {
+		t.Errorf("OpenBolt() error = %v, want ErrCorrupt", openErr)
 	}
 	after, err := os.ReadFile(path)
 	if err != nil {
@@ -149,5 +149,5 @@ func openRefused(t *testing.T, path string) error {
 	if !bytes.Equal(before, after) {
 		t.Errorf("OpenBolt() changed the file it refused")
 	}
-	return err
+	return openErr
 }
