@@ -49,13 +49,7 @@ func resultCode(t *testing.T, r mcp.CallToolResult) string {
 // request is still a 422, and a record of an unknown agent stays free.
 func TestMCPToolsShareTheAllowance(t *testing.T) {
 	svc := newTestService(t, true)
-	gate, err := payment.NewGate(payment.Config{FreePerDay: 1}, svc.Store, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.WithPayment(&HTTPOptions{}, gate)
-	srv := httptest.NewServer(NewMCPHandler(svc))
-	defer srv.Close()
+	srv := oneFreeCallMCPServer(t, svc)
 
 	request := json.RawMessage(readTestdata(t, "invoice-pass.json"))
 	if r := callTool(t, srv.URL, ToolVerifySchema, request); r.IsError {
@@ -79,13 +73,7 @@ func TestMCPToolsShareTheAllowance(t *testing.T) {
 func TestMCPUnansweredCallGivesBackItsFreeCall(t *testing.T) {
 	svc := newTestService(t, true)
 	svc.Limiter = NewLimiter(1)
-	gate, err := payment.NewGate(payment.Config{FreePerDay: 1}, svc.Store, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.WithPayment(&HTTPOptions{}, gate)
-	srv := httptest.NewServer(NewMCPHandler(svc))
-	defer srv.Close()
+	srv := oneFreeCallMCPServer(t, svc)
 
 	request := json.RawMessage(readTestdata(t, "invoice-pass.json"))
 	release, busy := svc.Limiter.acquire(t.Context()) // the only slot
@@ -102,4 +90,18 @@ func TestMCPUnansweredCallGivesBackItsFreeCall(t *testing.T) {
 	if r := callTool(t, srv.URL, ToolVerifySchema, request); !r.IsError || resultCode(t, r) != CodeRateLimited {
 		t.Errorf("third call: isError %v code %q, want rate_limited (the answered call used the allowance)", r.IsError, resultCode(t, r))
 	}
+}
+
+// oneFreeCallMCPServer serves svc's MCP endpoint over HTTP with payment off
+// and a free allowance of one call per client and day.
+func oneFreeCallMCPServer(t *testing.T, svc *Service) *httptest.Server {
+	t.Helper()
+	gate, err := payment.NewGate(payment.Config{FreePerDay: 1}, svc.Store, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.WithPayment(&HTTPOptions{}, gate)
+	srv := httptest.NewServer(NewMCPHandler(svc))
+	t.Cleanup(srv.Close)
+	return srv
 }
