@@ -143,8 +143,8 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			defer closeStore(st, log)
 		}
 		log.Info("serving MCP over stdio", "version", svc.Version, "data_dir", f.dataDir, "key_version", keys.Current().KeyVersion())
-		if f, ok := stdin.(*os.File); ok {
-			in, restore := tools.PollableInput(f)
+		if file, ok := stdin.(*os.File); ok {
+			in, restore := tools.PollableInput(file)
 			defer restore()
 			stdin = in
 		}

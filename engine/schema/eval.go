@@ -53,11 +53,11 @@ type declRec struct {
 }
 
 // descRec is a described location, kept as its parent's path (a span of
-// buf, built once for all its children) and its own segment (another
-// span): building each location's whole path cost a copy of the parent's
-// per described object, and the path is only needed to tell locations
-// apart when several applicators described the same one, or to report
-// undeclared keys.
+// buf, built once for all its children) and its own segment (an array
+// index, or a key copied into buf): building each location's whole path
+// cost a copy of the parent's per described object, and the path is only
+// needed to tell locations apart when several applicators described the
+// same one, or to report undeclared keys.
 type descRec struct {
 	pp0, pp1   int // the parent's instance path in buf
 	idx        int // the array index, or -1
