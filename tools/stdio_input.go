@@ -43,8 +43,10 @@ func PollableInput(f *os.File) (io.Reader, func()) {
 	if err := syscall.SetNonblock(fd, true); err != nil {
 		return keep()
 	}
-	// os.NewFile registers a non-blocking descriptor with the poller. The
-	// new File is never closed: fd belongs to f.
+	// os.NewFile registers a non-blocking descriptor with the poller (a
+	// pipe or a socket that no File polls yet always can be). The new File
+	// is never closed, and must stay reachable while it is read: collected,
+	// it would close fd, which belongs to f.
 	return os.NewFile(uintptr(fd), f.Name()), func() { _ = syscall.SetNonblock(fd, false) }
 }
 
