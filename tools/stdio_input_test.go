@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestPollableInputPipe reads a blocking pipe, as a stdio server inherits
@@ -72,4 +74,30 @@ func TestPollableInputUnchanged(t *testing.T) {
 			t.Error("the polled pipe was made blocking")
 		}
 	})
+}
+
+// TestPollableInputOwnsItsDescriptor: the reader polls a descriptor of its
+// own, so collecting it unclosed (a server that returned without restore)
+// never closes f's, whose number another file could have taken since.
+func TestPollableInputOwnsItsDescriptor(t *testing.T) {
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil {
+		t.Fatal(err)
+	}
+	r, w := os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "client")
+	defer r.Close()
+	defer w.Close()
+	func() {
+		if in, _ := PollableInput(r); in == io.Reader(r) {
+			t.Fatal("a blocking pipe came back unchanged")
+		}
+	}()
+	for range 20 { // the reader is unreachable: let its cleanup run
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fds[0], &st); err != nil {
+		t.Fatalf("f's descriptor was closed with the reader: %v", err)
+	}
 }
