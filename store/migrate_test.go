@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite testdata/v1-answers.json from a
 
 // The version 1 store of testdata/v1.db was written by the version 1 code
 // (commit c2def4b) through its API: migrationHistory's verdicts, then
-// v1Extras. testdata/v1-answers.json is what that code answered for it
+// addExtras. testdata/v1-answers.json is what that code answered for it
 // (takeSnapshot); -update rewrites it from a fresh store of the current
 // schema, never from a migrated one. writeV1Store writes the same entries
 // with the version 1 layout spelled out (TestWriteV1StoreMatchesTestdata
@@ -60,10 +60,10 @@ func uuidV4(rng *rand.Rand) string {
 		lo>>48&0x3fff|0x8000, lo&0xffffffffffff)
 }
 
-// v1Extras is what the version 1 file holds besides verdicts: three free
-// calls of one client on t0's day and one payment id, as TakeAllowance and
-// UsePayment stored them.
-func v1Extras(t *testing.T, s *Bolt) {
+// addExtras stores what the version 1 file holds besides verdicts (and the
+// reopen test too): three free calls of one client on t0's day and one
+// payment id, through TakeAllowance and UsePayment.
+func addExtras(t *testing.T, s *Bolt) {
 	t.Helper()
 	ctx := context.Background()
 	for range 3 {
@@ -77,7 +77,7 @@ func v1Extras(t *testing.T, s *Bolt) {
 }
 
 // writeV1Store writes a schema version 1 store at path holding vs and the
-// entries v1Extras makes, with the version 1 layout: verdicts keyed by
+// entries addExtras makes, with the version 1 layout: verdicts keyed by
 // verification id, no verdict_ids.
 func writeV1Store(t *testing.T, path string, vs []Verdict) {
 	t.Helper()
@@ -199,13 +199,13 @@ func readAnswers(t *testing.T) snapshot {
 	return want
 }
 
-// freshAnswers stores vs and the v1Extras in a new store of the current
+// freshAnswers stores vs and addExtras's entries in a new store of the current
 // schema and returns its answers.
 func freshAnswers(t *testing.T, vs []Verdict) snapshot {
 	t.Helper()
 	s := openTemp(t, &Options{NoSync: true})
 	put(t, s, vs...)
-	v1Extras(t, s)
+	addExtras(t, s)
 	return takeSnapshot(t, s, vs)
 }
 

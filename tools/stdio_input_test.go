@@ -12,21 +12,30 @@ import (
 	"time"
 )
 
-// TestPollableInputPipe reads a blocking pipe, as a stdio server inherits
-// it, through the poller: the frames arrive and EOF ends the reading as
-// before, and restore makes the descriptor blocking again.
-func TestPollableInputPipe(t *testing.T) {
+// blockingPipe returns a pipe made with pipe(2), as a stdio server inherits
+// it: blocking, and polled by no File (os.Pipe's are both non-blocking and
+// polled). fd is r's descriptor; both ends are closed when the test ends.
+func blockingPipe(t *testing.T) (r, w *os.File, fd int) {
+	t.Helper()
 	var fds [2]int
 	if err := syscall.Pipe(fds[:]); err != nil {
 		t.Fatal(err)
 	}
-	r, w := os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "client")
-	defer r.Close()
+	r, w = os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "client")
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w, fds[0]
+}
+
+// TestPollableInputPipe reads a blocking pipe, as a stdio server inherits
+// it, through the poller: the frames arrive and EOF ends the reading as
+// before, and restore makes the descriptor blocking again.
+func TestPollableInputPipe(t *testing.T) {
+	r, w, fd := blockingPipe(t)
 	in, restore := PollableInput(r)
 	if in == io.Reader(r) {
 		t.Fatal("a blocking pipe came back unchanged")
 	}
-	if !nonblocking(fds[0]) {
+	if !nonblocking(fd) {
 		t.Fatal("the pipe is still blocking")
 	}
 	go func() {
@@ -38,7 +47,7 @@ func TestPollableInputPipe(t *testing.T) {
 		t.Fatalf("read %q, %v", got, err)
 	}
 	restore()
-	if nonblocking(fds[0]) {
+	if nonblocking(fd) {
 		t.Fatal("restore left the pipe non-blocking")
 	}
 }
@@ -80,13 +89,7 @@ func TestPollableInputUnchanged(t *testing.T) {
 // own, so collecting it unclosed (a server that returned without restore)
 // never closes f's, whose number another file could have taken since.
 func TestPollableInputOwnsItsDescriptor(t *testing.T) {
-	var fds [2]int
-	if err := syscall.Pipe(fds[:]); err != nil {
-		t.Fatal(err)
-	}
-	r, w := os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "client")
-	defer r.Close()
-	defer w.Close()
+	r, _, fd := blockingPipe(t)
 	func() {
 		if in, _ := PollableInput(r); in == io.Reader(r) {
 			t.Fatal("a blocking pipe came back unchanged")
@@ -97,7 +100,7 @@ func TestPollableInputOwnsItsDescriptor(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	var st syscall.Stat_t
-	if err := syscall.Fstat(fds[0], &st); err != nil {
+	if err := syscall.Fstat(fd, &st); err != nil {
 		t.Fatalf("f's descriptor was closed with the reader: %v", err)
 	}
 }
