@@ -154,17 +154,6 @@ func signedDocumentFast(dst []byte, context, keyVersion, attestedAt string, resp
 	return doc, err == nil
 }
 
-// appendSignedDocumentAround appends to dst the signed document around a
-// response already in canonical form, placed as given.
-func appendSignedDocumentAround(dst []byte, context, keyVersion, attestedAt string, canonical []byte) ([]byte, error) {
-	if len(canonical) == 0 {
-		return dst, errEmptyResponse
-	}
-	return signedDocumentWith(dst, context, keyVersion, attestedAt, len(canonical), func(doc []byte) ([]byte, error) {
-		return append(doc, canonical...), nil
-	})
-}
-
 // errEmptyResponse refuses to sign a document around no response.
 var errEmptyResponse = errors.New("building signed document: the response is empty")
 

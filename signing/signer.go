@@ -88,8 +88,8 @@ func (s *Signer) public() ed25519.PublicKey { return s.priv.Public().(ed25519.Pu
 // gives a signature no verifier accepts, so only a writer tested against
 // Canonicalize may call it. It keeps no reference to canonical.
 func (s *Signer) AttestCanonical(context string, canonical []byte, attestedAt string) (Attestation, error) {
-	return s.attest(context, attestedAt, func(dst []byte) ([]byte, error) {
-		return appendSignedDocumentAround(dst, context, s.version, attestedAt, canonical)
+	return s.AttestAppended(context, attestedAt, func(dst []byte) ([]byte, error) {
+		return append(dst, canonical...), nil
 	})
 }
 
