@@ -11,6 +11,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/verifier-dev/verifier/internal/bufpool"
 )
 
 // schemaVersion is the layout this binary reads and writes (see the package
@@ -90,6 +92,7 @@ type Bolt struct {
 	ledger    *allowanceLedger
 	nextPurge atomic.Int64          // unix nanos of the next opportunistic purge
 	purgeErr  atomic.Pointer[error] // the last purge's failure, nil after a success
+	records   *bufpool.Pool         // verdict records, each spare once its write is committed
 }
 
 var _ Store = (*Bolt)(nil)
@@ -123,7 +126,7 @@ func OpenBolt(path string, opts *Options) (*Bolt, error) {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	ledger := newAllowanceLedger()
-	b := &Bolt{db: db, path: path, now: o.Now, writeMode: o.writeMode, ledger: ledger,
+	b := &Bolt{db: db, path: path, now: o.Now, writeMode: o.writeMode, ledger: ledger, records: bufpool.New(maxPooledRecord),
 		group: &groupCommit{db: db, maxSize: o.MaxBatchSize, ledger: ledger}}
 	if err := b.init(); err != nil {
 		_ = db.Close()

@@ -88,7 +88,7 @@ func putAll(tb testing.TB, s *Bolt, vs []Verdict) {
 		n := min(chunk, len(vs))
 		err := s.db.Update(func(tx *bolt.Tx) error {
 			for _, v := range vs[:n] {
-				w, err := prepareVerdict(v)
+				w, err := prepareVerdict(nil, v)
 				if err != nil {
 					return err
 				}

@@ -104,7 +104,7 @@ func writeV1Store(t *testing.T, path string, vs []Verdict) {
 		aggs := map[string]*aggregate{}
 		for _, v := range vs {
 			v.VerifiedAt = v.VerifiedAt.UTC()
-			record, e := encodeVerdict(v)
+			record, e := marshalVerdict(v)
 			if e != nil {
 				return e
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -31,15 +32,26 @@ func (b *Bolt) PutVerdict(ctx context.Context, v Verdict) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	w, err := prepareVerdict(v)
+	buf := b.records.Get()
+	w, err := prepareVerdict(*buf, v)
 	if err != nil {
+		b.records.Put(buf)
 		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
 	}
-	if err := b.write(w.apply); err != nil {
+	err = b.write(w.apply)
+	// bbolt holds a value until its transaction ends; write has returned,
+	// so every transaction that ran w.apply has, and the record is spare.
+	*buf = w.record
+	b.records.Put(buf)
+	if err != nil {
 		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
 	}
 	return nil
 }
+
+// maxPooledRecord is the largest record buffer kept for the next verdict:
+// the server's records are about 1.8 KB (BENCHMARKS.md, "Store").
+const maxPooledRecord = 16 << 10
 
 // verdictsFillPercent is the verdicts bucket's fill factor. bbolt splits a
 // page that overflows at FillPercent of a page, the rest going to a new
@@ -67,7 +79,8 @@ type verdictWrite struct {
 // id returns the verification id, the key's tail.
 func (w verdictWrite) id() []byte { return w.key[8:] }
 
-func prepareVerdict(v Verdict) (verdictWrite, error) {
+// prepareVerdict validates and encodes v, the record appended to buf[:0].
+func prepareVerdict(buf []byte, v Verdict) (verdictWrite, error) {
 	if err := validateVerdict(v); err != nil {
 		return verdictWrite{}, err
 	}
@@ -75,7 +88,7 @@ func prepareVerdict(v Verdict) (verdictWrite, error) {
 	w := verdictWrite{nanos: v.VerifiedAt.UnixNano(), pass: v.Result == ResultPass}
 	w.key = timeKey(w.nanos, v.VerificationID)
 	var err error
-	if w.record, err = encodeVerdict(v); err != nil {
+	if w.record, err = appendVerdict(buf[:0], &v); err != nil {
 		return verdictWrite{}, err
 	}
 	if v.AgentID != "" && !IsTestAgent(v.AgentID) {
@@ -183,21 +196,27 @@ func validateVerdict(v Verdict) error {
 	return nil
 }
 
-// encodeVerdict lays out a verdicts-bucket value: the format byte, the
-// uvarint length of the JSON of every field but the receipt, that JSON, then
-// the receipt bytes verbatim (JSON encoding would re-escape them).
-func encodeVerdict(v Verdict) ([]byte, error) {
-	receipt := v.Receipt
-	v.Receipt = nil
-	fields, err := json.Marshal(v)
+// appendVerdict appends a verdicts-bucket value to dst: the format byte,
+// the uvarint length of the JSON of every field but the receipt
+// (appendVerdictFields), that JSON, then the receipt bytes verbatim (JSON
+// encoding would re-escape them).
+func appendVerdict(dst []byte, v *Verdict) ([]byte, error) {
+	dst = append(dst, recordFormat)
+	// The JSON goes after room for a two-byte length (128 to 16383 bytes,
+	// every real record's: the names alone are more than 128), and moves
+	// if its length takes another size.
+	const room = 2
+	at := len(dst)
+	dst = append(dst, make([]byte, room)...)
+	dst, err := appendVerdictFields(dst, v)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, 0, 1+binary.MaxVarintLen64+len(fields)+len(receipt))
-	out = append(out, recordFormat)
-	out = binary.AppendUvarint(out, uint64(len(fields)))
-	out = append(out, fields...)
-	return append(out, receipt...), nil
+	n := len(dst) - at - room
+	var length [binary.MaxVarintLen64]byte
+	size := binary.PutUvarint(length[:], uint64(n))
+	dst = slices.Replace(dst, at, at+room, length[:size]...)
+	return append(dst, v.Receipt...), nil
 }
 
 // decodeVerdict parses a verdicts-bucket value into a Verdict that shares no

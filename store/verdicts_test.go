@@ -125,7 +125,7 @@ func TestCanceledContext(t *testing.T) {
 
 func FuzzDecodeStoredValues(f *testing.F) {
 	v := testVerdict("f-1", "seller", true, t0)
-	record, err := encodeVerdict(v)
+	record, err := appendVerdict(nil, &v)
 	if err != nil {
 		f.Fatal(err)
 	}
