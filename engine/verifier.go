@@ -192,13 +192,11 @@ func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash st
 	return out, nil
 }
 
-// reportedMessage rewrites the JSON Pointer the schema evaluator names in a
-// message ("The value at /items/0 …") into the `$.items[0]` form every path
-// of an answer uses.
+// reportedMessage is the failure's sentence with its location in the
+// `$.items[0]` form every path of an answer uses.
 func reportedMessage(f schema.Failure, path string) string {
-	prefix := "The value at " + f.InstancePath + " "
-	if f.InstancePath == "" || !strings.HasPrefix(f.Message, prefix) {
-		return f.Message
+	if f.InstancePath == "" {
+		return "The root value " + f.Message
 	}
-	return "The value at " + path + " " + f.Message[len(prefix):]
+	return "The value at " + path + " " + f.Message
 }

@@ -32,6 +32,39 @@ func TestSpecExample(t *testing.T) {
 	}
 }
 
+// TestSchemaFindingMessages pins the sentence a schema finding carries: the
+// evaluator's predicate after the location in the answer's `$` notation, and
+// repeated failures that share one predicate still name their own paths.
+func TestSchemaFindingMessages(t *testing.T) {
+	tests := []struct {
+		name, schema, output string
+		want                 []string
+	}{
+		{"root", `{"type":"object"}`, `5`,
+			[]string{"The root value must be of type object, but it is number 5."}},
+		{"nested", `{"properties":{"a/b":{"items":{"minimum":1}}}}`, `{"a/b":[3,0]}`,
+			[]string{"The value at $.a/b[1] must be at least 1, but it is number 0."}},
+		{"repeated", `{"items":{"properties":{"q":{"exclusiveMinimum":0}}}}`, `[{"q":0},{"q":1},{"q":0}]`,
+			[]string{"The value at $[0].q must be greater than 0, but it is number 0.",
+				"The value at $[2].q must be greater than 0, but it is number 0."}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body := fmt.Sprintf(`{"task_id":"t","expected_schema":%s,"submitted_output":%s}`, tc.schema, tc.output)
+			_, out := checkBody(t, New(nil), body)
+			var got []string
+			for _, f := range out.Findings {
+				if f.Source == SourceSchema {
+					got = append(got, f.Message)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
 // TestBlocking checks SPEC §3.2: schema checks and bounds always block;
 // rules block only with enforce_rules, content checks only with
 // strict_content_check.

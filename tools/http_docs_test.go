@@ -283,7 +283,7 @@ func (v schemaValidator) check(t *testing.T, where string, s map[string]any, ins
 		t.Fatalf("%s: %v", where, err)
 	}
 	for _, fl := range res.Failures {
-		t.Errorf("%s: %s at %q (%s): %s", where, fl.Keyword, fl.InstancePath, fl.KeywordLocation, fl.Message)
+		t.Errorf("%s: %s at %q (%s): %s", where, fl.Keyword, fl.InstancePath, fl.KeywordLocation, fl.Sentence())
 	}
 }
 

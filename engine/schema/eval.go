@@ -23,6 +23,8 @@ type evaluator struct {
 	passed, total int
 	fails         []failRec
 	spans         []spans
+	memo          [memoSize]int32 // recently formatted failures (indices into fails), -1 = none
+	memoNext      int
 	buf           []byte
 	described     []descRec
 	decls         []declRec
@@ -117,7 +119,6 @@ func (e *evaluator) reset(s *Schema) {
 // release drops references into the instance before pooling.
 func (e *evaluator) release() {
 	clear(e.fails)
-	clear(e.spans)
 	clear(e.described)
 	clear(e.decls)
 	clear(e.scope)

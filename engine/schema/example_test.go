@@ -39,7 +39,7 @@ func ExampleCompile() {
 	}
 	fmt.Printf("valid=%v passed=%d total=%d\n", res.Valid, res.Passed, res.Total)
 	for _, f := range res.Failures {
-		fmt.Println(f.InstancePath, f.Keyword, "-", f.Message)
+		fmt.Println(f.InstancePath, f.Keyword, "-", f.Sentence())
 	}
 	// Output:
 	// valid=false passed=5 total=7

@@ -215,17 +215,3 @@ var reportedKeywords = []string{"type", "enum", "const", "multipleOf", "minimum"
 	"contains", "minContains", "maxContains", "minProperties", "maxProperties", "required", "dependentRequired",
 	"dependencies", "propertyNames", "anyOf", "oneOf", "not", "additionalProperties", "unevaluatedProperties",
 	"unevaluatedItems", "items", "additionalItems"}
-
-// locOf returns the precomputed location of keyword at in n, or "" (the
-// schema's own location for at == "").
-func (n *node) locOf(at string) string {
-	if at == "" {
-		return n.loc
-	}
-	for i := range n.kwLocs {
-		if n.kwLocs[i].kw == at {
-			return n.kwLocs[i].loc
-		}
-	}
-	return ""
-}

@@ -18,10 +18,20 @@ func formatValid(name, s string) bool { return format.Valid(name, s) }
 func countRunes(s string) int { return utf8.RuneCountInString(s) }
 
 // spans are offsets into the evaluator's buffer for one failure's strings.
+// They hold no pointers, so keeping them costs the collector nothing.
 type spans struct {
-	kwLoc                          string // precomputed by the compiler, or "" (then kwLocAt)
-	path, kwLocAt, exp, found, msg [2]int
+	kwLoc                          int32 // kwLocNode, kwLocInBuf or an index into the node's kwLocs
+	path, kwLocAt, exp, found, msg [2]int32
 }
+
+const (
+	kwLocNode  = -1 // the keyword location is the node's own (a false schema)
+	kwLocInBuf = -2 // the keyword location is kwLocAt
+)
+
+// memoSize is how many recently formatted failures formatFailure compares
+// a new one with.
+const memoSize = 4
 
 // result formats the recorded failures and the described objects with
 // undeclared keys. The failures' strings are slices of one copy of the
@@ -30,24 +40,31 @@ func (e *evaluator) result(valid bool) *Result {
 	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described)}
 	if len(e.fails) > 0 {
 		e.spans = e.spans[:0]
+		e.memo = [memoSize]int32{-1, -1, -1, -1}
 		for i := range e.fails {
-			e.spans = append(e.spans, e.formatFailure(&e.fails[i]))
+			e.spans = append(e.spans, e.formatFailure(i))
 		}
-		sp := e.spans
 		all := string(e.buf)
-		sub := func(s [2]int) string { return all[s[0]:s[1]] }
+		sub := func(s [2]int32) string { return all[s[0]:s[1]] }
 		res.Failures = make([]Failure, len(e.fails))
 		for i := range e.fails {
-			if sp[i].kwLoc == "" {
-				sp[i].kwLoc = sub(sp[i].kwLocAt)
+			r, sp := &e.fails[i], &e.spans[i]
+			var kwLoc string
+			switch sp.kwLoc {
+			case kwLocNode:
+				kwLoc = r.n.loc
+			case kwLocInBuf:
+				kwLoc = sub(sp.kwLocAt)
+			default:
+				kwLoc = r.n.kwLocs[sp.kwLoc].loc
 			}
 			res.Failures[i] = Failure{
-				Keyword:         e.fails[i].kw,
-				InstancePath:    sub(sp[i].path),
-				KeywordLocation: sp[i].kwLoc,
-				Expected:        sub(sp[i].exp),
-				Found:           sub(sp[i].found),
-				Message:         sub(sp[i].msg),
+				Keyword:         r.kw,
+				InstancePath:    sub(sp.path),
+				KeywordLocation: kwLoc,
+				Expected:        sub(sp.exp),
+				Found:           sub(sp.found),
+				Message:         sub(sp.msg),
 			}
 		}
 	}
@@ -61,35 +78,58 @@ func (e *evaluator) result(valid bool) *Result {
 	return res
 }
 
-func (e *evaluator) formatFailure(r *failRec) spans {
-	var s spans
-	s.path = [2]int{r.p0, r.p1}
-	path := e.buf[r.p0:r.p1]
-	st := len(e.buf)
-	if s.kwLoc = r.n.locOf(r.at); s.kwLoc == "" {
-		e.buf = append(e.buf, r.n.loc...)
-		if r.at != "" {
-			e.buf = append(e.buf, '/')
-			e.buf = append(e.buf, r.at...)
+// sameReport reports whether failures r and q read the same but for their
+// paths: the same assertion failing the same way on an equal scalar value
+// (an agent that repeats one mistake in every line of a list). The strings
+// depend on nothing else when neither lists names.
+func sameReport(r, q *failRec) bool {
+	if r.n != q.n || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
+		return false
+	}
+	switch r.v.(type) {
+	case nil, bool, string, json.Number, float64, int, int64:
+		return r.v == q.v // same dynamic type compared by value; never a map or slice
+	}
+	return false
+}
+
+// formatFailure appends failure i's strings to buf, or shares those of a
+// recent failure that reads the same (e.memo holds their indices).
+func (e *evaluator) formatFailure(i int) spans {
+	r := &e.fails[i]
+	for _, j := range e.memo {
+		if j >= 0 && sameReport(r, &e.fails[j]) {
+			s := e.spans[j]
+			s.path = [2]int32{int32(r.p0), int32(r.p1)}
+			return s
 		}
-		s.kwLocAt = [2]int{st, len(e.buf)}
-		st = len(e.buf)
+	}
+	s := spans{path: [2]int32{int32(r.p0), int32(r.p1)}, kwLoc: kwLocNode}
+	if r.at != "" {
+		s.kwLoc = kwLocInBuf
+		for k := range r.n.kwLocs {
+			if r.n.kwLocs[k].kw == r.at {
+				s.kwLoc = int32(k)
+				break
+			}
+		}
+	}
+	st := int32(len(e.buf))
+	if s.kwLoc == kwLocInBuf {
+		e.buf = append(append(append(e.buf, r.n.loc...), '/'), r.at...)
+		s.kwLocAt = [2]int32{st, int32(len(e.buf))}
+		st = int32(len(e.buf))
 	}
 	e.appendExpected(r)
-	s.exp = [2]int{st, len(e.buf)}
-	st = len(e.buf)
+	s.exp = [2]int32{st, int32(len(e.buf))}
+	st = int32(len(e.buf))
 	e.appendFound(r)
-	s.found = [2]int{st, len(e.buf)}
-	st = len(e.buf)
-	if len(path) == 0 {
-		e.buf = append(e.buf, "The root value "...)
-	} else {
-		e.buf = append(e.buf, "The value at "...)
-		e.buf = append(e.buf, e.buf[r.p0:r.p1]...)
-		e.buf = append(e.buf, ' ')
-	}
+	s.found = [2]int32{st, int32(len(e.buf))}
+	st = int32(len(e.buf))
 	e.appendMessage(r, s.exp, s.found)
-	s.msg = [2]int{st, len(e.buf)}
+	s.msg = [2]int32{st, int32(len(e.buf))}
+	e.memo[e.memoNext] = int32(i)
+	e.memoNext = (e.memoNext + 1) % memoSize
 	return s
 }
 
@@ -214,8 +254,8 @@ func (e *evaluator) appendFound(r *failRec) {
 	e.buf = b
 }
 
-// appendMessage completes the sentence that starts with the location.
-func (e *evaluator) appendMessage(r *failRec, exp, found [2]int) {
+// appendMessage appends the failure's predicate (Failure.Message).
+func (e *evaluator) appendMessage(r *failRec, exp, found [2]int32) {
 	b := e.buf
 	n := r.n
 	// earlier parts of the buffer never move relative to its start, so

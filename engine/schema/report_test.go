@@ -51,7 +51,7 @@ func renderResult(res *Result) string {
 	fmt.Fprintf(&b, "valid=%v passed=%d total=%d\n", res.Valid, res.Passed, res.Total)
 	for _, f := range res.Failures {
 		fmt.Fprintf(&b, "failure: keyword=%s path=%q at=%q\n  expected: %s\n  found: %s\n  message: %s\n",
-			f.Keyword, f.InstancePath, f.KeywordLocation, f.Expected, f.Found, f.Message)
+			f.Keyword, f.InstancePath, f.KeywordLocation, f.Expected, f.Found, f.Sentence())
 	}
 	fmt.Fprintf(&b, "described: %d\n", res.Described)
 	for _, d := range res.Undeclared {

@@ -146,7 +146,22 @@ type Failure struct {
 	KeywordLocation string // RFC 6901 pointer of the keyword in its schema document
 	Expected        string // what the check requires, concisely
 	Found           string // what the instance has, quoted at most 80 characters
-	Message         string // one sentence saying what to change
+	// Message is what must change, as the predicate of a sentence whose
+	// subject is the value ("must be at least 1, but it is number 0."):
+	// a caller names the location in its own notation, and failures that
+	// differ only in where they stand share one string. Sentence gives the
+	// whole sentence with the RFC 6901 location.
+	Message string
+}
+
+// Sentence is the failure as one sentence naming its RFC 6901 location:
+// "The value at /qty must be at least 1, but it is number 0.", or "The root
+// value …" at the root.
+func (f Failure) Sentence() string {
+	if f.InstancePath == "" {
+		return "The root value " + f.Message
+	}
+	return "The value at " + f.InstancePath + " " + f.Message
 }
 
 // Described is an object that at least one applied subschema with properties
