@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // evaluator is the state of one Evaluate call; Schema pools them. Strings
@@ -38,7 +39,7 @@ type evaluator struct {
 type frame struct {
 	parent    *frame
 	key       string
-	idx       int    // array index, or -1 for an object key (or the root)
+	idx       int    // array index, or -1 for an object key (or the root), plainKey for one that needs no escaping
 	declStart int    // e.decls length when the location was entered
 	dStart    int    // e.described length when the location was entered
 	descents  int    // applicators that descended into children here
@@ -62,7 +63,7 @@ type declRec struct {
 // same one, or to report undeclared keys.
 type descRec struct {
 	pp0, pp1   int // the parent's instance path in buf
-	idx        int // the array index, or -1
+	idx        int // the array index, or negative for a key
 	s0, s1     int // else the key's segment in buf (empty at the root)
 	undeclared []string
 }
@@ -175,6 +176,19 @@ func (e *evaluator) path(f *frame) (int, int) {
 	return p0, len(e.buf)
 }
 
+// plainKey, as a frame's idx, marks an object key known (from the
+// compiled schema) to need no RFC 6901 escaping.
+const plainKey = -2
+
+// keySegment is the frame idx for key: plainKey when it holds no '~' or
+// '/', else -1.
+func keySegment(key string) int {
+	if strings.ContainsAny(key, "~/") {
+		return -1
+	}
+	return plainKey
+}
+
 // appendSegment appends the pointer segment of an array index (idx >= 0)
 // or an object key.
 func appendSegment(b []byte, key string, idx int) []byte {
@@ -182,14 +196,7 @@ func appendSegment(b []byte, key string, idx int) []byte {
 	if idx >= 0 {
 		return appendInt(b, idx)
 	}
-	plain := true
-	for j := 0; j < len(key); j++ {
-		if c := key[j]; c == '~' || c == '/' {
-			plain = false
-			break
-		}
-	}
-	if plain {
+	if idx == plainKey || keySegment(key) == plainKey {
 		return append(b, key...)
 	}
 	for j := 0; j < len(key); j++ {

@@ -192,7 +192,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		}
 		for m := pending; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros32(m)
-			if !e.childSlow(n.props[i].n, vals[i], f, n.props[i].name, -1, count) {
+			if !e.childSlow(n.props[i].n, vals[i], f, n.props[i].name, n.props[i].seg, count) {
 				if !count {
 					return false
 				}
@@ -213,7 +213,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			if p.n.leaf && e.leaf(p.n, cv, count) {
 				continue
 			}
-			if !e.child(p.n, cv, f, p.name, -1, count) {
+			if !e.child(p.n, cv, f, p.name, p.seg, count) {
 				if !count {
 					return false
 				}
@@ -627,7 +627,7 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 				// A key is copied into buf, not kept as f.key: storing a
 				// frame's content would move every frame to the heap.
 				d.s0 = len(e.buf)
-				e.buf = appendSegment(e.buf, f.key, -1)
+				e.buf = appendSegment(e.buf, f.key, f.idx)
 				d.s1 = len(e.buf)
 			}
 		}

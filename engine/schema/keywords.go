@@ -504,7 +504,7 @@ func (k *kwCompiler) objectApplicators() error {
 		if err != nil {
 			return err
 		}
-		n.props = append(n.props, propEntry{name: key, n: s})
+		n.props = append(n.props, propEntry{name: key, seg: keySegment(key), n: s})
 	}
 	if len(n.props) > 8 {
 		n.propMap = make(map[string]*node, len(n.props))

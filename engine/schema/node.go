@@ -155,6 +155,7 @@ func (p *pattern) match(s string) bool {
 
 type propEntry struct {
 	name string
+	seg  int // plainKey when name needs no RFC 6901 escaping, else -1 (the frame's idx)
 	n    *node
 }
 

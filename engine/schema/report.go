@@ -45,7 +45,6 @@ func (e *evaluator) result(valid bool) *Result {
 			e.spans = append(e.spans, e.formatFailure(i))
 		}
 		all := string(e.buf)
-		sub := func(s [2]int32) string { return all[s[0]:s[1]] }
 		res.Failures = make([]Failure, len(e.fails))
 		for i := range e.fails {
 			r, sp := &e.fails[i], &e.spans[i]
@@ -54,17 +53,17 @@ func (e *evaluator) result(valid bool) *Result {
 			case kwLocNode:
 				kwLoc = r.n.loc
 			case kwLocInBuf:
-				kwLoc = sub(sp.kwLocAt)
+				kwLoc = all[sp.kwLocAt[0]:sp.kwLocAt[1]]
 			default:
 				kwLoc = r.n.kwLocs[sp.kwLoc].loc
 			}
 			res.Failures[i] = Failure{
 				Keyword:         r.kw,
-				InstancePath:    sub(sp.path),
+				InstancePath:    all[sp.path[0]:sp.path[1]],
 				KeywordLocation: kwLoc,
-				Expected:        sub(sp.exp),
-				Found:           sub(sp.found),
-				Message:         sub(sp.msg),
+				Expected:        all[sp.exp[0]:sp.exp[1]],
+				Found:           all[sp.found[0]:sp.found[1]],
+				Message:         all[sp.msg[0]:sp.msg[1]],
 			}
 		}
 	}
