@@ -78,8 +78,8 @@ func (e *evaluator) appendDescPath(b []byte, d *descRec) []byte {
 }
 
 type failRec struct {
-	kw     string // reported keyword
-	at     string // keyword whose location is reported ("" = the schema itself)
+	kw     kwID // reported keyword
+	at     kwID // keyword whose location is reported (kwSelf = the schema itself)
 	n      *node
 	v      any
 	p0, p1 int // instance path in buf
@@ -150,7 +150,7 @@ func (e *evaluator) pass(count bool) {
 }
 
 // fail counts a failed check and records it.
-func (e *evaluator) fail(count bool, kw, at string, n *node, v any, f *frame, a, b int, names []string) {
+func (e *evaluator) fail(count bool, kw, at kwID, n *node, v any, f *frame, a, b int, names []string) {
 	if !count {
 		return
 	}
@@ -236,7 +236,7 @@ func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool 
 		if n.boolean > 0 {
 			return true
 		}
-		e.fail(count, "false", "", n, v, f, 0, 0, nil)
+		e.fail(count, kwFalse, kwSelf, n, v, f, 0, 0, nil)
 		return false
 	}
 	for n.pureRef && !e.useScope {
@@ -351,7 +351,7 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		if typeMatches(n.types, v, isNum && num.isInt()) {
 			e.pass(count)
 		} else {
-			e.fail(count, "type", "type", n, v, f, 0, 0, nil)
+			e.fail(count, kwType, kwType, n, v, f, 0, 0, nil)
 			if !count {
 				return false
 			}
@@ -362,7 +362,7 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		if n.enum.has(v, &num, isNum) {
 			e.pass(count)
 		} else {
-			e.fail(count, "enum", "enum", n, v, f, 0, 0, nil)
+			e.fail(count, kwEnum, kwEnum, n, v, f, 0, 0, nil)
 			if !count {
 				return false
 			}
@@ -373,7 +373,7 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		if jsonEqual(n.constVal, v) {
 			e.pass(count)
 		} else {
-			e.fail(count, "const", "const", n, v, f, 0, 0, nil)
+			e.fail(count, kwConst, kwConst, n, v, f, 0, 0, nil)
 			if !count {
 				return false
 			}
@@ -410,7 +410,7 @@ func typeMatches(types uint8, v any, isInt bool) bool {
 
 func (e *evaluator) num(n *node, x *number, v any, f *frame, count bool) bool {
 	valid := true
-	check := func(ok bool, kw string) bool {
+	check := func(ok bool, kw kwID) bool {
 		if ok {
 			e.pass(count)
 			return true
@@ -419,19 +419,19 @@ func (e *evaluator) num(n *node, x *number, v any, f *frame, count bool) bool {
 		valid = false
 		return count
 	}
-	if n.multipleOf != nil && !check(isMultiple(*x, n.multipleOf.n), "multipleOf") {
+	if n.multipleOf != nil && !check(isMultiple(*x, n.multipleOf.n), kwMultipleOf) {
 		return false
 	}
-	if n.minimum != nil && !check(cmpNumber(*x, n.minimum.n) >= 0, "minimum") {
+	if n.minimum != nil && !check(cmpNumber(*x, n.minimum.n) >= 0, kwMinimum) {
 		return false
 	}
-	if n.maximum != nil && !check(cmpNumber(*x, n.maximum.n) <= 0, "maximum") {
+	if n.maximum != nil && !check(cmpNumber(*x, n.maximum.n) <= 0, kwMaximum) {
 		return false
 	}
-	if n.exclMin != nil && !check(cmpNumber(*x, n.exclMin.n) > 0, "exclusiveMinimum") {
+	if n.exclMin != nil && !check(cmpNumber(*x, n.exclMin.n) > 0, kwExclusiveMinimum) {
 		return false
 	}
-	if n.exclMax != nil && !check(cmpNumber(*x, n.exclMax.n) < 0, "exclusiveMaximum") {
+	if n.exclMax != nil && !check(cmpNumber(*x, n.exclMax.n) < 0, kwExclusiveMaximum) {
 		return false
 	}
 	return valid
@@ -445,7 +445,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 			if l >= n.minLength {
 				e.pass(count)
 			} else {
-				e.fail(count, "minLength", "minLength", n, s, f, l, 0, nil)
+				e.fail(count, kwMinLength, kwMinLength, n, s, f, l, 0, nil)
 				if !count {
 					return false
 				}
@@ -456,7 +456,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 			if l <= n.maxLength {
 				e.pass(count)
 			} else {
-				e.fail(count, "maxLength", "maxLength", n, s, f, l, 0, nil)
+				e.fail(count, kwMaxLength, kwMaxLength, n, s, f, l, 0, nil)
 				if !count {
 					return false
 				}
@@ -468,7 +468,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 		if n.pattern.match(s) {
 			e.pass(count)
 		} else {
-			e.fail(count, "pattern", "pattern", n, s, f, 0, 0, nil)
+			e.fail(count, kwPattern, kwPattern, n, s, f, 0, 0, nil)
 			if !count {
 				return false
 			}
@@ -479,7 +479,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 		if formatValid(n.format, s) {
 			e.pass(count)
 		} else {
-			e.fail(count, "format", "format", n, s, f, 0, 0, nil)
+			e.fail(count, kwFormat, kwFormat, n, s, f, 0, 0, nil)
 			valid = false
 		}
 	}
@@ -520,7 +520,7 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if matched > 0 {
 			e.pass(count)
 		} else {
-			e.fail(count, "anyOf", "anyOf", n, v, f, len(n.anyOf), 0, nil)
+			e.fail(count, kwAnyOf, kwAnyOf, n, v, f, len(n.anyOf), 0, nil)
 			if !count {
 				return false
 			}
@@ -542,7 +542,7 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if first >= 0 && second < 0 {
 			e.pass(count)
 		} else {
-			e.fail(count, "oneOf", "oneOf", n, v, f, first, second, nil)
+			e.fail(count, kwOneOf, kwOneOf, n, v, f, first, second, nil)
 			if !count {
 				return false
 			}
@@ -556,7 +556,7 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if !matched {
 			e.pass(count)
 		} else {
-			e.fail(count, "not", "not", n, v, f, 0, 0, nil)
+			e.fail(count, kwNot, kwNot, n, v, f, 0, 0, nil)
 			if !count {
 				return false
 			}

@@ -90,7 +90,7 @@ const maxGather = 16
 
 func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
 	valid := true
-	check := func(ok bool, kw string, a int, names []string) bool {
+	check := func(ok bool, kw kwID, a int, names []string) bool {
 		if ok {
 			e.pass(count)
 			return true
@@ -99,10 +99,10 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		valid = false
 		return count
 	}
-	if n.minProps >= 0 && !check(len(obj) >= n.minProps, "minProperties", 0, nil) {
+	if n.minProps >= 0 && !check(len(obj) >= n.minProps, kwMinProperties, 0, nil) {
 		return false
 	}
-	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, "maxProperties", 0, nil) {
+	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, kwMaxProperties, 0, nil) {
 		return false
 	}
 	// Find every declared property once, by a lookup each: leaf subschemas
@@ -151,7 +151,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if !ok && count {
 			missing = missingOf(obj, n.required)
 		}
-		if !check(ok, "required", 0, missing) {
+		if !check(ok, kwRequired, 0, missing) {
 			return false
 		}
 	}
@@ -268,7 +268,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if ok {
 			e.pass(count)
 		} else {
-			e.fail(count, "false", "additionalProperties", n, obj, f, 0, 0, extra)
+			e.fail(count, kwFalse, kwAdditionalProperties, n, obj, f, 0, 0, extra)
 			if !count {
 				return false
 			}
@@ -317,7 +317,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			}
 		}
 		slices.Sort(bad)
-		if !check(bad == nil, "propertyNames", 0, bad) {
+		if !check(bad == nil, kwPropertyNames, 0, bad) {
 			return false
 		}
 	}
@@ -342,7 +342,7 @@ func (e *evaluator) unevaluatedProps(n *node, obj map[string]any, f *frame, coun
 		if rest == nil {
 			e.pass(count)
 		} else {
-			e.fail(count, "false", "unevaluatedProperties", n, obj, f, 0, 0, rest)
+			e.fail(count, kwFalse, kwUnevaluatedProperties, n, obj, f, 0, 0, rest)
 			valid = false
 		}
 	} else {
@@ -442,7 +442,7 @@ func undeclaredOf(obj map[string]any, n *node) []string {
 
 func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) bool {
 	valid := true
-	check := func(ok bool, kw, at string, a, b int) bool {
+	check := func(ok bool, kw, at kwID, a, b int) bool {
 		if ok {
 			e.pass(count)
 			return true
@@ -451,10 +451,10 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 		valid = false
 		return count
 	}
-	if n.minItems >= 0 && !check(len(arr) >= n.minItems, "minItems", "minItems", 0, 0) {
+	if n.minItems >= 0 && !check(len(arr) >= n.minItems, kwMinItems, kwMinItems, 0, 0) {
 		return false
 	}
-	if n.maxItems >= 0 && !check(len(arr) <= n.maxItems, "maxItems", "maxItems", 0, 0) {
+	if n.maxItems >= 0 && !check(len(arr) <= n.maxItems, kwMaxItems, kwMaxItems, 0, 0) {
 		return false
 	}
 	if n.uniqueItems {
@@ -462,7 +462,7 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 			return false
 		}
 		i, j := firstDuplicate(arr)
-		if !check(i < 0, "uniqueItems", "uniqueItems", i, j) {
+		if !check(i < 0, kwUniqueItems, kwUniqueItems, i, j) {
 			return false
 		}
 	}
@@ -499,7 +499,7 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 			ann.allItems = true
 		}
 	}
-	if n.itemsFalse && !check(len(arr) <= len(n.prefix), "false", n.itemsKw, len(n.prefix), 0) {
+	if n.itemsFalse && !check(len(arr) <= len(n.prefix), kwFalse, n.itemsKw, len(n.prefix), 0) {
 		return false
 	}
 	if n.contains != nil && !e.containsCheck(n, arr, f, count, ann) {
@@ -517,7 +517,7 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 			}
 		}
 		if n.unevalItemsFalse {
-			if !check(first < 0, "false", "unevaluatedItems", first, 0) {
+			if !check(first < 0, kwFalse, kwUnevaluatedItems, first, 0) {
 				return false
 			}
 		} else if first >= 0 {
@@ -541,9 +541,9 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 
 func (e *evaluator) containsCheck(n *node, arr []any, f *frame, count bool, ann *annot) bool {
 	least := 1
-	kw := "contains"
+	kw := kwContains
 	if n.minContains >= 0 {
-		least, kw = n.minContains, "minContains"
+		least, kw = n.minContains, kwMinContains
 	}
 	matches := 0
 	for i, it := range arr {
@@ -577,7 +577,7 @@ func (e *evaluator) containsCheck(n *node, arr []any, f *frame, count bool, ann 
 		if matches <= n.maxContains {
 			e.pass(count)
 		} else {
-			e.fail(count, "maxContains", "maxContains", n, arr, f, matches, 0, nil)
+			e.fail(count, kwMaxContains, kwMaxContains, n, arr, f, matches, 0, nil)
 			valid = false
 		}
 	}

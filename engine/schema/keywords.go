@@ -109,9 +109,9 @@ func (k *kwCompiler) all() error {
 			return err
 		}
 	}
-	for _, kw := range reportedKeywords {
-		if _, ok := k.obj[kw]; ok {
-			n.kwLocs = append(n.kwLocs, kwLoc{kw: kw, loc: n.loc + "/" + kw})
+	for kw := kwType; kw <= kwLast; kw++ {
+		if _, ok := k.obj[kw.String()]; ok {
+			n.kwLocs = append(n.kwLocs, kwLoc{kw: kw, loc: n.loc + "/" + kw.String()})
 		}
 	}
 	n.reqInProps = len(n.props) <= maxGather
@@ -389,7 +389,10 @@ func (k *kwCompiler) validation() error {
 			n.depRequired = append(n.depRequired, depRequired{prop: prop, required: req})
 		}
 		if n.depRequired != nil {
-			n.depRequiredKw = depKw
+			n.depRequiredKw = kwDependentRequired
+			if depKw == "dependencies" {
+				n.depRequiredKw = kwDependencies
+			}
 		}
 	}
 	return nil
@@ -559,7 +562,7 @@ func (k *kwCompiler) arrayApplicators() error {
 		if n.prefix, err = k.schemaList("prefixItems"); err != nil {
 			return err
 		}
-		n.itemsKw = "items"
+		n.itemsKw = kwItems
 		n.items, n.itemsFalse, err = k.aggregate("items")
 		return err
 	}
@@ -571,11 +574,11 @@ func (k *kwCompiler) arrayApplicators() error {
 		if n.prefix, err = k.schemaList("items"); err != nil {
 			return err
 		}
-		n.itemsKw = "additionalItems"
+		n.itemsKw = kwAdditionalItems
 		n.items, n.itemsFalse, err = k.aggregate("additionalItems")
 		return err
 	}
-	n.itemsKw = "items"
+	n.itemsKw = kwItems
 	n.items, n.itemsFalse, err = k.aggregate("items")
 	return err
 }

@@ -35,7 +35,7 @@ type node struct {
 	minContains, maxContains int // -1 when absent
 	prefix                   []*node
 	items                    *node // items after prefix (2020-12 items, draft-07 object items or additionalItems)
-	itemsKw                  string
+	itemsKw                  kwID
 	itemsFalse               bool // items after prefix are forbidden (one check per array)
 	contains                 *node
 	unevalItems              *node
@@ -48,7 +48,7 @@ type node struct {
 	reqInProps         bool   // every required name is in props (and props is small)
 	hasRequired        bool
 	depRequired        []depRequired
-	depRequiredKw      string // dependentRequired, or dependencies (draft-07 array form)
+	depRequiredKw      kwID // dependentRequired, or dependencies (draft-07 array form)
 	props              []propEntry
 	propMap            map[string]*node // for larger properties
 	patProps           []patEntry
@@ -208,11 +208,91 @@ func (n *node) property(key string) *node {
 	return nil
 }
 
-type kwLoc struct{ kw, loc string }
+// kwID names a keyword a failure reports: a byte that failure records
+// compare and switch on cheaply, and that holds no pointer.
+type kwID uint8
 
-// reportedKeywords are the keywords whose location a failure can report.
-var reportedKeywords = []string{"type", "enum", "const", "multipleOf", "minimum", "maximum", "exclusiveMinimum",
-	"exclusiveMaximum", "minLength", "maxLength", "pattern", "format", "minItems", "maxItems", "uniqueItems",
-	"contains", "minContains", "maxContains", "minProperties", "maxProperties", "required", "dependentRequired",
-	"dependencies", "propertyNames", "anyOf", "oneOf", "not", "additionalProperties", "unevaluatedProperties",
-	"unevaluatedItems", "items", "additionalItems"}
+const (
+	kwSelf  kwID = iota // the schema itself (a failure's location keyword only)
+	kwFalse             // a false schema (a failure's reported keyword only)
+	kwType
+	kwEnum
+	kwConst
+	kwMultipleOf
+	kwMinimum
+	kwMaximum
+	kwExclusiveMinimum
+	kwExclusiveMaximum
+	kwMinLength
+	kwMaxLength
+	kwPattern
+	kwFormat
+	kwMinItems
+	kwMaxItems
+	kwUniqueItems
+	kwContains
+	kwMinContains
+	kwMaxContains
+	kwMinProperties
+	kwMaxProperties
+	kwRequired
+	kwDependentRequired
+	kwDependencies
+	kwPropertyNames
+	kwAnyOf
+	kwOneOf
+	kwNot
+	kwAdditionalProperties
+	kwUnevaluatedProperties
+	kwUnevaluatedItems
+	kwItems
+	kwAdditionalItems
+
+	kwLast = kwAdditionalItems
+)
+
+var kwNames = [...]string{
+	kwSelf:                  "",
+	kwFalse:                 "false",
+	kwType:                  "type",
+	kwEnum:                  "enum",
+	kwConst:                 "const",
+	kwMultipleOf:            "multipleOf",
+	kwMinimum:               "minimum",
+	kwMaximum:               "maximum",
+	kwExclusiveMinimum:      "exclusiveMinimum",
+	kwExclusiveMaximum:      "exclusiveMaximum",
+	kwMinLength:             "minLength",
+	kwMaxLength:             "maxLength",
+	kwPattern:               "pattern",
+	kwFormat:                "format",
+	kwMinItems:              "minItems",
+	kwMaxItems:              "maxItems",
+	kwUniqueItems:           "uniqueItems",
+	kwContains:              "contains",
+	kwMinContains:           "minContains",
+	kwMaxContains:           "maxContains",
+	kwMinProperties:         "minProperties",
+	kwMaxProperties:         "maxProperties",
+	kwRequired:              "required",
+	kwDependentRequired:     "dependentRequired",
+	kwDependencies:          "dependencies",
+	kwPropertyNames:         "propertyNames",
+	kwAnyOf:                 "anyOf",
+	kwOneOf:                 "oneOf",
+	kwNot:                   "not",
+	kwAdditionalProperties:  "additionalProperties",
+	kwUnevaluatedProperties: "unevaluatedProperties",
+	kwUnevaluatedItems:      "unevaluatedItems",
+	kwItems:                 "items",
+	kwAdditionalItems:       "additionalItems",
+}
+
+// String is the keyword's name ("" for kwSelf).
+func (k kwID) String() string { return kwNames[k] }
+
+// kwLoc is the precomputed location of one keyword in a node.
+type kwLoc struct {
+	kw  kwID
+	loc string
+}

@@ -58,7 +58,7 @@ func (e *evaluator) result(valid bool) *Result {
 				kwLoc = r.n.kwLocs[sp.kwLoc].loc
 			}
 			res.Failures[i] = Failure{
-				Keyword:         r.kw,
+				Keyword:         r.kw.String(),
 				InstancePath:    all[sp.path[0]:sp.path[1]],
 				KeywordLocation: kwLoc,
 				Expected:        all[sp.exp[0]:sp.exp[1]],
@@ -104,7 +104,7 @@ func (e *evaluator) formatFailure(i int) spans {
 		}
 	}
 	s := spans{path: [2]int32{int32(r.p0), int32(r.p1)}, kwLoc: kwLocNode}
-	if r.at != "" {
+	if r.at != kwSelf {
 		s.kwLoc = kwLocInBuf
 		for k := range r.n.kwLocs {
 			if r.n.kwLocs[k].kw == r.at {
@@ -115,7 +115,7 @@ func (e *evaluator) formatFailure(i int) spans {
 	}
 	st := int32(len(e.buf))
 	if s.kwLoc == kwLocInBuf {
-		e.buf = append(append(append(e.buf, r.n.loc...), '/'), r.at...)
+		e.buf = append(append(append(e.buf, r.n.loc...), '/'), r.at.String()...)
 		s.kwLocAt = [2]int32{st, int32(len(e.buf))}
 		st = int32(len(e.buf))
 	}
@@ -136,69 +136,69 @@ func (e *evaluator) appendExpected(r *failRec) {
 	b := e.buf
 	n := r.n
 	switch r.kw {
-	case "type":
+	case kwType:
 		b = appendTypes(b, n.types)
-	case "enum":
+	case kwEnum:
 		b = append(b, "one of "...)
 		b = appendValues(b, n.enum.vals)
-	case "const":
+	case kwConst:
 		b = append(b, "equal to "...)
 		b = appendJSON(b, n.constVal, foundLimit)
-	case "multipleOf":
+	case kwMultipleOf:
 		b = append(b, "multiple of "...)
 		b = append(b, n.multipleOf.lit...)
-	case "minimum":
+	case kwMinimum:
 		b = append(append(b, ">= "...), n.minimum.lit...)
-	case "maximum":
+	case kwMaximum:
 		b = append(append(b, "<= "...), n.maximum.lit...)
-	case "exclusiveMinimum":
+	case kwExclusiveMinimum:
 		b = append(append(b, "> "...), n.exclMin.lit...)
-	case "exclusiveMaximum":
+	case kwExclusiveMaximum:
 		b = append(append(b, "< "...), n.exclMax.lit...)
-	case "minLength":
+	case kwMinLength:
 		b = append(strconv.AppendInt(append(b, "at least "...), int64(n.minLength), 10), " characters"...)
-	case "maxLength":
+	case kwMaxLength:
 		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxLength), 10), " characters"...)
-	case "pattern":
+	case kwPattern:
 		b = append(append(b, "pattern "...), n.pattern.src...)
-	case "format":
+	case kwFormat:
 		b = append(append(b, "format "...), n.format...)
-	case "minItems":
+	case kwMinItems:
 		b = append(strconv.AppendInt(append(b, "at least "...), int64(n.minItems), 10), " items"...)
-	case "maxItems":
+	case kwMaxItems:
 		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxItems), 10), " items"...)
-	case "uniqueItems":
+	case kwUniqueItems:
 		b = append(b, "unique items"...)
-	case "contains", "minContains":
+	case kwContains, kwMinContains:
 		b = append(strconv.AppendInt(append(b, "at least "...), int64(r.b), 10), " items matching contains"...)
-	case "maxContains":
+	case kwMaxContains:
 		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxContains), 10), " items matching contains"...)
-	case "minProperties":
+	case kwMinProperties:
 		b = append(strconv.AppendInt(append(b, "at least "...), int64(n.minProps), 10), " properties"...)
-	case "maxProperties":
+	case kwMaxProperties:
 		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxProps), 10), " properties"...)
-	case "required":
+	case kwRequired:
 		b = append(b, "required: "...)
 		b = appendList(b, n.required)
-	case "dependentRequired", "dependencies":
+	case kwDependentRequired, kwDependencies:
 		b = append(b, "the properties that present properties require"...)
-	case "propertyNames":
+	case kwPropertyNames:
 		b = append(b, "property names valid against propertyNames"...)
-	case "anyOf":
+	case kwAnyOf:
 		b = append(strconv.AppendInt(append(b, "a match for at least one of "...), int64(len(n.anyOf)), 10), " alternatives"...)
-	case "oneOf":
+	case kwOneOf:
 		b = append(strconv.AppendInt(append(b, "a match for exactly one of "...), int64(len(n.oneOf)), 10), " alternatives"...)
-	case "not":
+	case kwNot:
 		b = append(b, "no match for the schema under not"...)
-	case "false":
+	case kwFalse:
 		switch r.at {
-		case "":
+		case kwSelf:
 			b = append(b, "no value here (the schema is false)"...)
-		case "additionalProperties":
+		case kwAdditionalProperties:
 			b = append(b, "no properties beyond those declared"...)
-		case "unevaluatedProperties":
+		case kwUnevaluatedProperties:
 			b = append(b, "no properties that no subschema evaluated"...)
-		case "unevaluatedItems":
+		case kwUnevaluatedItems:
 			b = append(b, "no items that no subschema evaluated"...)
 		default:
 			b = append(strconv.AppendInt(append(b, "at most "...), int64(r.a), 10), " items"...)
@@ -210,39 +210,39 @@ func (e *evaluator) appendExpected(r *failRec) {
 func (e *evaluator) appendFound(r *failRec) {
 	b := e.buf
 	switch r.kw {
-	case "minLength", "maxLength":
+	case kwMinLength, kwMaxLength:
 		b = appendDescribe(b, r.v)
 		b = append(strconv.AppendInt(append(b, " ("...), int64(r.a), 10), " characters)"...)
-	case "minItems", "maxItems":
+	case kwMinItems, kwMaxItems:
 		b = append(strconv.AppendInt(append(b, "array of "...), int64(len(r.v.([]any))), 10), " items"...)
-	case "minProperties", "maxProperties":
+	case kwMinProperties, kwMaxProperties:
 		b = append(strconv.AppendInt(append(b, "object with "...), int64(len(r.v.(map[string]any))), 10), " properties"...)
-	case "uniqueItems":
+	case kwUniqueItems:
 		b = append(strconv.AppendInt(append(b, "items "...), int64(r.a), 10), " and "...)
 		b = append(strconv.AppendInt(b, int64(r.b), 10), " are equal"...)
-	case "contains", "minContains", "maxContains":
+	case kwContains, kwMinContains, kwMaxContains:
 		b = append(strconv.AppendInt(b, int64(r.a), 10), " matching items"...)
-	case "required", "dependentRequired", "dependencies":
+	case kwRequired, kwDependentRequired, kwDependencies:
 		b = append(b, "missing: "...)
 		b = appendList(b, r.names)
-	case "propertyNames":
+	case kwPropertyNames:
 		b = append(b, "invalid names: "...)
 		b = appendQuotedList(b, r.names)
-	case "oneOf":
+	case kwOneOf:
 		if r.a < 0 {
 			b = append(b, "no matching alternative"...)
 		} else {
 			b = append(strconv.AppendInt(append(b, "alternatives "...), int64(r.a), 10), " and "...)
 			b = append(strconv.AppendInt(b, int64(r.b), 10), " both match"...)
 		}
-	case "false":
+	case kwFalse:
 		switch r.at {
-		case "":
+		case kwSelf:
 			b = appendDescribe(b, r.v)
-		case "additionalProperties", "unevaluatedProperties":
+		case kwAdditionalProperties, kwUnevaluatedProperties:
 			b = append(b, "extra: "...)
 			b = appendList(b, r.names)
-		case "unevaluatedItems":
+		case kwUnevaluatedItems:
 			b = strconv.AppendInt(append(b, "unevaluated item at index "...), int64(r.a), 10)
 		default:
 			b = append(strconv.AppendInt(append(b, "array of "...), int64(len(r.v.([]any))), 10), " items"...)
@@ -263,55 +263,55 @@ func (e *evaluator) appendMessage(r *failRec, exp, found [2]int32) {
 		return append(append(append(b, ", but it is "...), b[found[0]:found[1]]...), '.')
 	}
 	switch r.kw {
-	case "type":
+	case kwType:
 		b = but(appendTypes(append(b, "must be of type "...), n.types))
-	case "enum":
+	case kwEnum:
 		b = but(appendValues(append(b, "must be one of "...), n.enum.vals))
-	case "const":
+	case kwConst:
 		b = but(appendJSON(append(b, "must equal "...), n.constVal, foundLimit))
-	case "multipleOf":
+	case kwMultipleOf:
 		b = but(append(append(b, "must be a multiple of "...), n.multipleOf.lit...))
-	case "minimum":
+	case kwMinimum:
 		b = but(append(append(b, "must be at least "...), n.minimum.lit...))
-	case "maximum":
+	case kwMaximum:
 		b = but(append(append(b, "must be at most "...), n.maximum.lit...))
-	case "exclusiveMinimum":
+	case kwExclusiveMinimum:
 		b = but(append(append(b, "must be greater than "...), n.exclMin.lit...))
-	case "exclusiveMaximum":
+	case kwExclusiveMaximum:
 		b = but(append(append(b, "must be less than "...), n.exclMax.lit...))
-	case "minLength":
+	case kwMinLength:
 		b = strconv.AppendInt(append(b, "must be at least "...), int64(n.minLength), 10)
 		b = append(strconv.AppendInt(append(b, " characters long, but it has "...), int64(r.a), 10), '.')
-	case "maxLength":
+	case kwMaxLength:
 		b = strconv.AppendInt(append(b, "must be at most "...), int64(n.maxLength), 10)
 		b = append(strconv.AppendInt(append(b, " characters long, but it has "...), int64(r.a), 10), '.')
-	case "pattern":
+	case kwPattern:
 		b = but(append(append(b, "must match the pattern "...), n.pattern.src...))
-	case "format":
+	case kwFormat:
 		b = but(append(append(b, "must be a valid "...), n.format...))
-	case "minItems", "maxItems":
+	case kwMinItems, kwMaxItems:
 		b = append(append(append(b, "must have "...), b[exp[0]:exp[1]]...), ", but it has "...)
 		b = append(strconv.AppendInt(b, int64(len(r.v.([]any))), 10), '.')
-	case "minProperties", "maxProperties":
+	case kwMinProperties, kwMaxProperties:
 		b = append(append(append(b, "must have "...), b[exp[0]:exp[1]]...), ", but it has "...)
 		b = append(strconv.AppendInt(b, int64(len(r.v.(map[string]any))), 10), '.')
-	case "uniqueItems":
+	case kwUniqueItems:
 		b = append(append(append(b, "must not contain duplicates, but "...), b[found[0]:found[1]]...), '.')
-	case "contains", "minContains", "maxContains":
+	case kwContains, kwMinContains, kwMaxContains:
 		b = append(append(append(b, "must contain "...), b[exp[0]:exp[1]]...), " schema, but it has "...)
 		b = append(strconv.AppendInt(b, int64(r.a), 10), '.')
-	case "required":
+	case kwRequired:
 		b = append(b, "is missing the required "...)
 		b = append(plural(b, len(r.names), "property ", "properties "), strings.Join(r.names, ", ")...)
 		b = plural(b, len(r.names), "; add it with a valid value.", "; add them with valid values.")
-	case "dependentRequired", "dependencies":
+	case kwDependentRequired, kwDependencies:
 		b = append(append(append(b, "is missing "...), strings.Join(r.names, ", ")...), "; add them or drop the property that requires them."...)
-	case "propertyNames":
+	case kwPropertyNames:
 		b = append(appendQuotedList(append(b, "has property names that propertyNames rejects: "...), r.names), "; rename or remove them."...)
-	case "anyOf":
+	case kwAnyOf:
 		b = strconv.AppendInt(append(b, "matches none of the "...), int64(len(n.anyOf)), 10)
 		b = append(b, " anyOf alternatives; make it fit one of them."...)
-	case "oneOf":
+	case kwOneOf:
 		if r.a < 0 {
 			b = strconv.AppendInt(append(b, "matches none of the "...), int64(len(n.oneOf)), 10)
 			b = append(b, " oneOf alternatives; make it fit exactly one of them."...)
@@ -319,17 +319,17 @@ func (e *evaluator) appendMessage(r *failRec, exp, found [2]int32) {
 			b = append(strconv.AppendInt(append(b, "matches oneOf alternatives "...), int64(r.a), 10), " and "...)
 			b = append(strconv.AppendInt(b, int64(r.b), 10), "; it must match exactly one."...)
 		}
-	case "not":
+	case kwNot:
 		b = append(b, "must not match the schema under not, but it does."...)
-	case "false":
+	case kwFalse:
 		switch r.at {
-		case "":
+		case kwSelf:
 			b = append(b, "is not allowed here (the schema is false); remove it."...)
-		case "additionalProperties":
+		case kwAdditionalProperties:
 			b = append(append(append(b, "has properties the schema does not declare: "...), strings.Join(r.names, ", ")...), "; remove them."...)
-		case "unevaluatedProperties":
+		case kwUnevaluatedProperties:
 			b = append(append(append(b, "has properties no subschema evaluated: "...), strings.Join(r.names, ", ")...), "; remove or declare them."...)
-		case "unevaluatedItems":
+		case kwUnevaluatedItems:
 			b = append(strconv.AppendInt(append(b, "has an item no subschema evaluated at index "...), int64(r.a), 10), "; remove it or describe it."...)
 		default:
 			b = strconv.AppendInt(append(b, "may hold at most "...), int64(r.a), 10)

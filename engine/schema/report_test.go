@@ -87,3 +87,22 @@ func TestReports(t *testing.T) {
 		t.Errorf("reports differ from %s (-want +got):\n%s", golden, diff)
 	}
 }
+
+// TestKeywordNames keeps kwNames complete: every reported keyword ID has its
+// name, and names are unique.
+func TestKeywordNames(t *testing.T) {
+	if len(kwNames) != int(kwLast)+1 {
+		t.Fatalf("kwNames has %d entries, want %d", len(kwNames), kwLast+1)
+	}
+	seen := map[string]kwID{}
+	for k := kwFalse; k <= kwLast; k++ {
+		name := k.String()
+		if name == "" {
+			t.Errorf("keyword %d has no name", k)
+		}
+		if prev, dup := seen[name]; dup {
+			t.Errorf("keywords %d and %d are both named %q", prev, k, name)
+		}
+		seen[name] = k
+	}
+}
