@@ -57,14 +57,16 @@ func (e *evaluator) result(valid bool) *Result {
 			default:
 				kwLoc = r.n.kwLocs[sp.kwLoc].loc
 			}
-			res.Failures[i] = Failure{
-				Keyword:         r.kw.String(),
-				InstancePath:    all[sp.path[0]:sp.path[1]],
-				KeywordLocation: kwLoc,
-				Expected:        all[sp.exp[0]:sp.exp[1]],
-				Found:           all[sp.found[0]:sp.found[1]],
-				Message:         all[sp.msg[0]:sp.msg[1]],
-			}
+			// Field by field: assigning a whole Failure is a typed copy
+			// that, while the collector marks, goes through its bulk
+			// barrier.
+			fl := &res.Failures[i]
+			fl.Keyword = r.kw.String()
+			fl.InstancePath = all[sp.path[0]:sp.path[1]]
+			fl.KeywordLocation = kwLoc
+			fl.Expected = all[sp.exp[0]:sp.exp[1]]
+			fl.Found = all[sp.found[0]:sp.found[1]]
+			fl.Message = all[sp.msg[0]:sp.msg[1]]
 		}
 	}
 	var scratch []byte
