@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -156,7 +157,14 @@ func (e *evaluator) fail(count bool, kw, at kwID, n *node, v any, f *frame, a, b
 	}
 	e.total++
 	p0, p1 := e.path(f)
-	e.fails = append(e.fails, failRec{kw: kw, at: at, n: n, v: v, p0: p0, p1: p1, a: a, b: b, names: names})
+	// Field by field into a grown slot: appending a whole failRec is a
+	// typed copy that, while the collector marks, goes through its bulk
+	// barrier. Every field is written, so a slot left by a rollback holds
+	// nothing stale.
+	e.fails = slices.Grow(e.fails, 1)
+	e.fails = e.fails[:len(e.fails)+1]
+	r := &e.fails[len(e.fails)-1]
+	r.kw, r.at, r.n, r.v, r.p0, r.p1, r.a, r.b, r.names = kw, at, n, v, p0, p1, a, b, names
 }
 
 // path returns the span of buf holding the RFC 6901 pointer of location f,
@@ -169,11 +177,12 @@ func (e *evaluator) path(f *frame) (int, int) {
 		return int(f.p0), int(f.p1)
 	}
 	pp0, pp1 := e.path(f.parent)
-	p0 := len(e.buf)
-	e.buf = append(e.buf, e.buf[pp0:pp1]...)
-	e.buf = appendSegment(e.buf, f.key, f.idx)
-	f.p0, f.p1, f.pgen = int32(p0), int32(len(e.buf)), e.gen+1
-	return p0, len(e.buf)
+	b := e.buf
+	p0 := len(b)
+	b = appendSegment(append(b, b[pp0:pp1]...), f.key, f.idx)
+	e.buf = b
+	f.p0, f.p1, f.pgen = int32(p0), int32(len(b)), e.gen+1
+	return p0, len(b)
 }
 
 // plainKey, as a frame's idx, marks an object key known (from the
@@ -628,10 +637,28 @@ func (e *evaluator) child(n *node, v any, pf *frame, key string, idx int, count 
 
 // childSlow is child without the leaf fast path (the caller tried it).
 func (e *evaluator) childSlow(n *node, v any, pf *frame, key string, idx int, count bool) bool {
+	if n.leaf {
+		return e.leafSlow(n, v, pf, key, idx, count)
+	}
 	f := frame{parent: pf, key: key, idx: idx, declStart: len(e.decls), dStart: len(e.described)}
 	ok := e.eval(n, v, &f, count, nil)
 	if len(e.decls) > f.declStart || f.descents > 1 {
 		e.finishFrame(&f, v)
 	}
 	return ok
+}
+
+// leafSlow evaluates a leaf (assertions on the value only) that failed the
+// fast path, recording what failed: eval and body reduced to what they do
+// for a leaf — the same steps charged and limits checked, then value. A
+// leaf declares no properties and descends nowhere, so its location has
+// nothing to finish, and it consults no dynamic scope.
+func (e *evaluator) leafSlow(n *node, v any, pf *frame, key string, idx int, count bool) bool {
+	e.steps++
+	if e.depth+1 > maxEvalDepth || e.over() {
+		e.abort = true
+		return false
+	}
+	f := frame{parent: pf, key: key, idx: idx}
+	return e.value(n, v, &f, count)
 }

@@ -39,10 +39,10 @@ const memoSize = 4
 func (e *evaluator) result(valid bool) *Result {
 	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described)}
 	if len(e.fails) > 0 {
-		e.spans = e.spans[:0]
+		e.spans = slices.Grow(e.spans[:0], len(e.fails))[:len(e.fails)]
 		e.memo = [memoSize]int32{-1, -1, -1, -1}
 		for i := range e.fails {
-			e.spans = append(e.spans, e.formatFailure(i))
+			e.formatFailure(i, &e.spans[i])
 		}
 		all := string(e.buf)
 		res.Failures = make([]Failure, len(e.fails))
@@ -87,25 +87,32 @@ func sameReport(r, q *failRec) bool {
 	if r.n != q.n || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
 		return false
 	}
-	switch r.v.(type) {
-	case nil, bool, string, json.Number, float64, int, int64:
+	switch x := r.v.(type) {
+	case json.Number:
+		y, ok := q.v.(json.Number)
+		return ok && x == y
+	case string:
+		y, ok := q.v.(string)
+		return ok && x == y
+	case nil, bool, float64, int, int64:
 		return r.v == q.v // same dynamic type compared by value; never a map or slice
 	}
 	return false
 }
 
-// formatFailure appends failure i's strings to buf, or shares those of a
-// recent failure that reads the same (e.memo holds their indices).
-func (e *evaluator) formatFailure(i int) spans {
+// formatFailure appends failure i's strings to buf and sets s to where
+// they are, or shares those of a recent failure that reads the same (e.memo
+// holds their indices).
+func (e *evaluator) formatFailure(i int, s *spans) {
 	r := &e.fails[i]
 	for _, j := range e.memo {
 		if j >= 0 && sameReport(r, &e.fails[j]) {
-			s := e.spans[j]
+			*s = e.spans[j]
 			s.path = [2]int32{int32(r.p0), int32(r.p1)}
-			return s
+			return
 		}
 	}
-	s := spans{path: [2]int32{int32(r.p0), int32(r.p1)}, kwLoc: kwLocNode}
+	*s = spans{path: [2]int32{int32(r.p0), int32(r.p1)}, kwLoc: kwLocNode}
 	if r.at != kwSelf {
 		s.kwLoc = kwLocInBuf
 		for k := range r.n.kwLocs {
@@ -131,7 +138,6 @@ func (e *evaluator) formatFailure(i int) spans {
 	s.msg = [2]int32{st, int32(len(e.buf))}
 	e.memo[e.memoNext] = int32(i)
 	e.memoNext = (e.memoNext + 1) % memoSize
-	return s
 }
 
 func (e *evaluator) appendExpected(r *failRec) {
