@@ -100,9 +100,14 @@ func (e *evaluator) mark() mark {
 func (e *evaluator) rollback(m mark) {
 	e.gen++ // cached paths may lie in the discarded part of buf
 	e.passed, e.total = m.passed, m.total
+	// The discarded records are cleared, not only cut off: release clears
+	// up to the lengths, and what lies past them must hold no instance.
+	clear(e.fails[m.fails:])
 	e.fails = e.fails[:m.fails]
 	e.buf = e.buf[:m.buf]
+	clear(e.described[m.described:])
 	e.described = e.described[:m.described]
+	clear(e.decls[m.decls:])
 	e.decls = e.decls[:m.decls]
 }
 
