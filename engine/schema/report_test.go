@@ -106,3 +106,35 @@ func TestKeywordNames(t *testing.T) {
 		seen[name] = k
 	}
 }
+
+// TestReleaseKeepsNoInstance checks that an evaluator going back to the pool
+// holds nothing of the instance, not even in records a discarded anyOf
+// branch left past their slices' lengths.
+func TestReleaseKeepsNoInstance(t *testing.T) {
+	s, err := Compile(mustDecode(t, `{"anyOf":[
+		{"properties":{"o":{"properties":{"k":{}}},"z":{"type":"string"}}},
+		{}]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &evaluator{}
+	e.reset(s)
+	res, err := e.run(s.root, mustDecode(t, `{"o":{"k":1,"extra":2},"z":1}`))
+	if err != nil || !res.Valid {
+		t.Fatalf("run: %v, %+v", err, res)
+	}
+	if cap(e.described) == 0 {
+		t.Fatal("the discarded branch described nothing; the test no longer exercises a rollback")
+	}
+	e.release()
+	for i, d := range e.described[:cap(e.described)] {
+		if d.undeclared != nil {
+			t.Errorf("described[%d] still holds %q", i, d.undeclared)
+		}
+	}
+	for i, r := range e.fails[:cap(e.fails)] {
+		if r.v != nil || r.names != nil {
+			t.Errorf("fails[%d] still holds %v %q", i, r.v, r.names)
+		}
+	}
+}
