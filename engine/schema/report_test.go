@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,4 +138,85 @@ func TestReleaseKeepsNoInstance(t *testing.T) {
 			t.Errorf("fails[%d] still holds %v %q", i, r.v, r.names)
 		}
 	}
+}
+
+// TestSharedReportsMatchFresh holds the sharing of formatted failures
+// (formatFailure's memo) to formatting each one afresh: over every case of
+// the suite's required tests and documents built to repeat failures, each
+// failure's strings must equal those of its own formatting.
+func TestSharedReportsMatchFresh(t *testing.T) {
+	type doc struct {
+		name         string
+		schema, data any
+		draft        Draft
+		share        *bool // whether some failure must share its strings (nil: either)
+	}
+	var docs []doc
+	for _, d := range []struct {
+		name  string
+		draft Draft
+	}{{"draft2020-12", Draft2020}, {"draft7", Draft7}} {
+		for _, path := range suiteFiles(t, filepath.Join(suiteDir, "tests", d.name)) {
+			for _, c := range readSuiteFile(t, path, filepath.Base(path)) {
+				docs = append(docs, doc{name: d.name + " " + c.id(), schema: c.schema, data: c.data, draft: d.draft})
+			}
+		}
+	}
+	yes, no := true, false
+	repeated := []struct {
+		name, schema, data string
+		share              *bool
+	}{
+		{"same mistake down a list", `{"items":{"properties":{"q":{"exclusiveMinimum":0},"s":{"type":"string"}}}}`,
+			`[{"q":0,"s":1},{"q":0,"s":1},{"q":0.0,"s":true},{"q":-1,"s":1},{"q":0,"s":"ok"}]`, &yes},
+		{"lengths and enums", `{"items":{"maxLength":2,"enum":["ab","cd"]}}`, `["abc","abc","héé","abc","ab"]`, &yes},
+		{"equal values, other schemas", `{"properties":{"a":{"pattern":"^x"},"b":{"pattern":"^y"},"c":{"pattern":"^x"}}}`,
+			`{"a":"zz","b":"zz","c":"zz"}`, &no},
+		{"names are never shared", `{"items":{"required":["a","b"]}}`, `[{},{},{"a":1},{}]`, &no},
+	}
+	for _, r := range repeated {
+		docs = append(docs, doc{name: r.name, schema: mustDecode(t, r.schema), data: mustDecode(t, r.data), draft: Draft2020, share: r.share})
+	}
+	docs = append(docs, doc{name: "bench invalid50", schema: readBenchDoc(t, "invoice.schema.json"),
+		data: readBenchDoc(t, "invoice.invalid50.json"), draft: Draft2020, share: &yes})
+
+	reg, err := suiteRegistry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := 0
+	for _, d := range docs {
+		s, err := Compile(d.schema, &Options{Registry: reg, DefaultDraft: d.draft})
+		if err != nil {
+			continue // the suite's invalid-schema cases
+		}
+		e := &evaluator{}
+		e.reset(s)
+		res, err := e.run(s.root, d.data)
+		if err != nil {
+			continue
+		}
+		sharedHere := 0
+		for i := range e.fails {
+			// e.spans[i] as result set it, then i formatted on its own.
+			if i > 0 && slices.ContainsFunc(e.spans[:i], func(sp spans) bool { return sp.msg == e.spans[i].msg }) {
+				sharedHere++
+			}
+			e.memo = [memoSize]int32{-1, -1, -1, -1}
+			var sp spans
+			e.formatFailure(i, &sp)
+			str := func(s [2]int32) string { return string(e.buf[s[0]:s[1]]) }
+			got, want := res.Failures[i], Failure{Expected: str(sp.exp), Found: str(sp.found), Message: str(sp.msg)}
+			if got.Expected != want.Expected || got.Found != want.Found || got.Message != want.Message {
+				t.Errorf("%s: failure %d (%s at %s) reads %q / %q / %q, formatted afresh %q / %q / %q", d.name, i,
+					got.Keyword, got.InstancePath, got.Expected, got.Found, got.Message, want.Expected, want.Found, want.Message)
+			}
+		}
+		if d.share != nil && *d.share != (sharedHere > 0) {
+			t.Errorf("%s: %d failures shared their strings, want sharing %v", d.name, sharedHere, *d.share)
+		}
+		shared += sharedHere
+		e.release()
+	}
+	t.Logf("%d documents, %d failures that shared their strings", len(docs), shared)
 }
