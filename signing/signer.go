@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/verifier-dev/verifier/internal/bufpool"
 	"github.com/verifier-dev/verifier/internal/jsonesc"
@@ -218,27 +217,12 @@ func AppendAttestation(answer []byte, a Attestation) ([]byte, error) {
 // a receipt.
 func (a Attestation) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"algorithm":`...)
-	dst = appendMarshalledString(dst, a.Algorithm)
+	dst = jsonesc.AppendMarshalString(dst, a.Algorithm)
 	dst = append(dst, `,"key_version":`...)
-	dst = appendMarshalledString(dst, a.KeyVersion)
+	dst = jsonesc.AppendMarshalString(dst, a.KeyVersion)
 	dst = append(dst, `,"timestamp":`...)
-	dst = appendMarshalledString(dst, a.Timestamp)
+	dst = jsonesc.AppendMarshalString(dst, a.Timestamp)
 	dst = append(dst, `,"signature":`...)
-	dst = appendMarshalledString(dst, a.Signature)
+	dst = jsonesc.AppendMarshalString(dst, a.Signature)
 	return append(dst, '}')
-}
-
-// appendMarshalledString appends s as json.Marshal encodes it. A string of
-// printable ASCII without a quote, a backslash or one of the <, > and & that
-// json.Marshal escapes for HTML is written as it is between quotes, as
-// json.Marshal writes it; any other string is left to json.Marshal.
-func appendMarshalledString(dst []byte, s string) []byte {
-	if jsonesc.PlainRunString(s, 0) < len(s) ||
-		strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '>') >= 0 || strings.IndexByte(s, '&') >= 0 {
-		b, _ := json.Marshal(s) // a string always marshals
-		return append(dst, b...)
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }

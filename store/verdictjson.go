@@ -5,7 +5,8 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/verifier-dev/verifier/internal/jsonesc"
 )
 
 // appendVerdictFields appends the JSON of v without its receipt — the bytes
@@ -16,21 +17,21 @@ import (
 // and refuses NaN and infinite ratios with a *json.UnsupportedValueError.
 func appendVerdictFields(dst []byte, v *Verdict) ([]byte, error) {
 	dst = append(dst, `{"verification_id":`...)
-	dst = appendJSONString(dst, v.VerificationID)
+	dst = jsonesc.AppendMarshalString(dst, v.VerificationID)
 	dst = append(dst, `,"task_id":`...)
-	dst = appendJSONString(dst, v.TaskID)
+	dst = jsonesc.AppendMarshalString(dst, v.TaskID)
 	dst = append(dst, `,"agent_id":`...)
-	dst = appendJSONString(dst, v.AgentID)
+	dst = jsonesc.AppendMarshalString(dst, v.AgentID)
 	dst = append(dst, `,"result":`...)
-	dst = appendJSONString(dst, v.Result)
+	dst = jsonesc.AppendMarshalString(dst, v.Result)
 	dst = append(dst, `,"output_hash":`...)
-	dst = appendJSONString(dst, v.OutputHash)
+	dst = jsonesc.AppendMarshalString(dst, v.OutputHash)
 	dst = append(dst, `,"schema_hash":`...)
-	dst = appendJSONString(dst, v.SchemaHash)
+	dst = jsonesc.AppendMarshalString(dst, v.SchemaHash)
 	dst = append(dst, `,"rules_hash":`...)
-	dst = appendJSONString(dst, v.RulesHash)
+	dst = jsonesc.AppendMarshalString(dst, v.RulesHash)
 	dst = append(dst, `,"request_hash":`...)
-	dst = appendJSONString(dst, v.RequestHash)
+	dst = jsonesc.AppendMarshalString(dst, v.RequestHash)
 	var err error
 	dst = append(dst, `,"schema_compliance":`...)
 	if dst, err = appendRatio(dst, v.SchemaCompliance); err != nil {
@@ -51,7 +52,7 @@ func appendVerdictFields(dst []byte, v *Verdict) ([]byte, error) {
 		return nil, err
 	}
 	dst = append(dst, `","key_version":`...)
-	dst = appendJSONString(dst, v.KeyVersion)
+	dst = jsonesc.AppendMarshalString(dst, v.KeyVersion)
 	return append(dst, `,"receipt":null}`...), nil
 }
 
@@ -89,67 +90,4 @@ func appendJSONFloat(dst []byte, f float64) ([]byte, error) {
 		}
 	}
 	return dst, nil
-}
-
-// htmlSafe holds the ASCII bytes encoding/json writes as they are when it
-// escapes HTML: the printable ones but '"', '\\', '<', '>' and '&'.
-var htmlSafe = func() (t [utf8.RuneSelf]bool) {
-	for c := byte(0x20); c < utf8.RuneSelf-1; c++ { // 0x7f is printable to JSON
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
-	}
-	t[utf8.RuneSelf-1] = true
-	return t
-}()
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string exactly as json.Marshal
-// writes a Go string (HTML escaping on).
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if htmlSafe[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default: // other control characters, '<', '>' and '&'
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

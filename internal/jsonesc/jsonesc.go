@@ -3,7 +3,8 @@
 // must agree on exactly what they accept: it finds the runs of bytes a string
 // holds as they are, and decodes escape sequences strictly (the JSON escapes,
 // and a UTF-16 surrogate only as a high surrogate followed by an escaped low
-// one).
+// one). It also writes a string as encoding/json's Marshal does, for the
+// hand-written encoders that must reproduce Marshal's bytes.
 package jsonesc
 
 import (
