@@ -40,7 +40,7 @@ func (e *evaluator) result(valid bool) *Result {
 	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described)}
 	if len(e.fails) > 0 {
 		e.spans = slices.Grow(e.spans[:0], len(e.fails))[:len(e.fails)]
-		e.memo = [memoSize]int32{-1, -1, -1, -1}
+		e.forgetFormatted()
 		for i := range e.fails {
 			e.formatFailure(i, &e.spans[i])
 		}
@@ -77,6 +77,14 @@ func (e *evaluator) result(valid bool) *Result {
 		}
 	}
 	return res
+}
+
+// forgetFormatted empties the memo of recently formatted failures. Every
+// entry must be -1: index 0 is a failure like any other.
+func (e *evaluator) forgetFormatted() {
+	for i := range e.memo {
+		e.memo[i] = -1
+	}
 }
 
 // sameReport reports whether failures r and q read the same but for their

@@ -202,7 +202,7 @@ func TestSharedReportsMatchFresh(t *testing.T) {
 			if i > 0 && slices.ContainsFunc(e.spans[:i], func(sp spans) bool { return sp.msg == e.spans[i].msg }) {
 				sharedHere++
 			}
-			e.memo = [memoSize]int32{-1, -1, -1, -1}
+			e.forgetFormatted()
 			var sp spans
 			e.formatFailure(i, &sp)
 			str := func(s [2]int32) string { return string(e.buf[s[0]:s[1]]) }
