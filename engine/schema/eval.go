@@ -173,7 +173,7 @@ func (e *evaluator) fail(count bool, kw, at kwID, n *node, v any, f *frame, a, b
 }
 
 // path returns the span of buf holding the RFC 6901 pointer of location f,
-// building it from the parent's (itself built once) on first use.
+// building it on first use.
 func (e *evaluator) path(f *frame) (int, int) {
 	if f == nil || f.parent == nil {
 		return 0, 0
@@ -181,13 +181,26 @@ func (e *evaluator) path(f *frame) (int, int) {
 	if f.pgen == e.gen+1 {
 		return int(f.p0), int(f.p1)
 	}
-	pp0, pp1 := e.path(f.parent)
-	b := e.buf
-	p0 := len(b)
-	b = appendSegment(append(b, b[pp0:pp1]...), f.key, f.idx)
-	e.buf = b
-	f.p0, f.p1, f.pgen = int32(p0), int32(len(b)), e.gen+1
-	return p0, len(b)
+	p0 := len(e.buf)
+	e.buildPath(f, int32(p0))
+	return p0, len(e.buf)
+}
+
+// buildPath appends the pointer of location f to buf, which holds nothing
+// after p0: the nearest ancestor whose pointer was built is copied once and
+// the segments below it appended, each location on the way getting its
+// own pointer as a prefix of f's.
+func (e *evaluator) buildPath(f *frame, p0 int32) {
+	if f.parent == nil {
+		return
+	}
+	if f.pgen == e.gen+1 {
+		e.buf = append(e.buf, e.buf[f.p0:f.p1]...)
+		return
+	}
+	e.buildPath(f.parent, p0)
+	e.buf = appendSegment(e.buf, f.key, f.idx)
+	f.p0, f.p1, f.pgen = p0, int32(len(e.buf)), e.gen+1
 }
 
 // plainKey, as a frame's idx, marks an object key known (from the
@@ -229,6 +242,9 @@ func appendSegment(b []byte, key string, idx int) []byte {
 func appendInt(b []byte, i int) []byte {
 	if i < 10 {
 		return append(b, byte('0'+i))
+	}
+	if i < 100 {
+		return append(b, byte('0'+i/10), byte('0'+i%10))
 	}
 	var tmp [20]byte
 	p := len(tmp)
