@@ -21,6 +21,7 @@ func countRunes(s string) int { return utf8.RuneCountInString(s) }
 // They hold no pointers, so keeping them costs the collector nothing.
 type spans struct {
 	kwLoc                          int32 // kwLocNode, kwLocInBuf or an index into the node's kwLocs
+	report                         int32 // the index of the failure's Report, shared with those that read the same
 	path, kwLocAt, exp, found, msg [2]int32
 }
 
@@ -41,32 +42,32 @@ func (e *evaluator) result(valid bool) *Result {
 	if len(e.fails) > 0 {
 		e.spans = slices.Grow(e.spans[:0], len(e.fails))[:len(e.fails)]
 		e.forgetFormatted()
+		reports := 0
 		for i := range e.fails {
-			e.formatFailure(i, &e.spans[i])
+			e.formatFailure(i, &e.spans[i], &reports)
 		}
 		all := string(e.buf)
 		res.Failures = make([]Failure, len(e.fails))
+		rs := make([]Report, reports)
+		written := 0
 		for i := range e.fails {
 			r, sp := &e.fails[i], &e.spans[i]
-			var kwLoc string
-			switch sp.kwLoc {
-			case kwLocNode:
-				kwLoc = r.n.loc
-			case kwLocInBuf:
-				kwLoc = all[sp.kwLocAt[0]:sp.kwLocAt[1]]
-			default:
-				kwLoc = r.n.kwLocs[sp.kwLoc].loc
-			}
-			// Field by field: assigning a whole Failure is a typed copy
+			// Field by field: assigning a whole struct is a typed copy
 			// that, while the collector marks, goes through its bulk
 			// barrier.
 			fl := &res.Failures[i]
-			fl.Keyword = r.kw.String()
 			fl.InstancePath = all[sp.path[0]:sp.path[1]]
-			fl.KeywordLocation = kwLoc
-			fl.Expected = all[sp.exp[0]:sp.exp[1]]
-			fl.Found = all[sp.found[0]:sp.found[1]]
-			fl.Message = all[sp.msg[0]:sp.msg[1]]
+			fl.Report = &rs[sp.report]
+			if int(sp.report) < written {
+				continue // shared with an earlier failure, which wrote it
+			}
+			written++
+			rp := fl.Report
+			rp.Keyword = r.kw.String()
+			rp.KeywordLocation = keywordLocation(r, sp, all)
+			rp.Expected = all[sp.exp[0]:sp.exp[1]]
+			rp.Found = all[sp.found[0]:sp.found[1]]
+			rp.Message = all[sp.msg[0]:sp.msg[1]]
 		}
 	}
 	var scratch []byte
@@ -77,6 +78,18 @@ func (e *evaluator) result(valid bool) *Result {
 		}
 	}
 	return res
+}
+
+// keywordLocation is the keyword location of failure r, whose strings sp
+// places in all (a copy of buf).
+func keywordLocation(r *failRec, sp *spans, all string) string {
+	switch sp.kwLoc {
+	case kwLocNode:
+		return r.n.loc
+	case kwLocInBuf:
+		return all[sp.kwLocAt[0]:sp.kwLocAt[1]]
+	}
+	return r.n.kwLocs[sp.kwLoc].loc
 }
 
 // forgetFormatted empties the memo of recently formatted failures. Every
@@ -109,9 +122,10 @@ func sameReport(r, q *failRec) bool {
 }
 
 // formatFailure appends failure i's strings to buf and sets s to where
-// they are, or shares those of a recent failure that reads the same (e.memo
+// they are, numbering its report *reports (which it increments), or shares
+// the strings and report of a recent failure that reads the same (e.memo
 // holds their indices).
-func (e *evaluator) formatFailure(i int, s *spans) {
+func (e *evaluator) formatFailure(i int, s *spans, reports *int) {
 	r := &e.fails[i]
 	for _, j := range e.memo {
 		if j >= 0 && sameReport(r, &e.fails[j]) {
@@ -120,7 +134,8 @@ func (e *evaluator) formatFailure(i int, s *spans) {
 			return
 		}
 	}
-	*s = spans{path: [2]int32{int32(r.p0), int32(r.p1)}, kwLoc: kwLocNode}
+	*s = spans{path: [2]int32{int32(r.p0), int32(r.p1)}, kwLoc: kwLocNode, report: int32(*reports)}
+	*reports++
 	if r.at != kwSelf {
 		s.kwLoc = kwLocInBuf
 		for k := range r.n.kwLocs {

@@ -204,12 +204,14 @@ func TestSharedReportsMatchFresh(t *testing.T) {
 			}
 			e.forgetFormatted()
 			var sp spans
-			e.formatFailure(i, &sp)
+			var reports int
+			e.formatFailure(i, &sp, &reports)
 			str := func(s [2]int32) string { return string(e.buf[s[0]:s[1]]) }
-			got, want := res.Failures[i], Failure{Expected: str(sp.exp), Found: str(sp.found), Message: str(sp.msg)}
-			if got.Expected != want.Expected || got.Found != want.Found || got.Message != want.Message {
-				t.Errorf("%s: failure %d (%s at %s) reads %q / %q / %q, formatted afresh %q / %q / %q", d.name, i,
-					got.Keyword, got.InstancePath, got.Expected, got.Found, got.Message, want.Expected, want.Found, want.Message)
+			got := res.Failures[i]
+			want := Report{Keyword: e.fails[i].kw.String(), KeywordLocation: keywordLocation(&e.fails[i], &sp, string(e.buf)),
+				Expected: str(sp.exp), Found: str(sp.found), Message: str(sp.msg)}
+			if *got.Report != want {
+				t.Errorf("%s: failure %d at %s reads %+v, formatted afresh %+v", d.name, i, got.InstancePath, *got.Report, want)
 			}
 		}
 		if d.share != nil && *d.share != (sharedHere > 0) {

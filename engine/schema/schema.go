@@ -139,17 +139,24 @@ type Result struct {
 	Undeclared []Described
 }
 
-// Failure is one failed check.
+// Failure is one failed check: where it failed, and its report.
 type Failure struct {
+	InstancePath string // RFC 6901 pointer into the instance, "" = root
+	// Report is what the check says. Failures of one evaluation that read
+	// the same but for their location (an agent repeating one mistake down
+	// a list) share one Report; it is read-only.
+	*Report
+}
+
+// Report is what a failed check says, apart from where it failed.
+type Report struct {
 	Keyword         string // the assertion keyword, or "false" for a false schema
-	InstancePath    string // RFC 6901 pointer into the instance, "" = root
 	KeywordLocation string // RFC 6901 pointer of the keyword in its schema document
 	Expected        string // what the check requires, concisely
 	Found           string // what the instance has, quoted at most 80 characters
 	// Message is what must change, as the predicate of a sentence whose
-	// subject is the value ("must be at least 1, but it is number 0."):
-	// a caller names the location in its own notation, and failures that
-	// differ only in where they stand share one string. Sentence gives the
+	// subject is the value ("must be at least 1, but it is number 0."): a
+	// caller names the location in its own notation. Sentence gives the
 	// whole sentence with the RFC 6901 location.
 	Message string
 }
@@ -162,6 +169,15 @@ func (f Failure) Sentence() string {
 		return "The root value " + f.Message
 	}
 	return "The value at " + f.InstancePath + " " + f.Message
+}
+
+// String is the failure's sentence and its keyword's location, for logs and
+// test messages.
+func (f Failure) String() string {
+	if f.Report == nil {
+		return f.InstancePath
+	}
+	return f.Sentence() + " (" + f.KeywordLocation + ")"
 }
 
 // Described is an object that at least one applied subschema with properties
