@@ -112,6 +112,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	// slower: map iteration costs a random start and, while the collector
 	// runs, write barriers.)
 	var vals [maxGather]any
+	var held, failed [maxGather]uint8 // a number leaf's outcome, to record without evaluating it again
 	var mask, pending uint32
 	leafChecked, leafSteps := 0, 0
 	gather := n.props != nil && len(n.props) <= maxGather
@@ -125,10 +126,14 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			bit := uint32(1) << (uint(i) & 31) // i < maxGather: the mask spares a range check
 			mask |= bit
 			if p.n.leaf {
-				if c := leafChecks(p.n, cv); c >= 0 {
+				c, fails := leafChecks(p.n, cv)
+				if c >= 0 && fails == 0 {
 					leafChecked += c
 					leafSteps++
 					continue
+				}
+				if fails != 0 && count {
+					held[i&(maxGather-1)], failed[i&(maxGather-1)] = uint8(c), fails
 				}
 			}
 			vals[i&(maxGather-1)] = cv
@@ -192,7 +197,11 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		}
 		for m := pending; m != 0; m &= m - 1 {
 			i := bits.TrailingZeros32(m)
-			if !e.childSlow(n.props[i].n, vals[i], f, n.props[i].name, n.props[i].seg, count) {
+			p := &n.props[i]
+			if failed[i] != 0 {
+				e.leafNumberFailed(p.n, vals[i], f, p.name, p.seg, int(held[i]), failed[i])
+				valid = false
+			} else if !e.childSlow(p.n, vals[i], f, p.name, p.seg, count) {
 				if !count {
 					return false
 				}

@@ -10,8 +10,8 @@ func (e *evaluator) leaf(n *node, v any, count bool) bool {
 	if e.steps += 1 + valueSteps(n, v); e.abort || e.over() {
 		return false
 	}
-	k := leafChecks(n, v)
-	if k < 0 {
+	k, failed := leafChecks(n, v)
+	if k < 0 || failed != 0 {
 		return false
 	}
 	if count {
@@ -21,28 +21,29 @@ func (e *evaluator) leaf(n *node, v any, count bool) bool {
 	return true
 }
 
-// leafChecks evaluates a leaf schema without recording anything: it
-// returns the number of checks when every one holds, or -1 (the caller then
-// evaluates again on the recording path).
-func leafChecks(n *node, v any) int {
+// leafChecks evaluates a leaf schema without recording anything. It returns
+// the number of checks that held and, for a number, a mask of those that
+// failed (numChecks; leafNumber). held is -1 when a check on another value
+// failed: the caller then evaluates again on the recording path.
+func leafChecks(n *node, v any) (held int, failed uint8) {
 	k := 0
 	switch x := v.(type) {
 	case string:
 		if n.types != 0 {
 			if n.types&typeString == 0 {
-				return -1
+				return -1, 0
 			}
 			k++
 		}
 		if n.enum != nil {
 			if !n.enum.hasString(x) {
-				return -1
+				return -1, 0
 			}
 			k++
 		}
 		if n.hasConst {
 			if c, ok := n.constVal.(string); !ok || c != x {
-				return -1
+				return -1, 0
 			}
 			k++
 		}
@@ -56,55 +57,55 @@ func leafChecks(n *node, v any) int {
 				}
 				if n.minLength >= 0 {
 					if l < n.minLength {
-						return -1
+						return -1, 0
 					}
 					k++
 				}
 				if n.maxLength >= 0 {
 					if l > n.maxLength {
-						return -1
+						return -1, 0
 					}
 					k++
 				}
 			}
 			if n.pattern != nil {
 				if !n.pattern.match(x) {
-					return -1
+					return -1, 0
 				}
 				k++
 			}
 			if n.formatAssert {
 				if !formatValid(n.format, x) {
-					return -1
+					return -1, 0
 				}
 				k++
 			}
 		}
-		return k
+		return k, 0
 	case json.Number:
 		return leafNumber(n, x)
 	case map[string]any, []any, bool, nil:
 		if n.types != 0 {
 			if !typeMatches(n.types, v, false) {
-				return -1
+				return -1, 0
 			}
 			k++
 		}
 		if n.enum != nil {
 			if !n.enum.has(v, nil, false) {
-				return -1
+				return -1, 0
 			}
 			k++
 		}
 		if n.hasConst {
 			if !jsonEqual(n.constVal, v) {
-				return -1
+				return -1, 0
 			}
 			k++
 		}
-		return k
+		return k, 0
 	}
-	return -1
+	return -1, 0
 }
 
 // cmpBad is what cmpBound returns for a malformed literal; it fails every
@@ -166,12 +167,18 @@ func (s *enumSet) hasString(x string) bool {
 	return false
 }
 
+// numChecks are leafNumber's checks in value's order: bit i of the mask of
+// failed checks it returns stands for numChecks[i].
+var numChecks = [...]kwID{kwType, kwEnum, kwConst, kwMultipleOf, kwMinimum, kwMaximum, kwExclusiveMinimum, kwExclusiveMaximum}
+
 // leafNumber is leafChecks for a number. It parses only what the keywords
 // need: the type and integer bounds take one scan of the literal, an enum is
-// first matched literally, and only the rest goes through parseNumber.
-func leafNumber(n *node, x json.Number) int {
+// first matched literally, and only the rest goes through parseNumber. It
+// runs every check, so that a caller can record the failed ones without
+// evaluating them again (their order is numChecks'); for a malformed
+// literal the mask means nothing but that something failed.
+func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 	lit := string(x)
-	k := 0
 	var iv int64
 	isI := false
 	if n.anyNum || n.types&(typeNumber|typeInteger) == typeInteger {
@@ -180,76 +187,84 @@ func leafNumber(n *node, x json.Number) int {
 	var num number
 	parsed := false
 	if n.types != 0 {
-		if n.types&typeNumber == 0 {
-			if n.types&typeInteger == 0 {
-				return -1
-			}
-			if !isI {
-				if num, parsed = parseNumber(lit); !parsed || !num.isInt() {
-					return -1
-				}
+		ok := n.types&typeNumber != 0
+		if !ok && n.types&typeInteger != 0 {
+			if ok = isI; !ok {
+				num, parsed = parseNumber(lit)
+				ok = parsed && num.isInt()
 			}
 		}
-		k++
+		if ok {
+			held++
+		} else {
+			failed |= 1 << 0
+		}
 	}
 	if n.enum != nil {
-		if !n.enum.hasLiteral(lit) {
+		ok := n.enum.hasLiteral(lit)
+		if !ok {
 			if !parsed {
-				if num, parsed = parseNumber(lit); !parsed {
-					return -1
-				}
+				num, parsed = parseNumber(lit)
 			}
-			if !n.enum.hasNumber(&num) {
-				return -1
-			}
+			ok = parsed && n.enum.hasNumber(&num)
 		}
-		k++
+		if ok {
+			held++
+		} else {
+			failed |= 1 << 1
+		}
 	}
 	if n.hasConst {
-		if !jsonEqual(n.constVal, x) {
-			return -1
+		if jsonEqual(n.constVal, x) {
+			held++
+		} else {
+			failed |= 1 << 2
 		}
-		k++
 	}
 	if !n.anyNum {
-		return k
-	}
-	if n.minimum != nil {
-		if c := cmpBound(n.minimum, lit, iv, isI, &num, &parsed); c < 0 || c == cmpBad {
-			return -1
-		}
-		k++
-	}
-	if n.maximum != nil {
-		if c := cmpBound(n.maximum, lit, iv, isI, &num, &parsed); c > 0 {
-			return -1
-		}
-		k++
-	}
-	if n.exclMin != nil {
-		if c := cmpBound(n.exclMin, lit, iv, isI, &num, &parsed); c <= 0 || c == cmpBad {
-			return -1
-		}
-		k++
-	}
-	if n.exclMax != nil {
-		if c := cmpBound(n.exclMax, lit, iv, isI, &num, &parsed); c >= 0 {
-			return -1
-		}
-		k++
+		return held, failed
 	}
 	if n.multipleOf != nil {
 		if !parsed {
-			if num, parsed = parseNumber(lit); !parsed {
-				return -1
-			}
+			num, parsed = parseNumber(lit)
 		}
-		if !isMultiple(num, n.multipleOf.n) {
-			return -1
+		if parsed && isMultiple(num, n.multipleOf.n) {
+			held++
+		} else {
+			failed |= 1 << 3
 		}
-		k++
 	}
-	return k
+	if n.minimum != nil {
+		c := cmpBound(n.minimum, lit, iv, isI, &num, &parsed)
+		if c >= 0 && c != cmpBad {
+			held++
+		} else {
+			failed |= 1 << 4
+		}
+	}
+	if n.maximum != nil {
+		if cmpBound(n.maximum, lit, iv, isI, &num, &parsed) <= 0 {
+			held++
+		} else {
+			failed |= 1 << 5
+		}
+	}
+	if n.exclMin != nil {
+		c := cmpBound(n.exclMin, lit, iv, isI, &num, &parsed)
+		if c > 0 && c != cmpBad {
+			held++
+		} else {
+			failed |= 1 << 6
+		}
+	}
+	if n.exclMax != nil {
+		if cmpBound(n.exclMax, lit, iv, isI, &num, &parsed) < 0 {
+			held++
+		} else {
+			failed |= 1 << 7
+		}
+	}
+	return held, failed
 }
 
 // cmpBound compares the literal lit (iv when isI) with a numeric keyword,
