@@ -167,8 +167,20 @@ func (s *enumSet) hasString(x string) bool {
 	return false
 }
 
-// numChecks are leafNumber's checks in value's order: bit i of the mask of
-// failed checks it returns stands for numChecks[i].
+// The bits of leafNumber's mask of failed checks, in value's order.
+const (
+	numFailType uint8 = 1 << iota
+	numFailEnum
+	numFailConst
+	numFailMultipleOf
+	numFailMinimum
+	numFailMaximum
+	numFailExclMin
+	numFailExclMax
+)
+
+// numChecks names the keyword of each bit of leafNumber's mask: bit i
+// stands for numChecks[i].
 var numChecks = [...]kwID{kwType, kwEnum, kwConst, kwMultipleOf, kwMinimum, kwMaximum, kwExclusiveMinimum, kwExclusiveMaximum}
 
 // leafNumber is leafChecks for a number. It parses only what the keywords
@@ -197,7 +209,7 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 		if ok {
 			held++
 		} else {
-			failed |= 1 << 0
+			failed |= numFailType
 		}
 	}
 	if n.enum != nil {
@@ -211,14 +223,14 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 		if ok {
 			held++
 		} else {
-			failed |= 1 << 1
+			failed |= numFailEnum
 		}
 	}
 	if n.hasConst {
 		if jsonEqual(n.constVal, x) {
 			held++
 		} else {
-			failed |= 1 << 2
+			failed |= numFailConst
 		}
 	}
 	if !n.anyNum {
@@ -231,7 +243,7 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 		if parsed && isMultiple(num, n.multipleOf.n) {
 			held++
 		} else {
-			failed |= 1 << 3
+			failed |= numFailMultipleOf
 		}
 	}
 	if n.minimum != nil {
@@ -239,14 +251,14 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 		if c >= 0 && c != cmpBad {
 			held++
 		} else {
-			failed |= 1 << 4
+			failed |= numFailMinimum
 		}
 	}
 	if n.maximum != nil {
 		if cmpBound(n.maximum, lit, iv, isI, &num, &parsed) <= 0 {
 			held++
 		} else {
-			failed |= 1 << 5
+			failed |= numFailMaximum
 		}
 	}
 	if n.exclMin != nil {
@@ -254,14 +266,14 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 		if c > 0 && c != cmpBad {
 			held++
 		} else {
-			failed |= 1 << 6
+			failed |= numFailExclMin
 		}
 	}
 	if n.exclMax != nil {
 		if cmpBound(n.exclMax, lit, iv, isI, &num, &parsed) < 0 {
 			held++
 		} else {
-			failed |= 1 << 7
+			failed |= numFailExclMax
 		}
 	}
 	return held, failed

@@ -54,3 +54,14 @@ func readFailures(fs []Failure, base string) string {
 	}
 	return b.String()
 }
+
+// TestNumChecksBits keeps numChecks in step with the mask's bits.
+func TestNumChecksBits(t *testing.T) {
+	bits := map[uint8]kwID{numFailType: kwType, numFailEnum: kwEnum, numFailConst: kwConst, numFailMultipleOf: kwMultipleOf,
+		numFailMinimum: kwMinimum, numFailMaximum: kwMaximum, numFailExclMin: kwExclusiveMinimum, numFailExclMax: kwExclusiveMaximum}
+	for i, kw := range numChecks {
+		if got := bits[1<<i]; got != kw {
+			t.Errorf("numChecks[%d] = %s, the mask's bit %d is %s", i, kw, i, got)
+		}
+	}
+}
