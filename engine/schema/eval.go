@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -684,18 +685,12 @@ func (e *evaluator) leafSlow(n *node, v any, pf *frame, key string, idx int, cou
 	return e.value(n, v, &f, count)
 }
 
-// leafNumberFailed is leafSlow for a counted number v at a leaf whose
-// checks leafNumber ran: held held and those in failed failed. It charges
-// the same steps and records the same failures, without evaluating again;
-// a malformed literal goes to leafSlow, which rejects it.
+// leafNumberFailed is leafSlow for a counted number v, a valid literal, at
+// a leaf whose checks leafNumber ran: held held and those in failed failed.
+// It charges the same steps and records the same failures, without
+// evaluating again.
 func (e *evaluator) leafNumberFailed(n *node, v any, pf *frame, key string, idx int, held int, failed uint8) bool {
-	x := v.(json.Number)
-	if _, ok := litInt(string(x)); !ok {
-		if _, ok := parseNumber(string(x)); !ok {
-			return e.leafSlow(n, v, pf, key, idx, true)
-		}
-	}
-	e.steps += 1 + numSteps(n, x)
+	e.steps += 1 + numSteps(n, v.(json.Number))
 	if e.depth+1 > maxEvalDepth || e.over() {
 		e.abort = true
 		return false
@@ -703,10 +698,9 @@ func (e *evaluator) leafNumberFailed(n *node, v any, pf *frame, key string, idx 
 	f := frame{parent: pf, key: key, idx: idx}
 	e.total += held
 	e.passed += held
-	for i, kw := range numChecks {
-		if failed&(1<<i) != 0 {
-			e.fail(true, kw, kw, n, v, &f, 0, 0, nil)
-		}
+	for m := failed; m != 0; m &= m - 1 {
+		kw := numChecks[bits.TrailingZeros8(m)]
+		e.fail(true, kw, kw, n, v, &f, 0, 0, nil)
 	}
 	return false
 }

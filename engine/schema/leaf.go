@@ -187,8 +187,8 @@ var numChecks = [...]kwID{kwType, kwEnum, kwConst, kwMultipleOf, kwMinimum, kwMa
 // need: the type and integer bounds take one scan of the literal, an enum is
 // first matched literally, and only the rest goes through parseNumber. It
 // runs every check, so that a caller can record the failed ones without
-// evaluating them again (their order is numChecks'); for a malformed
-// literal the mask means nothing but that something failed.
+// evaluating them again (their order is numChecks'); a malformed literal
+// that fails a check gets held -1, like a failed check on another value.
 func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 	lit := string(x)
 	var iv int64
@@ -233,47 +233,51 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 			failed |= numFailConst
 		}
 	}
-	if !n.anyNum {
-		return held, failed
-	}
-	if n.multipleOf != nil {
-		if !parsed {
-			num, parsed = parseNumber(lit)
+	if n.anyNum {
+		if n.multipleOf != nil {
+			if !parsed {
+				num, parsed = parseNumber(lit)
+			}
+			if parsed && isMultiple(num, n.multipleOf.n) {
+				held++
+			} else {
+				failed |= numFailMultipleOf
+			}
 		}
-		if parsed && isMultiple(num, n.multipleOf.n) {
-			held++
-		} else {
-			failed |= numFailMultipleOf
+		if n.minimum != nil {
+			c := cmpBound(n.minimum, lit, iv, isI, &num, &parsed)
+			if c >= 0 && c != cmpBad {
+				held++
+			} else {
+				failed |= numFailMinimum
+			}
+		}
+		if n.maximum != nil {
+			if cmpBound(n.maximum, lit, iv, isI, &num, &parsed) <= 0 {
+				held++
+			} else {
+				failed |= numFailMaximum
+			}
+		}
+		if n.exclMin != nil {
+			c := cmpBound(n.exclMin, lit, iv, isI, &num, &parsed)
+			if c > 0 && c != cmpBad {
+				held++
+			} else {
+				failed |= numFailExclMin
+			}
+		}
+		if n.exclMax != nil {
+			if cmpBound(n.exclMax, lit, iv, isI, &num, &parsed) < 0 {
+				held++
+			} else {
+				failed |= numFailExclMax
+			}
 		}
 	}
-	if n.minimum != nil {
-		c := cmpBound(n.minimum, lit, iv, isI, &num, &parsed)
-		if c >= 0 && c != cmpBad {
-			held++
-		} else {
-			failed |= numFailMinimum
-		}
-	}
-	if n.maximum != nil {
-		if cmpBound(n.maximum, lit, iv, isI, &num, &parsed) <= 0 {
-			held++
-		} else {
-			failed |= numFailMaximum
-		}
-	}
-	if n.exclMin != nil {
-		c := cmpBound(n.exclMin, lit, iv, isI, &num, &parsed)
-		if c > 0 && c != cmpBad {
-			held++
-		} else {
-			failed |= numFailExclMin
-		}
-	}
-	if n.exclMax != nil {
-		if cmpBound(n.exclMax, lit, iv, isI, &num, &parsed) < 0 {
-			held++
-		} else {
-			failed |= numFailExclMax
+	if failed != 0 && !isI && !parsed {
+		if _, ok := parseNumber(lit); !ok {
+			return -1, 0 // malformed: the recording path rejects it
 		}
 	}
 	return held, failed

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -62,6 +63,31 @@ func TestNumChecksBits(t *testing.T) {
 	for i, kw := range numChecks {
 		if got := bits[1<<i]; got != kw {
 			t.Errorf("numChecks[%d] = %s, the mask's bit %d is %s", i, kw, i, got)
+		}
+	}
+}
+
+// TestMalformedNumberFailing holds a json.Number that is no JSON number, and
+// fails a check, to an error (as value rejects it) wherever the leaf
+// stands, never to a recorded failure quoting it.
+func TestMalformedNumberFailing(t *testing.T) {
+	for _, schema := range []string{`{"type":"integer","minimum":5}`, `{"minimum":5}`, `{"enum":[1,2]}`, `{"multipleOf":2}`} {
+		for _, wrap := range []struct {
+			schema string
+			inst   func(any) any
+		}{
+			{`{"properties":{"x":%s}}`, func(v any) any { return map[string]any{"x": v} }},
+			{`{"items":%s}`, func(v any) any { return []any{v} }},
+		} {
+			s, err := Compile(mustDecode(t, fmt.Sprintf(wrap.schema, schema)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, lit := range []string{"abc", "1x", "--1", ""} {
+				if res, err := s.Evaluate(wrap.inst(json.Number(lit))); err == nil {
+					t.Errorf("%s on %q: no error, %d/%d checks, failures %v", fmt.Sprintf(wrap.schema, schema), lit, res.Passed, res.Total, res.Failures)
+				}
+			}
 		}
 	}
 }
