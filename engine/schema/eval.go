@@ -689,11 +689,11 @@ func (e *evaluator) leafSlow(n *node, v any, pf *frame, key string, idx int, cou
 // a leaf whose checks leafNumber ran: held held and those in failed failed.
 // It charges the same steps and records the same failures, without
 // evaluating again.
-func (e *evaluator) leafNumberFailed(n *node, v any, pf *frame, key string, idx int, held int, failed uint8) bool {
+func (e *evaluator) leafNumberFailed(n *node, v any, pf *frame, key string, idx int, held int, failed uint8) {
 	e.steps += 1 + numSteps(n, v.(json.Number))
 	if e.depth+1 > maxEvalDepth || e.over() {
 		e.abort = true
-		return false
+		return
 	}
 	f := frame{parent: pf, key: key, idx: idx}
 	e.total += held
@@ -702,5 +702,4 @@ func (e *evaluator) leafNumberFailed(n *node, v any, pf *frame, key string, idx 
 		kw := numChecks[bits.TrailingZeros8(m)]
 		e.fail(true, kw, kw, n, v, &f, 0, 0, nil)
 	}
-	return false
 }
