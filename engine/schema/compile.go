@@ -37,6 +37,7 @@ type compiler struct {
 	resources []*resource
 	main      *document
 	count     int
+	nodes     []*node // every compiled node, by id
 	needDyn   bool
 }
 

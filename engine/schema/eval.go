@@ -23,8 +23,10 @@ type evaluator struct {
 	bad             any   // first instance value of an unsupported Go type
 	useScope        bool
 
+	nodes         []*node // the schema's, by id
 	passed, total int
 	fails         []failRec
+	lists         [][]string // the name lists of failures and described locations
 	spans         []spans
 	memo          [memoSize]int32 // recently formatted failures (indices into fails), -1 = none
 	memoNext      int
@@ -53,7 +55,7 @@ type frame struct {
 // the current location; present counts the instance keys its properties
 // named.
 type declRec struct {
-	n       *node
+	node    int32 // id
 	present int
 }
 
@@ -64,10 +66,10 @@ type declRec struct {
 // needed to tell locations apart when several applicators described the
 // same one, or to report undeclared keys.
 type descRec struct {
-	pp0, pp1   int // the parent's instance path in buf
-	idx        int // the array index, or negative for a key
-	s0, s1     int // else the key's segment in buf (empty at the root)
-	undeclared []string
+	pp0, pp1   int   // the parent's instance path in buf
+	idx        int   // the array index, or negative for a key
+	s0, s1     int   // else the key's segment in buf (empty at the root)
+	undeclared int32 // the undeclared keys: an index into lists, or -1
 }
 
 // appendDescPath appends d's RFC 6901 instance path to b.
@@ -79,23 +81,45 @@ func (e *evaluator) appendDescPath(b []byte, d *descRec) []byte {
 	return append(b, e.buf[d.s0:d.s1]...)
 }
 
+// failRec is a recorded failure. The schema node and the names are held
+// as indices, so that the value is its only pointer: while the collector
+// marks, every pointer stored into the pooled evaluator goes through the
+// write barrier, and a failure can be recorded a thousand times a
+// millisecond.
 type failRec struct {
-	kw     kwID // reported keyword
-	at     kwID // keyword whose location is reported (kwSelf = the schema itself)
-	n      *node
+	kw     kwID  // reported keyword
+	at     kwID  // keyword whose location is reported (kwSelf = the schema itself)
+	node   int32 // id
+	names  int32 // an index into lists, or -1
 	v      any
 	p0, p1 int // instance path in buf
 	a, b   int
-	names  []string
+}
+
+// list records names in lists and returns its index, or -1 for none.
+func (e *evaluator) list(names []string) int32 {
+	if names == nil {
+		return -1
+	}
+	e.lists = append(e.lists, names)
+	return int32(len(e.lists) - 1)
+}
+
+// listAt is the names recorded at index i (nil for -1).
+func (e *evaluator) listAt(i int32) []string {
+	if i < 0 {
+		return nil
+	}
+	return e.lists[i]
 }
 
 // mark is a restore point for branches whose outcome is discarded.
 type mark struct {
-	passed, total, fails, buf, described, decls int
+	passed, total, fails, buf, described, decls, lists int
 }
 
 func (e *evaluator) mark() mark {
-	return mark{e.passed, e.total, len(e.fails), len(e.buf), len(e.described), len(e.decls)}
+	return mark{e.passed, e.total, len(e.fails), len(e.buf), len(e.described), len(e.decls), len(e.lists)}
 }
 
 func (e *evaluator) rollback(m mark) {
@@ -106,18 +130,20 @@ func (e *evaluator) rollback(m mark) {
 	clear(e.fails[m.fails:])
 	e.fails = e.fails[:m.fails]
 	e.buf = e.buf[:m.buf]
-	clear(e.described[m.described:])
 	e.described = e.described[:m.described]
-	clear(e.decls[m.decls:])
 	e.decls = e.decls[:m.decls]
+	clear(e.lists[m.lists:])
+	e.lists = e.lists[:m.lists]
 }
 
 func (e *evaluator) reset(s *Schema) {
 	e.steps, e.maxSteps, e.depth, e.abort, e.bad = 0, s.maxSteps, 0, false, nil
 	e.ctx, e.nextPoll, e.ctxErr = nil, 0, nil
 	e.useScope = s.useScope
+	e.nodes = s.nodes
 	e.passed, e.total = 0, 0
 	e.fails = e.fails[:0]
+	e.lists = e.lists[:0]
 	e.buf = e.buf[:0]
 	e.described = e.described[:0]
 	e.decls = e.decls[:0]
@@ -127,8 +153,7 @@ func (e *evaluator) reset(s *Schema) {
 // release drops references into the instance before pooling.
 func (e *evaluator) release() {
 	clear(e.fails)
-	clear(e.described)
-	clear(e.decls)
+	clear(e.lists)
 	clear(e.scope)
 	if cap(e.buf) > 1<<20 {
 		e.buf = nil
@@ -167,10 +192,12 @@ func (e *evaluator) fail(count bool, kw, at kwID, n *node, v any, f *frame, a, b
 	// typed copy that, while the collector marks, goes through its bulk
 	// barrier. Every field is written, so a slot left by a rollback holds
 	// nothing stale.
-	e.fails = slices.Grow(e.fails, 1)
+	if len(e.fails) == cap(e.fails) {
+		e.fails = slices.Grow(e.fails, 1)
+	}
 	e.fails = e.fails[:len(e.fails)+1]
 	r := &e.fails[len(e.fails)-1]
-	r.kw, r.at, r.n, r.v, r.p0, r.p1, r.a, r.b, r.names = kw, at, n, v, p0, p1, a, b, names
+	r.kw, r.at, r.node, r.names, r.v, r.p0, r.p1, r.a, r.b = kw, at, n.id, e.list(names), v, p0, p1, a, b
 }
 
 // path returns the span of buf holding the RFC 6901 pointer of location f,
@@ -196,12 +223,56 @@ func (e *evaluator) buildPath(f *frame, p0 int32) {
 		return
 	}
 	if f.pgen == e.gen+1 {
-		e.buf = append(e.buf, e.buf[f.p0:f.p1]...)
+		e.putBuf(f.p0, f.p1)
 		return
 	}
 	e.buildPath(f.parent, p0)
-	e.buf = appendSegment(e.buf, f.key, f.idx)
+	e.putSegment(f.key, f.idx)
 	f.p0, f.p1, f.pgen = p0, int32(len(e.buf)), e.gen+1
+}
+
+// The put methods append to buf by reslicing it within its capacity,
+// which stores only its length: assigning what append returns stores the
+// pointer too, and while the collector marks, every pointer store to the
+// pooled evaluator goes through the write barrier. A failure's path is
+// built of several such appends.
+
+// room makes room in buf for k more bytes.
+func (e *evaluator) room(k int) {
+	if cap(e.buf)-len(e.buf) < k {
+		e.buf = slices.Grow(e.buf, k)
+	}
+}
+
+// putBuf appends buf[i:j] to buf.
+func (e *evaluator) putBuf(i, j int32) {
+	e.room(int(j - i))
+	n := len(e.buf)
+	e.buf = e.buf[:n+int(j-i)]
+	copy(e.buf[n:], e.buf[i:j])
+}
+
+// putSegment appends the pointer segment of an array index (idx >= 0) or
+// an object key: appendSegment into buf.
+func (e *evaluator) putSegment(key string, idx int) {
+	if idx >= 0 && idx < 100 || idx == plainKey {
+		e.room(1 + max(len(key), 2))
+		n := len(e.buf)
+		switch {
+		case idx == plainKey:
+			e.buf = e.buf[:n+1+len(key)]
+			e.buf[n] = '/'
+			copy(e.buf[n+1:], key)
+		case idx < 10:
+			e.buf = e.buf[:n+2]
+			e.buf[n], e.buf[n+1] = '/', byte('0'+idx)
+		default:
+			e.buf = e.buf[:n+3]
+			e.buf[n], e.buf[n+1], e.buf[n+2] = '/', byte('0'+idx/10), byte('0'+idx%10)
+		}
+		return
+	}
+	e.buf = appendSegment(e.buf, key, idx)
 }
 
 // plainKey, as a frame's idx, marks an object key known (from the

@@ -257,7 +257,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		}
 	}
 	if n.props != nil || n.patProps != nil {
-		e.decls = append(e.decls, declRec{n: n, present: present})
+		e.decls = append(e.decls, declRec{node: n.id, present: present})
 	}
 	if n.addlFalse {
 		ok := present == len(obj)
@@ -607,18 +607,18 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 	obj, _ := v.(map[string]any)
 	described := false
 	for _, d := range decls {
-		if d.n.props != nil {
+		if e.nodes[d.node].props != nil {
 			described = true
 			break
 		}
 	}
 	if described && obj != nil {
 		var und []string
-		if len(decls) != 1 || decls[0].n.patProps != nil || decls[0].present != len(obj) {
+		if len(decls) != 1 || e.nodes[decls[0].node].patProps != nil || decls[0].present != len(obj) {
 			for k := range obj {
 				declared := false
 				for _, d := range decls {
-					if d.n.declares(k) {
+					if e.nodes[d.node].declares(k) {
 						declared = true
 						break
 					}
@@ -629,14 +629,14 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 			}
 			slices.Sort(und)
 		}
-		d := descRec{idx: f.idx, undeclared: und}
+		d := descRec{idx: f.idx, undeclared: e.list(und)}
 		if f.parent != nil {
 			d.pp0, d.pp1 = e.path(f.parent)
 			if f.idx < 0 {
 				// A key is copied into buf, not kept as f.key: storing a
 				// frame's content would move every frame to the heap.
 				d.s0 = len(e.buf)
-				e.buf = appendSegment(e.buf, f.key, f.idx)
+				e.putSegment(f.key, f.idx)
 				d.s1 = len(e.buf)
 			}
 		}
@@ -655,7 +655,9 @@ func (e *evaluator) dedupe(start int) {
 		scratch = e.appendDescPath(scratch[:0], &d)
 		p := string(scratch)
 		if i, ok := seen[p]; ok {
-			out[i].undeclared = intersect(out[i].undeclared, d.undeclared)
+			if u := out[i].undeclared; u >= 0 {
+				e.lists[u] = intersect(e.lists[u], e.listAt(d.undeclared))
+			}
 			continue
 		}
 		seen[p] = len(out)

@@ -24,6 +24,8 @@ func (c *compiler) compile(loc *schemaLoc) (*node, error) {
 	n := &node{loc: ptr, res: loc.res, minLength: -1, maxLength: -1, minItems: -1, maxItems: -1,
 		minContains: -1, maxContains: -1, minProps: -1, maxProps: -1}
 	loc.node = n
+	n.id = int32(len(c.nodes))
+	c.nodes = append(c.nodes, n)
 	c.count++
 	if c.count > c.opts.MaxNodes {
 		return nil, c.errAt(loc.doc, loc.ptr, fmt.Sprintf("the schema has more than %d subschemas", c.opts.MaxNodes), "split it into smaller schemas or raise the node limit")
@@ -124,6 +126,16 @@ func (k *kwCompiler) all() error {
 		n.reqMask |= 1 << i
 	}
 	n.anyNum = n.multipleOf != nil || n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil
+	n.numInt = n.enum == nil && !n.hasConst && n.multipleOf == nil &&
+		(n.types == 0 || n.types&(typeInteger|typeNumber) != 0) &&
+		intBound(n.minimum) && intBound(n.maximum) && intBound(n.exclMin) && intBound(n.exclMax)
+	for _, k := range [...]*numKw{n.minimum, n.maximum, n.exclMin, n.exclMax} {
+		if k != nil {
+			n.numBounds++
+		}
+	}
+	n.numSign = n.numInt && (n.types == 0 || n.types&typeNumber != 0) &&
+		zeroBound(n.minimum) && zeroBound(n.maximum) && zeroBound(n.exclMin) && zeroBound(n.exclMax)
 	n.anyStr = n.minLength >= 0 || n.maxLength >= 0 || n.pattern != nil || n.formatAssert
 	n.anyArr = n.minItems >= 0 || n.maxItems >= 0 || n.uniqueItems || n.prefix != nil || n.items != nil ||
 		n.itemsFalse || n.contains != nil || n.unevalItems != nil || n.unevalItemsFalse
@@ -204,6 +216,9 @@ func (k *kwCompiler) number(kw string) (*numKw, error) {
 	}
 	return nk, nil
 }
+
+func intBound(k *numKw) bool  { return k == nil || k.isI }
+func zeroBound(k *numKw) bool { return k == nil || k.zero }
 
 // count reads a non-negative integer keyword; -1 when absent.
 func (k *kwCompiler) count(kw string) (int, error) {

@@ -183,13 +183,67 @@ const (
 // stands for numChecks[i].
 var numChecks = [...]kwID{kwType, kwEnum, kwConst, kwMultipleOf, kwMinimum, kwMaximum, kwExclusiveMinimum, kwExclusiveMaximum}
 
-// leafNumber is leafChecks for a number. It parses only what the keywords
-// need: the type and integer bounds take one scan of the literal, an enum is
+// leafNumber is leafChecks for a number. Integer literals against integer
+// bounds, and any literal against bounds of 0, are decided on the spot
+// (numInt, numSign); everything else, and every failure of a sign test
+// (the literal may be malformed), goes to leafNumberAny.
+func leafNumber(n *node, x json.Number) (held int, failed uint8) {
+	if !n.numInt {
+		return leafNumberAny(n, x)
+	}
+	if n.types != 0 {
+		held = 1
+	}
+	if iv, ok := litInt(string(x)); ok {
+		if k := n.minimum; k != nil {
+			if iv >= k.i64 {
+				held++
+			} else {
+				failed |= numFailMinimum
+			}
+		}
+		if k := n.maximum; k != nil {
+			if iv <= k.i64 {
+				held++
+			} else {
+				failed |= numFailMaximum
+			}
+		}
+		if k := n.exclMin; k != nil {
+			if iv > k.i64 {
+				held++
+			} else {
+				failed |= numFailExclMin
+			}
+		}
+		if k := n.exclMax; k != nil {
+			if iv < k.i64 {
+				held++
+			} else {
+				failed |= numFailExclMax
+			}
+		}
+		return held, failed
+	}
+	if !n.numSign {
+		return leafNumberAny(n, x)
+	}
+	sign := litSign(string(x))
+	ok := (n.minimum == nil || sign >= 0) && (n.maximum == nil || sign <= 0) &&
+		(n.exclMin == nil || sign > 0) && (n.exclMax == nil || sign < 0)
+	if !ok {
+		return leafNumberAny(n, x)
+	}
+	return held + int(n.numBounds), 0
+}
+
+// leafNumberAny is leafNumber for any number leaf. It parses only what the
+// keywords need: the type and integer bounds take one scan of the literal, an enum is
 // first matched literally, and only the rest goes through parseNumber. It
 // runs every check, so that a caller can record the failed ones without
 // evaluating them again (their order is numChecks'); a malformed literal
 // that fails a check gets held -1, like a failed check on another value.
-func leafNumber(n *node, x json.Number) (held int, failed uint8) {
+func leafNumberAny(n *node, x json.Number) (held int, failed uint8) {
 	lit := string(x)
 	var iv int64
 	isI := false

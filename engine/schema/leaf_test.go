@@ -91,3 +91,63 @@ func TestMalformedNumberFailing(t *testing.T) {
 		}
 	}
 }
+
+// TestLeafNumberShortcuts holds leafNumber's shortcuts (numInt, numSign) to
+// leafNumberAny, which parses what it must, on every literal: the same
+// checks held and the same failed.
+func TestLeafNumberShortcuts(t *testing.T) {
+	schemas := []struct {
+		schema        string
+		numInt, nSign bool
+	}{
+		{`{"type":"integer","minimum":1}`, true, false},
+		{`{"type":"integer","minimum":1,"maximum":50}`, true, false},
+		{`{"exclusiveMinimum":0,"exclusiveMaximum":100}`, true, false},
+		{`{"minimum":-5,"exclusiveMaximum":5}`, true, false},
+		{`{"type":"number","minimum":0}`, true, true},
+		{`{"type":["number","string"],"maximum":0}`, true, true},
+		{`{"exclusiveMinimum":0,"exclusiveMaximum":0}`, true, true},
+		{`{"type":"integer","minimum":0}`, true, false},
+		{`{"type":"integer"}`, true, false},
+		{`{"type":"string","minimum":1}`, false, false},
+		{`{"minimum":0.5}`, false, false},
+		{`{"type":"integer","multipleOf":2}`, false, false},
+	}
+	lits := []string{"0", "-0", "1", "9", "10", "50", "51", "99", "100", "-1", "-10", "1.5", "-0.5", "0.0",
+		"1e2", "-1e-2", "123456789012345678", "1234567890123456789", "01", "abc", "1x", "-", ""}
+	for _, c := range schemas {
+		s, err := Compile(mustDecode(t, c.schema), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := s.root
+		if n.numInt != c.numInt || n.numSign != c.nSign {
+			t.Fatalf("%s: numInt %v, numSign %v; want %v, %v", c.schema, n.numInt, n.numSign, c.numInt, c.nSign)
+		}
+		for _, lit := range lits {
+			held, failed := leafNumber(n, json.Number(lit))
+			wantHeld, wantFailed := leafNumberAny(n, json.Number(lit))
+			if held != wantHeld || failed != wantFailed {
+				t.Errorf("%s on %q: leafNumber (%d, %08b), leafNumberAny (%d, %08b)", c.schema, lit, held, failed, wantHeld, wantFailed)
+			}
+		}
+	}
+}
+
+func TestLitInt(t *testing.T) {
+	for _, c := range []struct {
+		lit string
+		v   int64
+		ok  bool
+	}{
+		{"0", 0, true}, {"7", 7, true}, {"10", 10, true}, {"99", 99, true}, {"100", 100, true},
+		{"-0", 0, true}, {"-7", -7, true}, {"-42", -42, true},
+		{"123456789012345678", 123456789012345678, true}, {"1234567890123456789", 0, false},
+		{"00", 0, false}, {"01", 0, false}, {"-01", 0, false}, {"1.0", 0, false}, {"1e2", 0, false},
+		{"", 0, false}, {"-", 0, false}, {"a", 0, false}, {"1a", 0, false}, {"/", 0, false}, {":", 0, false},
+	} {
+		if v, ok := litInt(c.lit); v != c.v || ok != c.ok {
+			t.Errorf("litInt(%q) = %d, %v; want %d, %v", c.lit, v, ok, c.v, c.ok)
+		}
+	}
+}

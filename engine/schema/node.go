@@ -6,6 +6,7 @@ import "regexp"
 // read afterwards, so a compiled tree is safe to share between goroutines.
 type node struct {
 	loc     string // RFC 6901 pointer of the schema in its document (prefixed by the URI outside the main document)
+	id      int32  // index in the compiled Schema's nodes
 	res     *resource
 	boolean int8 // 0 object schema, 1 true, -1 false
 
@@ -22,6 +23,12 @@ type node struct {
 
 	// numbers
 	multipleOf, minimum, maximum, exclMin, exclMax *numKw
+	// numInt: an integer literal meets the type, and the bounds are
+	// integers (no enum, const or multipleOf), so comparing it as an int64
+	// decides every check. numSign: besides, the type admits every number
+	// and the bounds are 0, so any literal's sign decides them.
+	numInt, numSign bool
+	numBounds       int8 // how many of minimum, maximum, exclMin and exclMax are set
 
 	// strings
 	minLength, maxLength int // -1 when absent
@@ -117,8 +124,15 @@ func litSign(lit string) int {
 	return 0
 }
 
-// litInt parses a JSON integer literal of at most 18 digits.
+// litInt parses a JSON integer literal of at most 18 digits. One or two
+// digits, as most counts and positions are written, take a shortcut.
 func litInt(lit string) (int64, bool) {
+	switch {
+	case len(lit) == 1 && lit[0]-'0' < 10:
+		return int64(lit[0] - '0'), true
+	case len(lit) == 2 && lit[0]-'1' < 9 && lit[1]-'0' < 10:
+		return int64(lit[0]-'0')*10 + int64(lit[1]-'0'), true
+	}
 	i, neg := 0, false
 	if len(lit) > 0 && lit[0] == '-' {
 		i, neg = 1, true

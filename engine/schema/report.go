@@ -64,7 +64,7 @@ func (e *evaluator) result(valid bool) *Result {
 			written++
 			rp := fl.Report
 			rp.Keyword = r.kw.String()
-			rp.KeywordLocation = keywordLocation(r, sp, all)
+			rp.KeywordLocation = keywordLocation(e.nodes[r.node], sp, all)
 			rp.Expected = all[sp.exp[0]:sp.exp[1]]
 			rp.Found = all[sp.found[0]:sp.found[1]]
 			rp.Message = all[sp.msg[0]:sp.msg[1]]
@@ -72,24 +72,24 @@ func (e *evaluator) result(valid bool) *Result {
 	}
 	var scratch []byte
 	for i := range e.described {
-		if d := &e.described[i]; len(d.undeclared) > 0 {
+		if d := &e.described[i]; len(e.listAt(d.undeclared)) > 0 {
 			scratch = e.appendDescPath(scratch[:0], d)
-			res.Undeclared = append(res.Undeclared, Described{InstancePath: string(scratch), Undeclared: d.undeclared})
+			res.Undeclared = append(res.Undeclared, Described{InstancePath: string(scratch), Undeclared: e.lists[d.undeclared]})
 		}
 	}
 	return res
 }
 
-// keywordLocation is the keyword location of failure r, whose strings sp
-// places in all (a copy of buf).
-func keywordLocation(r *failRec, sp *spans, all string) string {
+// keywordLocation is the keyword location of a failure at node n, whose
+// strings sp places in all (a copy of buf).
+func keywordLocation(n *node, sp *spans, all string) string {
 	switch sp.kwLoc {
 	case kwLocNode:
-		return r.n.loc
+		return n.loc
 	case kwLocInBuf:
 		return all[sp.kwLocAt[0]:sp.kwLocAt[1]]
 	}
-	return r.n.kwLocs[sp.kwLoc].loc
+	return n.kwLocs[sp.kwLoc].loc
 }
 
 // forgetFormatted empties the memo of recently formatted failures. Every
@@ -105,7 +105,7 @@ func (e *evaluator) forgetFormatted() {
 // (an agent that repeats one mistake in every line of a list). The strings
 // depend on nothing else when neither lists names.
 func sameReport(r, q *failRec) bool {
-	if r.n != q.n || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
+	if r.node != q.node || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names >= 0 || q.names >= 0 {
 		return false
 	}
 	switch x := r.v.(type) {
@@ -136,10 +136,11 @@ func (e *evaluator) formatFailure(i int, s *spans, reports *int) {
 	}
 	*s = spans{path: [2]int32{int32(r.p0), int32(r.p1)}, kwLoc: kwLocNode, report: int32(*reports)}
 	*reports++
+	n := e.nodes[r.node]
 	if r.at != kwSelf {
 		s.kwLoc = kwLocInBuf
-		for k := range r.n.kwLocs {
-			if r.n.kwLocs[k].kw == r.at {
+		for k := range n.kwLocs {
+			if n.kwLocs[k].kw == r.at {
 				s.kwLoc = int32(k)
 				break
 			}
@@ -147,25 +148,24 @@ func (e *evaluator) formatFailure(i int, s *spans, reports *int) {
 	}
 	st := int32(len(e.buf))
 	if s.kwLoc == kwLocInBuf {
-		e.buf = append(append(append(e.buf, r.n.loc...), '/'), r.at.String()...)
+		e.buf = append(append(append(e.buf, n.loc...), '/'), r.at.String()...)
 		s.kwLocAt = [2]int32{st, int32(len(e.buf))}
 		st = int32(len(e.buf))
 	}
-	e.appendExpected(r)
+	e.appendExpected(r, n)
 	s.exp = [2]int32{st, int32(len(e.buf))}
 	st = int32(len(e.buf))
 	e.appendFound(r)
 	s.found = [2]int32{st, int32(len(e.buf))}
 	st = int32(len(e.buf))
-	e.appendMessage(r, s.exp, s.found)
+	e.appendMessage(r, n, s.exp, s.found)
 	s.msg = [2]int32{st, int32(len(e.buf))}
 	e.memo[e.memoNext] = int32(i)
 	e.memoNext = (e.memoNext + 1) % memoSize
 }
 
-func (e *evaluator) appendExpected(r *failRec) {
+func (e *evaluator) appendExpected(r *failRec, n *node) {
 	b := e.buf
-	n := r.n
 	switch r.kw {
 	case kwType:
 		b = appendTypes(b, n.types)
@@ -240,6 +240,7 @@ func (e *evaluator) appendExpected(r *failRec) {
 
 func (e *evaluator) appendFound(r *failRec) {
 	b := e.buf
+	names := e.listAt(r.names)
 	switch r.kw {
 	case kwMinLength, kwMaxLength:
 		b = appendDescribe(b, r.v)
@@ -255,10 +256,10 @@ func (e *evaluator) appendFound(r *failRec) {
 		b = append(strconv.AppendInt(b, int64(r.a), 10), " matching items"...)
 	case kwRequired, kwDependentRequired, kwDependencies:
 		b = append(b, "missing: "...)
-		b = appendList(b, r.names)
+		b = appendList(b, names)
 	case kwPropertyNames:
 		b = append(b, "invalid names: "...)
-		b = appendQuotedList(b, r.names)
+		b = appendQuotedList(b, names)
 	case kwOneOf:
 		if r.a < 0 {
 			b = append(b, "no matching alternative"...)
@@ -272,7 +273,7 @@ func (e *evaluator) appendFound(r *failRec) {
 			b = appendDescribe(b, r.v)
 		case kwAdditionalProperties, kwUnevaluatedProperties:
 			b = append(b, "extra: "...)
-			b = appendList(b, r.names)
+			b = appendList(b, names)
 		case kwUnevaluatedItems:
 			b = strconv.AppendInt(append(b, "unevaluated item at index "...), int64(r.a), 10)
 		default:
@@ -285,9 +286,9 @@ func (e *evaluator) appendFound(r *failRec) {
 }
 
 // appendMessage appends the failure's predicate (Failure.Message).
-func (e *evaluator) appendMessage(r *failRec, exp, found [2]int32) {
+func (e *evaluator) appendMessage(r *failRec, n *node, exp, found [2]int32) {
 	b := e.buf
-	n := r.n
+	names := e.listAt(r.names)
 	// earlier parts of the buffer never move relative to its start, so
 	// they can be appended again even when append reallocates
 	but := func(b []byte) []byte {
@@ -333,12 +334,12 @@ func (e *evaluator) appendMessage(r *failRec, exp, found [2]int32) {
 		b = append(strconv.AppendInt(b, int64(r.a), 10), '.')
 	case kwRequired:
 		b = append(b, "is missing the required "...)
-		b = append(plural(b, len(r.names), "property ", "properties "), strings.Join(r.names, ", ")...)
-		b = plural(b, len(r.names), "; add it with a valid value.", "; add them with valid values.")
+		b = append(plural(b, len(names), "property ", "properties "), strings.Join(names, ", ")...)
+		b = plural(b, len(names), "; add it with a valid value.", "; add them with valid values.")
 	case kwDependentRequired, kwDependencies:
-		b = append(append(append(b, "is missing "...), strings.Join(r.names, ", ")...), "; add them or drop the property that requires them."...)
+		b = append(append(append(b, "is missing "...), strings.Join(names, ", ")...), "; add them or drop the property that requires them."...)
 	case kwPropertyNames:
-		b = append(appendQuotedList(append(b, "has property names that propertyNames rejects: "...), r.names), "; rename or remove them."...)
+		b = append(appendQuotedList(append(b, "has property names that propertyNames rejects: "...), names), "; rename or remove them."...)
 	case kwAnyOf:
 		b = strconv.AppendInt(append(b, "matches none of the "...), int64(len(n.anyOf)), 10)
 		b = append(b, " anyOf alternatives; make it fit one of them."...)
@@ -357,9 +358,9 @@ func (e *evaluator) appendMessage(r *failRec, exp, found [2]int32) {
 		case kwSelf:
 			b = append(b, "is not allowed here (the schema is false); remove it."...)
 		case kwAdditionalProperties:
-			b = append(append(append(b, "has properties the schema does not declare: "...), strings.Join(r.names, ", ")...), "; remove them."...)
+			b = append(append(append(b, "has properties the schema does not declare: "...), strings.Join(names, ", ")...), "; remove them."...)
 		case kwUnevaluatedProperties:
-			b = append(append(append(b, "has properties no subschema evaluated: "...), strings.Join(r.names, ", ")...), "; remove or declare them."...)
+			b = append(append(append(b, "has properties no subschema evaluated: "...), strings.Join(names, ", ")...), "; remove or declare them."...)
 		case kwUnevaluatedItems:
 			b = append(strconv.AppendInt(append(b, "has an item no subschema evaluated at index "...), int64(r.a), 10), "; remove it or describe it."...)
 		default:

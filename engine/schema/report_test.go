@@ -124,18 +124,18 @@ func TestReleaseKeepsNoInstance(t *testing.T) {
 	if err != nil || !res.Valid {
 		t.Fatalf("run: %v, %+v", err, res)
 	}
-	if cap(e.described) == 0 {
-		t.Fatal("the discarded branch described nothing; the test no longer exercises a rollback")
+	if cap(e.described) == 0 || cap(e.lists) == 0 {
+		t.Fatal("the discarded branch described nothing undeclared; the test no longer exercises a rollback")
 	}
 	e.release()
-	for i, d := range e.described[:cap(e.described)] {
-		if d.undeclared != nil {
-			t.Errorf("described[%d] still holds %q", i, d.undeclared)
+	for i, l := range e.lists[:cap(e.lists)] {
+		if l != nil {
+			t.Errorf("lists[%d] still holds %q", i, l)
 		}
 	}
 	for i, r := range e.fails[:cap(e.fails)] {
-		if r.v != nil || r.names != nil {
-			t.Errorf("fails[%d] still holds %v %q", i, r.v, r.names)
+		if r.v != nil {
+			t.Errorf("fails[%d] still holds %v", i, r.v)
 		}
 	}
 }
@@ -208,7 +208,7 @@ func TestSharedReportsMatchFresh(t *testing.T) {
 			e.formatFailure(i, &sp, &reports)
 			str := func(s [2]int32) string { return string(e.buf[s[0]:s[1]]) }
 			got := res.Failures[i]
-			want := Report{Keyword: e.fails[i].kw.String(), KeywordLocation: keywordLocation(&e.fails[i], &sp, string(e.buf)),
+			want := Report{Keyword: e.fails[i].kw.String(), KeywordLocation: keywordLocation(e.nodes[e.fails[i].node], &sp, string(e.buf)),
 				Expected: str(sp.exp), Found: str(sp.found), Message: str(sp.msg)}
 			if *got.Report != want {
 				t.Errorf("%s: failure %d at %s reads %+v, formatted afresh %+v", d.name, i, got.InstancePath, *got.Report, want)

@@ -115,6 +115,7 @@ var ErrTooComplex = errors.New("schema evaluation exceeded its step limit")
 // Schema is a compiled schema. It is read-only and safe for concurrent use.
 type Schema struct {
 	root     *node
+	nodes    []*node // by id: evaluation records refer to nodes by index
 	maxSteps int
 	useScope bool      // some $dynamicRef looks up the dynamic scope
 	pool     sync.Pool // *evaluator
