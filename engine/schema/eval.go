@@ -734,11 +734,51 @@ func (e *evaluator) childSlow(n *node, v any, pf *frame, key string, idx int, co
 		return e.leafSlow(n, v, pf, key, idx, count)
 	}
 	f := frame{parent: pf, key: key, idx: idx, declStart: len(e.decls), dStart: len(e.described)}
-	ok := e.eval(n, v, &f, count, nil)
+	var ok bool
+	if obj, isObj := v.(map[string]any); isObj && !e.useScope {
+		t := n
+		for t.pureRef {
+			t = t.ref
+		}
+		if t.plainObject {
+			ok = e.plainObject(t, obj, &f, count)
+		} else {
+			ok = e.eval(n, v, &f, count, nil)
+		}
+	} else {
+		ok = e.eval(n, v, &f, count, nil)
+	}
 	if len(e.decls) > f.declStart || f.descents > 1 {
 		e.finishFrame(&f, v)
 	}
 	return ok
+}
+
+// plainObject is eval of a plainObject node on an object, when the dynamic
+// scope is not in use: eval, body and value reduced to what they do there —
+// the same step charged and limits checked, the type, then object.
+func (e *evaluator) plainObject(n *node, obj map[string]any, f *frame, count bool) bool {
+	e.steps++
+	e.depth++
+	if e.depth > maxEvalDepth || e.over() {
+		e.abort = true
+		e.depth--
+		return false
+	}
+	valid := true
+	if n.types != 0 {
+		if n.types&typeObject != 0 {
+			e.pass(count)
+		} else {
+			e.fail(count, kwType, kwType, n, obj, f, 0, 0, nil)
+			valid = false
+		}
+	}
+	if (valid || count) && n.anyObj && !e.object(n, obj, f, count, nil) {
+		valid = false
+	}
+	e.depth--
+	return valid
 }
 
 // leafSlow evaluates a leaf (assertions on the value only) that failed the

@@ -145,6 +145,8 @@ func (k *kwCompiler) all() error {
 	n.inPlace = n.allOf != nil || n.anyOf != nil || n.oneOf != nil || n.not != nil || n.ifN != nil || n.depSchemas != nil
 	value := n.types != 0 || n.enum != nil || n.hasConst || n.anyNum || n.anyStr
 	n.leaf = n.ref == nil && n.dynRef == nil && !n.inPlace && !n.anyObj && !n.anyArr
+	n.plainObject = n.ref == nil && n.dynRef == nil && !n.inPlace && n.enum == nil && !n.hasConst &&
+		n.unevalProps == nil && !n.unevalPropsFalse && n.unevalItems == nil && !n.unevalItemsFalse
 	n.pureRef = n.ref != nil && n.dynRef == nil && !n.inPlace && !n.anyObj && !n.anyArr && !value
 	return nil
 }

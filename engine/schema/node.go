@@ -14,6 +14,10 @@ type node struct {
 	anyNum, anyStr, anyArr, anyObj, inPlace bool
 	leaf                                    bool // only assertions on the value itself: no applicators
 	pureRef                                 bool // only $ref: evaluation goes straight to the target
+	// plainObject: on an object, only type and the object keywords apply
+	// (no references, in-place applicators, enum, const or unevaluated*),
+	// so evaluating one is plainObject's work (an item of a list of records)
+	plainObject bool
 
 	// assertions on every type
 	types    uint8 // 0 when absent

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -221,4 +222,54 @@ func TestSharedReportsMatchFresh(t *testing.T) {
 		e.release()
 	}
 	t.Logf("%d documents, %d failures that shared their strings", len(docs), shared)
+}
+
+// TestInstancePaths checks failures' RFC 6901 instance paths: indices of
+// every width, keys escaped ('~' as ~0, '/' as ~1) whether the schema names
+// them (properties) or not (additionalProperties, patternProperties), and
+// paths sharing a built ancestor, in evaluation order.
+func TestInstancePaths(t *testing.T) {
+	long := make([]any, 12346)
+	for i := range long {
+		long[i] = 0
+	}
+	for _, i := range []int{0, 9, 10, 99, 100, 12345} {
+		long[i] = "x"
+	}
+	cases := []struct {
+		name, schema string
+		inst         any
+		want         []string
+	}{
+		{"indices", `{"items":{"type":"integer"}}`, long, []string{"/0", "/9", "/10", "/99", "/100", "/12345"}},
+		{"declared keys", `{"properties":{"a/b":{"type":"string"},"m~n":{"type":"string"},"~/~":{"type":"string"},"p":{"type":"string"}}}`,
+			map[string]any{"a/b": 1, "m~n": 2, "~/~": 3, "p": 4}, []string{"/a~1b", "/m~0n", "/p", "/~0~1~0"}},
+		{"undeclared keys", `{"additionalProperties":{"type":"string"}}`,
+			map[string]any{"a/b": 1, "m~n": 2, "": 3}, []string{"/", "/a~1b", "/m~0n"}},
+		{"pattern keys", `{"patternProperties":{"^x":{"type":"string"}}}`,
+			map[string]any{"x/1": 1, "x~": 2}, []string{"/x~11", "/x~0"}},
+		{"shared ancestors", `{"properties":{"lines":{"items":{"properties":{"q":{"minimum":1},"r/s":{"items":{"minimum":1}}}}}}}`,
+			map[string]any{"lines": []any{
+				map[string]any{"q": json.Number("0"), "r/s": []any{json.Number("0"), json.Number("1"), json.Number("0")}},
+				map[string]any{"q": json.Number("0")},
+			}},
+			[]string{"/lines/0/q", "/lines/0/r~1s/0", "/lines/0/r~1s/2", "/lines/1/q"}},
+	}
+	for _, c := range cases {
+		s, err := Compile(mustDecode(t, c.schema), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Evaluate(c.inst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range res.Failures {
+			got = append(got, f.InstancePath)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: paths %q, want %q", c.name, got, c.want)
+		}
+	}
 }
