@@ -94,6 +94,7 @@ type failRec struct {
 	v      any
 	p0, p1 int // instance path in buf
 	a, b   int
+	report int32 // set by result: the index of the failure's Report
 }
 
 // list records names in lists and returns its index, or -1 for none.

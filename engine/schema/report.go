@@ -17,12 +17,13 @@ func formatValid(name, s string) bool { return format.Valid(name, s) }
 
 func countRunes(s string) int { return utf8.RuneCountInString(s) }
 
-// spans are offsets into the evaluator's buffer for one failure's strings.
-// They hold no pointers, so keeping them costs the collector nothing.
+// spans are one Report's strings: offsets into the evaluator's buffer, and
+// the failure that reads so first. They hold no pointers, so keeping them
+// costs the collector nothing.
 type spans struct {
-	kwLoc                          int32 // kwLocNode, kwLocInBuf or an index into the node's kwLocs
-	report                         int32 // the index of the failure's Report, shared with those that read the same
-	path, kwLocAt, exp, found, msg [2]int32
+	first                    int32 // the index of the first failure that reads so
+	kwLoc                    int32 // kwLocNode, kwLocInBuf or an index into the node's kwLocs
+	kwLocAt, exp, found, msg [2]int32
 }
 
 const (
@@ -40,34 +41,29 @@ const memoSize = 4
 func (e *evaluator) result(valid bool) *Result {
 	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described)}
 	if len(e.fails) > 0 {
-		e.spans = slices.Grow(e.spans[:0], len(e.fails))[:len(e.fails)]
+		e.spans = e.spans[:0]
 		e.forgetFormatted()
-		reports := 0
 		for i := range e.fails {
-			e.formatFailure(i, &e.spans[i], &reports)
+			e.fails[i].report = e.formatFailure(i)
 		}
 		all := string(e.buf)
-		res.Failures = make([]Failure, len(e.fails))
-		rs := make([]Report, reports)
-		written := 0
-		for i := range e.fails {
-			r, sp := &e.fails[i], &e.spans[i]
-			// Field by field: assigning a whole struct is a typed copy
-			// that, while the collector marks, goes through its bulk
-			// barrier.
-			fl := &res.Failures[i]
-			fl.InstancePath = all[sp.path[0]:sp.path[1]]
-			fl.Report = &rs[sp.report]
-			if int(sp.report) < written {
-				continue // shared with an earlier failure, which wrote it
-			}
-			written++
-			rp := fl.Report
+		// Field by field: assigning a whole struct is a typed copy that,
+		// while the collector marks, goes through its bulk barrier.
+		rs := make([]Report, len(e.spans))
+		for k := range e.spans {
+			sp, rp := &e.spans[k], &rs[k]
+			r := &e.fails[sp.first]
 			rp.Keyword = r.kw.String()
 			rp.KeywordLocation = keywordLocation(e.nodes[r.node], sp, all)
 			rp.Expected = all[sp.exp[0]:sp.exp[1]]
 			rp.Found = all[sp.found[0]:sp.found[1]]
 			rp.Message = all[sp.msg[0]:sp.msg[1]]
+		}
+		res.Failures = make([]Failure, len(e.fails))
+		for i := range e.fails {
+			r, fl := &e.fails[i], &res.Failures[i]
+			fl.InstancePath = all[r.p0:r.p1]
+			fl.Report = &rs[r.report]
 		}
 	}
 	var scratch []byte
@@ -121,21 +117,19 @@ func sameReport(r, q *failRec) bool {
 	return false
 }
 
-// formatFailure appends failure i's strings to buf and sets s to where
-// they are, numbering its report *reports (which it increments), or shares
-// the strings and report of a recent failure that reads the same (e.memo
-// holds their indices).
-func (e *evaluator) formatFailure(i int, s *spans, reports *int) {
+// formatFailure returns the index in spans of failure i's report: that of
+// a recent failure that reads the same (e.memo holds their indices), or a
+// new one whose strings it appends to buf.
+func (e *evaluator) formatFailure(i int) int32 {
 	r := &e.fails[i]
 	for _, j := range e.memo {
 		if j >= 0 && sameReport(r, &e.fails[j]) {
-			*s = e.spans[j]
-			s.path = [2]int32{int32(r.p0), int32(r.p1)}
-			return
+			return e.fails[j].report
 		}
 	}
-	*s = spans{path: [2]int32{int32(r.p0), int32(r.p1)}, kwLoc: kwLocNode, report: int32(*reports)}
-	*reports++
+	k := int32(len(e.spans))
+	e.spans = append(e.spans, spans{first: int32(i), kwLoc: kwLocNode})
+	s := &e.spans[k]
 	n := e.nodes[r.node]
 	if r.at != kwSelf {
 		s.kwLoc = kwLocInBuf
@@ -162,6 +156,7 @@ func (e *evaluator) formatFailure(i int, s *spans, reports *int) {
 	s.msg = [2]int32{st, int32(len(e.buf))}
 	e.memo[e.memoNext] = int32(i)
 	e.memoNext = (e.memoNext + 1) % memoSize
+	return k
 }
 
 func (e *evaluator) appendExpected(r *failRec, n *node) {

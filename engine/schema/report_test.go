@@ -199,14 +199,15 @@ func TestSharedReportsMatchFresh(t *testing.T) {
 		}
 		sharedHere := 0
 		for i := range e.fails {
-			// e.spans[i] as result set it, then i formatted on its own.
-			if i > 0 && slices.ContainsFunc(e.spans[:i], func(sp spans) bool { return sp.msg == e.spans[i].msg }) {
-				sharedHere++
+			if k := e.fails[i].report; int(e.spans[k].first) != i {
+				sharedHere++ // its report is an earlier failure's
 			}
+		}
+		for i := range e.fails {
+			// The report as result set it, then i formatted on its own.
 			e.forgetFormatted()
-			var sp spans
-			var reports int
-			e.formatFailure(i, &sp, &reports)
+			e.spans = e.spans[:0]
+			sp := e.spans[e.formatFailure(i)]
 			str := func(s [2]int32) string { return string(e.buf[s[0]:s[1]]) }
 			got := res.Failures[i]
 			want := Report{Keyword: e.fails[i].kw.String(), KeywordLocation: keywordLocation(e.nodes[e.fails[i].node], &sp, string(e.buf)),
