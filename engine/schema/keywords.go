@@ -126,7 +126,7 @@ func (k *kwCompiler) all() error {
 		n.reqMask |= 1 << i
 	}
 	n.anyNum = n.multipleOf != nil || n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil
-	n.numInt = n.enum == nil && !n.hasConst && n.multipleOf == nil &&
+	n.numInt = (n.enum == nil || n.enum.index == nil) && !n.hasConst && n.multipleOf == nil &&
 		(n.types == 0 || n.types&(typeInteger|typeNumber) != 0) &&
 		intBound(n.minimum) && intBound(n.maximum) && intBound(n.exclMin) && intBound(n.exclMax)
 	for _, k := range [...]*numKw{n.minimum, n.maximum, n.exclMin, n.exclMax} {
@@ -134,7 +134,7 @@ func (k *kwCompiler) all() error {
 			n.numBounds++
 		}
 	}
-	n.numSign = n.numInt && (n.types == 0 || n.types&typeNumber != 0) &&
+	n.numSign = n.numInt && n.enum == nil && (n.types == 0 || n.types&typeNumber != 0) &&
 		zeroBound(n.minimum) && zeroBound(n.maximum) && zeroBound(n.exclMin) && zeroBound(n.exclMax)
 	n.anyStr = n.minLength >= 0 || n.maxLength >= 0 || n.pattern != nil || n.formatAssert
 	n.anyArr = n.minItems >= 0 || n.maxItems >= 0 || n.uniqueItems || n.prefix != nil || n.items != nil ||
@@ -208,14 +208,7 @@ func (k *kwCompiler) number(kw string) (*numKw, error) {
 		return nil, k.typeErr(kw, "a finite number")
 	}
 	nk := &numKw{n: n, lit: n.String(), zero: n.isZero()}
-	if n.small && n.exp >= 0 && n.exp <= 18 {
-		if v, ok := scaleU(n.coef, n.exp); ok && v < 1<<62 {
-			nk.i64, nk.isI = int64(v), true
-			if n.neg {
-				nk.i64 = -nk.i64
-			}
-		}
-	}
+	nk.i64, nk.isI = n.int64()
 	return nk, nil
 }
 
@@ -317,6 +310,9 @@ func (k *kwCompiler) validation() error {
 					return k.typeErr("enum", "an array of JSON values")
 				}
 				e.nums = append(e.nums, num)
+				if v, ok := num.int64(); ok {
+					e.ints = append(e.ints, v)
+				}
 				if lit, ok := m.(json.Number); ok {
 					e.numLits = append(e.numLits, string(lit))
 				}

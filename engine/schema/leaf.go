@@ -1,6 +1,9 @@
 package schema
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // leaf counts the checks of leaf schema n on v when they all hold; false
 // sends the caller to the recording path.
@@ -184,7 +187,8 @@ const (
 var numChecks = [...]kwID{kwType, kwEnum, kwConst, kwMultipleOf, kwMinimum, kwMaximum, kwExclusiveMinimum, kwExclusiveMaximum}
 
 // leafNumber is leafChecks for a number. Integer literals against integer
-// bounds, and any literal against bounds of 0, are decided on the spot
+// bounds and small enums, and any literal against bounds of 0, are decided
+// on the spot
 // (numInt, numSign); everything else, and every failure of a sign test
 // (the literal may be malformed), goes to leafNumberAny.
 func leafNumber(n *node, x json.Number) (held int, failed uint8) {
@@ -195,6 +199,13 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 		held = 1
 	}
 	if iv, ok := litInt(string(x)); ok {
+		if s := n.enum; s != nil {
+			if slices.Contains(s.ints, iv) {
+				held++
+			} else {
+				failed |= numFailEnum
+			}
+		}
 		if k := n.minimum; k != nil {
 			if iv >= k.i64 {
 				held++

@@ -112,8 +112,12 @@ func TestLeafNumberShortcuts(t *testing.T) {
 		{`{"type":"string","minimum":1}`, false, false},
 		{`{"minimum":0.5}`, false, false},
 		{`{"type":"integer","multipleOf":2}`, false, false},
+		{`{"enum":[0,7,19,20]}`, true, false},
+		{`{"enum":[7.0,"7",1.5,70e-1,1e400,-0,12345678901234567890123],"minimum":-1}`, true, false},
+		{`{"type":"integer","enum":[-3,99,100.0,"x",null],"exclusiveMaximum":100}`, true, false},
+		{`{"enum":[` + strings.Repeat(`1,`, 40) + `2]}`, false, false}, // indexed: hasNumber's lookup
 	}
-	lits := []string{"0", "-0", "1", "9", "10", "50", "51", "99", "100", "-1", "-10", "1.5", "-0.5", "0.0",
+	lits := []string{"0", "-0", "1", "2", "3", "7", "9", "10", "19", "20", "50", "51", "99", "100", "-1", "-3", "-10", "1.5", "-0.5", "0.0", "7.0",
 		"1e2", "-1e-2", "123456789012345678", "1234567890123456789", "01", "abc", "1x", "-", ""}
 	for _, c := range schemas {
 		s, err := Compile(mustDecode(t, c.schema), nil)

@@ -27,10 +27,11 @@ type node struct {
 
 	// numbers
 	multipleOf, minimum, maximum, exclMin, exclMax *numKw
-	// numInt: an integer literal meets the type, and the bounds are
-	// integers (no enum, const or multipleOf), so comparing it as an int64
-	// decides every check. numSign: besides, the type admits every number
-	// and the bounds are 0, so any literal's sign decides them.
+	// numInt: an integer literal meets the type, the bounds are integers
+	// and the enum (if any) is small (no const or multipleOf), so comparing
+	// it as an int64 decides every check. numSign: besides, there is no
+	// enum, the type admits every number and the bounds are 0, so any
+	// literal's sign decides them.
 	numInt, numSign bool
 	numBounds       int8 // how many of minimum, maximum, exclMin and exclMax are set
 
@@ -99,6 +100,7 @@ type enumSet struct {
 	strs    []string   // string members
 	nums    []number   // number members
 	numLits []string   // number members as written, for a quick first test
+	ints    []int64    // the integer members within int64: all an integer literal can equal
 	others  []any      // null, booleans, arrays, objects
 	index   *enumIndex // by hash, for enums of enumIndexMin members or more
 }

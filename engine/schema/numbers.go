@@ -311,6 +311,22 @@ func cmpSmall(ca uint64, ea int64, cb uint64, eb int64) int {
 }
 
 // scaleU returns c×10^k, ok false on uint64 overflow.
+// int64 returns n as an int64 when it is an integer below 2^62 in
+// magnitude.
+func (n number) int64() (int64, bool) {
+	if !n.small || n.exp < 0 || n.exp > 18 {
+		return 0, false
+	}
+	v, ok := scaleU(n.coef, n.exp)
+	if !ok || v >= 1<<62 {
+		return 0, false
+	}
+	if n.neg {
+		return -int64(v), true
+	}
+	return int64(v), true
+}
+
 func scaleU(c uint64, k int64) (uint64, bool) {
 	if k >= int64(len(pow10)) {
 		return 0, false
