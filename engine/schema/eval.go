@@ -26,7 +26,8 @@ type evaluator struct {
 	nodes         []*node // the schema's, by id
 	passed, total int
 	fails         []failRec
-	lists         [][]string // the name lists of failures and described locations
+	lists         [][]string   // the name lists of failures and described locations
+	pend          []pendingVal // object()'s values waiting for its ordered pass, a stack
 	spans         []spans
 	memo          [memoSize]int32 // recently formatted failures (indices into fails), -1 = none
 	memoNext      int
@@ -145,6 +146,7 @@ func (e *evaluator) reset(s *Schema) {
 	e.passed, e.total = 0, 0
 	e.fails = e.fails[:0]
 	e.lists = e.lists[:0]
+	e.pend = e.pend[:0]
 	e.buf = e.buf[:0]
 	e.described = e.described[:0]
 	e.decls = e.decls[:0]
@@ -155,6 +157,7 @@ func (e *evaluator) reset(s *Schema) {
 func (e *evaluator) release() {
 	clear(e.fails)
 	clear(e.lists)
+	clear(e.pend[:cap(e.pend)]) // popPending leaves values past the length
 	clear(e.scope)
 	if cap(e.buf) > 1<<20 {
 		e.buf = nil

@@ -85,8 +85,24 @@ func (e *evaluator) redo(m mark) bool {
 }
 
 // maxGather is the largest properties keyword whose values object() looks
-// up once into a stack array.
+// up once, keeping a mask of them.
 const maxGather = 16
+
+// pendingVal is a declared property's value that object() evaluates in its
+// ordered pass, and a number leaf's outcome, to record without evaluating
+// it again.
+type pendingVal struct {
+	v            any
+	held, failed uint8
+}
+
+// popPending drops the pending values from index base on. They stay in
+// the backing array, to be overwritten or cleared by release: clearing
+// them here would cost every object a bulk write barrier while the
+// collector marks.
+func (e *evaluator) popPending(base int) {
+	e.pend = e.pend[:base]
+}
 
 func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
 	valid := true
@@ -107,12 +123,12 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	}
 	// Find every declared property once, by a lookup each: leaf subschemas
 	// that hold are counted on the way (order does not matter for them);
-	// the others wait in vals for the ordered pass below. (Walking the
-	// object instead, through a perfect hash of the names, measured 25%
-	// slower: map iteration costs a random start and, while the collector
-	// runs, write barriers.)
-	var vals [maxGather]any
-	var held, failed [maxGather]uint8 // a number leaf's outcome, to record without evaluating it again
+	// the others wait on e.pend for the ordered pass below (a local array
+	// of values, zeroed on every call, cost 4% of a valid evaluation).
+	// (Walking the object instead, through a perfect hash of the names,
+	// measured 25% slower: map iteration costs a random start and, while
+	// the collector runs, write barriers.)
+	pbase := len(e.pend)
 	var mask, pending uint32
 	leafChecked, leafSteps := 0, 0
 	gather := n.props != nil && len(n.props) <= maxGather
@@ -133,10 +149,12 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 					continue
 				}
 				if fails != 0 && count {
-					held[i&(maxGather-1)], failed[i&(maxGather-1)] = uint8(c), fails
+					e.pend = append(e.pend, pendingVal{v: cv, held: uint8(c), failed: fails})
+					pending |= bit
+					continue
 				}
 			}
-			vals[i&(maxGather-1)] = cv
+			e.pend = append(e.pend, pendingVal{v: cv})
 			pending |= bit
 		}
 	}
@@ -157,6 +175,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			missing = missingOf(obj, n.required)
 		}
 		if !check(ok, kwRequired, 0, missing) {
+			e.popPending(pbase)
 			return false
 		}
 	}
@@ -177,6 +196,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			}
 		}
 		if !check(ok, n.depRequiredKw, 0, missing) {
+			e.popPending(pbase)
 			return false
 		}
 	}
@@ -195,19 +215,23 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 				ann.addProp(n.props[bits.TrailingZeros32(m)].name)
 			}
 		}
+		k := pbase
 		for m := pending; m != 0; m &= m - 1 {
-			i := bits.TrailingZeros32(m)
-			p := &n.props[i]
-			if failed[i] != 0 {
-				e.leafNumberFailed(p.n, vals[i], f, p.name, p.seg, int(held[i]), failed[i])
+			p := &n.props[bits.TrailingZeros32(m)]
+			pv := e.pend[k] // a copy: the evaluation below pushes on e.pend
+			k++
+			if pv.failed != 0 {
+				e.leafNumberFailed(p.n, pv.v, f, p.name, p.seg, int(pv.held), pv.failed)
 				valid = false
-			} else if !e.childSlow(p.n, vals[i], f, p.name, p.seg, count) {
+			} else if !e.childSlow(p.n, pv.v, f, p.name, p.seg, count) {
 				if !count {
+					e.popPending(pbase)
 					return false
 				}
 				valid = false
 			}
 		}
+		e.popPending(pbase)
 	} else if n.props != nil {
 		for i := range n.props {
 			p := &n.props[i]

@@ -139,6 +139,14 @@ func TestReleaseKeepsNoInstance(t *testing.T) {
 			t.Errorf("fails[%d] still holds %v", i, r.v)
 		}
 	}
+	if cap(e.pend) == 0 {
+		t.Fatal("no value waited for object's ordered pass; the test no longer exercises it")
+	}
+	for i, p := range e.pend[:cap(e.pend)] {
+		if p.v != nil {
+			t.Errorf("pend[%d] still holds %v", i, p.v)
+		}
+	}
 }
 
 // TestSharedReportsMatchFresh holds the sharing of formatted failures
