@@ -56,8 +56,9 @@ type frame struct {
 // the current location; present counts the instance keys its properties
 // named.
 type declRec struct {
-	node    int32 // id
-	present int
+	node            int32 // id
+	present         int32
+	props, patProps bool // the node has properties, patternProperties
 }
 
 // descRec is a described location, kept as its parent's path (a span of
@@ -67,9 +68,9 @@ type declRec struct {
 // needed to tell locations apart when several applicators described the
 // same one, or to report undeclared keys.
 type descRec struct {
-	pp0, pp1   int   // the parent's instance path in buf
-	idx        int   // the array index, or negative for a key
-	s0, s1     int   // else the key's segment in buf (empty at the root)
+	pp0, pp1   int32 // the parent's instance path in buf
+	idx        int32 // the array index, or negative for a key
+	s0, s1     int32 // else the key's segment in buf (empty at the root)
 	undeclared int32 // the undeclared keys: an index into lists, or -1
 }
 
@@ -77,7 +78,7 @@ type descRec struct {
 func (e *evaluator) appendDescPath(b []byte, d *descRec) []byte {
 	b = append(b, e.buf[d.pp0:d.pp1]...)
 	if d.idx >= 0 {
-		return appendSegment(b, "", d.idx)
+		return appendSegment(b, "", int(d.idx))
 	}
 	return append(b, e.buf[d.s0:d.s1]...)
 }

@@ -281,7 +281,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		}
 	}
 	if n.props != nil || n.patProps != nil {
-		e.decls = append(e.decls, declRec{node: n.id, present: present})
+		e.decls = append(e.decls, declRec{node: n.id, present: int32(present), props: n.props != nil, patProps: n.patProps != nil})
 	}
 	if n.addlFalse {
 		ok := present == len(obj)
@@ -631,14 +631,14 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 	obj, _ := v.(map[string]any)
 	described := false
 	for _, d := range decls {
-		if e.nodes[d.node].props != nil {
+		if d.props {
 			described = true
 			break
 		}
 	}
 	if described && obj != nil {
 		var und []string
-		if len(decls) != 1 || e.nodes[decls[0].node].patProps != nil || decls[0].present != len(obj) {
+		if len(decls) != 1 || decls[0].patProps || int(decls[0].present) != len(obj) {
 			for k := range obj {
 				declared := false
 				for _, d := range decls {
@@ -653,15 +653,16 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 			}
 			slices.Sort(und)
 		}
-		d := descRec{idx: f.idx, undeclared: e.list(und)}
+		d := descRec{idx: int32(f.idx), undeclared: e.list(und)}
 		if f.parent != nil {
-			d.pp0, d.pp1 = e.path(f.parent)
+			p0, p1 := e.path(f.parent)
+			d.pp0, d.pp1 = int32(p0), int32(p1)
 			if f.idx < 0 {
 				// A key is copied into buf, not kept as f.key: storing a
 				// frame's content would move every frame to the heap.
-				d.s0 = len(e.buf)
+				d.s0 = int32(len(e.buf))
 				e.putSegment(f.key, f.idx)
-				d.s1 = len(e.buf)
+				d.s1 = int32(len(e.buf))
 			}
 		}
 		e.described = append(e.described, d)

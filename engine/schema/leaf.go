@@ -198,7 +198,17 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 	if n.types != 0 {
 		held = 1
 	}
-	if iv, ok := litInt(string(x)); ok {
+	var iv int64
+	var ok bool
+	switch lit := string(x); {
+	case len(lit) == 1 && lit[0]-'0' < 10: // litInt's shortcuts, saving the call
+		iv, ok = int64(lit[0]-'0'), true
+	case len(lit) == 2 && lit[0]-'1' < 9 && lit[1]-'0' < 10:
+		iv, ok = int64(lit[0]-'0')*10+int64(lit[1]-'0'), true
+	default:
+		iv, ok = litInt(lit)
+	}
+	if ok {
 		if s := n.enum; s != nil {
 			if slices.Contains(s.ints, iv) {
 				held++
@@ -240,9 +250,8 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 		return leafNumberAny(n, x)
 	}
 	sign := litSign(string(x))
-	ok := (n.minimum == nil || sign >= 0) && (n.maximum == nil || sign <= 0) &&
-		(n.exclMin == nil || sign > 0) && (n.exclMax == nil || sign < 0)
-	if !ok {
+	if !((n.minimum == nil || sign >= 0) && (n.maximum == nil || sign <= 0) &&
+		(n.exclMin == nil || sign > 0) && (n.exclMax == nil || sign < 0)) {
 		return leafNumberAny(n, x)
 	}
 	return held + int(n.numBounds), 0
