@@ -193,6 +193,11 @@ func (e *evaluator) fail(count bool, kw, at kwID, n *node, v any, f *frame, a, b
 	}
 	e.total++
 	p0, p1 := e.path(f)
+	e.record(kw, at, n, v, p0, p1, a, b, names)
+}
+
+// record appends a failure whose path is buf[p0:p1].
+func (e *evaluator) record(kw, at kwID, n *node, v any, p0, p1, a, b int, names []string) {
 	// Field by field into a grown slot: appending a whole failRec is a
 	// typed copy that, while the collector marks, goes through its bulk
 	// barrier. Every field is written, so a slot left by a rollback holds
@@ -216,6 +221,20 @@ func (e *evaluator) path(f *frame) (int, int) {
 	}
 	p0 := len(e.buf)
 	e.buildPath(f, int32(p0))
+	return p0, len(e.buf)
+}
+
+// childPath is path for the child of pf at key (or index idx) without a
+// frame of its own: pf's pointer, extended in place when it ends buf (as
+// when path just built it) or else copied, and the child's segment.
+func (e *evaluator) childPath(pf *frame, key string, idx int) (int, int) {
+	p0, p1 := e.path(pf)
+	if p1 != len(e.buf) {
+		k := len(e.buf)
+		e.putBuf(int32(p0), int32(p1))
+		p0 = k
+	}
+	e.putSegment(key, idx)
 	return p0, len(e.buf)
 }
 
@@ -811,11 +830,12 @@ func (e *evaluator) leafNumberFailed(n *node, v any, pf *frame, key string, idx 
 		e.abort = true
 		return
 	}
-	f := frame{parent: pf, key: key, idx: idx}
 	e.total += held
 	e.passed += held
+	p0, p1 := e.childPath(pf, key, idx)
 	for m := failed; m != 0; m &= m - 1 {
 		kw := numChecks[bits.TrailingZeros8(m)]
-		e.fail(true, kw, kw, n, v, &f, 0, 0, nil)
+		e.total++
+		e.record(kw, kw, n, v, p0, p1, 0, 0, nil)
 	}
 }

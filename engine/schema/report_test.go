@@ -263,6 +263,11 @@ func TestInstancePaths(t *testing.T) {
 				map[string]any{"q": json.Number("0")},
 			}},
 			[]string{"/lines/0/q", "/lines/0/r~1s/0", "/lines/0/r~1s/2", "/lines/1/q"}},
+		{"number leaves at the root", `{"properties":{"a":{"minimum":1},"b":{"maximum":1,"minimum":5}}}`,
+			map[string]any{"a": json.Number("0"), "b": json.Number("2")}, []string{"/a", "/b", "/b"}},
+		{"number leaves side by side", `{"items":{"properties":{"a":{"minimum":1},"b/c":{"minimum":1},"d":{"minimum":1}}}}`,
+			[]any{map[string]any{"a": json.Number("0"), "b/c": json.Number("0"), "d": json.Number("0")}, map[string]any{"d": json.Number("0")}},
+			[]string{"/0/a", "/0/b~1c", "/0/d", "/1/d"}},
 	}
 	for _, c := range cases {
 		s, err := Compile(mustDecode(t, c.schema), nil)
