@@ -43,8 +43,15 @@ func (e *evaluator) result(valid bool) *Result {
 	if len(e.fails) > 0 {
 		e.spans = e.spans[:0]
 		e.forgetFormatted()
+		prev := -1
 		for i := range e.fails {
-			e.fails[i].report = e.formatFailure(i)
+			r := &e.fails[i]
+			if prev >= 0 && sameReport(r, &e.fails[prev]) {
+				r.report = e.fails[prev].report // a list repeating one mistake
+			} else {
+				r.report = e.formatFailure(i)
+			}
+			prev = i
 		}
 		all := string(e.buf)
 		// Field by field: assigning a whole struct is a typed copy that,
