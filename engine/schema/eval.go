@@ -86,8 +86,7 @@ func (e *evaluator) appendDescPath(b []byte, d *descRec) []byte {
 // failRec is a recorded failure. The schema node and the names are held
 // as indices, so that the value is its only pointer: while the collector
 // marks, every pointer stored into the pooled evaluator goes through the
-// write barrier, and a failure can be recorded a thousand times a
-// millisecond.
+// write barrier, and one evaluation may record thousands of failures.
 type failRec struct {
 	kw     kwID  // reported keyword
 	at     kwID  // keyword whose location is reported (kwSelf = the schema itself)
@@ -255,13 +254,11 @@ func (e *evaluator) buildPath(f *frame, p0 int32) {
 	f.p0, f.p1, f.pgen = p0, int32(len(e.buf)), e.gen+1
 }
 
-// The put methods append to buf by reslicing it within its capacity,
-// which stores only its length: assigning what append returns stores the
-// pointer too, and while the collector marks, every pointer store to the
-// pooled evaluator goes through the write barrier. A failure's path is
-// built of several such appends.
-
-// room makes room in buf for k more bytes.
+// room makes room in buf for k more bytes. The put methods then append by
+// reslicing buf within its capacity, which stores only its length:
+// assigning what append returns stores the pointer too, and while the
+// collector marks, every pointer store to the pooled evaluator goes
+// through the write barrier. A failure's path is built of several appends.
 func (e *evaluator) room(k int) {
 	if cap(e.buf)-len(e.buf) < k {
 		e.buf = slices.Grow(e.buf, k)

@@ -188,9 +188,8 @@ var numChecks = [...]kwID{kwType, kwEnum, kwConst, kwMultipleOf, kwMinimum, kwMa
 
 // leafNumber is leafChecks for a number. Integer literals against integer
 // bounds and small enums, and any literal against bounds of 0, are decided
-// on the spot
-// (numInt, numSign); everything else, and every failure of a sign test
-// (the literal may be malformed), goes to leafNumberAny.
+// on the spot (numInt, numSign); everything else, and every failure of a
+// sign test (the literal may be malformed), goes to leafNumberAny.
 func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 	if !n.numInt {
 		return leafNumberAny(n, x)
