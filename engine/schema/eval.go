@@ -368,11 +368,7 @@ func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool 
 	if n.boolean != 0 {
 		return e.eval(n, v, f, count, ann)
 	}
-	e.steps++
-	e.depth++
-	if e.depth > maxEvalDepth || e.over() {
-		e.abort = true
-		e.depth--
+	if !e.enter() {
 		return false
 	}
 	pushed := false
@@ -775,15 +771,25 @@ func (e *evaluator) childSlow(n *node, v any, pf *frame, key string, idx int, co
 	return ok
 }
 
-// plainObject is eval of a plainObject node on an object, when the dynamic
-// scope is not in use: eval, body and value reduced to what they do there —
-// the same step charged and limits checked, the type, then object.
-func (e *evaluator) plainObject(n *node, obj map[string]any, f *frame, count bool) bool {
+// enter charges a schema application one step and descends a level; past
+// the step or depth limit it aborts the evaluation, undoes the level and
+// reports false.
+func (e *evaluator) enter() bool {
 	e.steps++
 	e.depth++
 	if e.depth > maxEvalDepth || e.over() {
 		e.abort = true
 		e.depth--
+		return false
+	}
+	return true
+}
+
+// plainObject is eval of a plainObject node on an object, when the dynamic
+// scope is not in use: eval, body and value reduced to what they do there —
+// the same step charged and limits checked, the type, then object.
+func (e *evaluator) plainObject(n *node, obj map[string]any, f *frame, count bool) bool {
+	if !e.enter() {
 		return false
 	}
 	valid := true
