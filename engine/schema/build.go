@@ -212,7 +212,7 @@ func (c *compiler) checkMeta(doc any) error {
 		ms = s
 	}
 	// meta evaluation is linear in the schema size
-	limited := &Schema{root: ms.root, nodes: ms.nodes, maxSteps: 1000*c.count + DefaultMaxSteps, useScope: ms.useScope}
+	limited := &Schema{root: ms.root, nodes: ms.nodes, maxSteps: 1000*len(c.nodes) + DefaultMaxSteps, useScope: ms.useScope}
 	res, err := limited.Evaluate(doc)
 	if err != nil {
 		return &Error{Problem: "the schema is too large to check against its meta-schema", Fix: "split it into smaller schemas"}

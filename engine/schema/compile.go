@@ -36,7 +36,6 @@ type compiler struct {
 	anchors   map[string]*schemaLoc // resource URI + "#" + anchor name
 	resources []*resource
 	main      *document
-	count     int
 	nodes     []*node // every compiled node, by id
 	needDyn   bool
 }

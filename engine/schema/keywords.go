@@ -26,8 +26,7 @@ func (c *compiler) compile(loc *schemaLoc) (*node, error) {
 	loc.node = n
 	n.id = int32(len(c.nodes))
 	c.nodes = append(c.nodes, n)
-	c.count++
-	if c.count > c.opts.MaxNodes {
+	if len(c.nodes) > c.opts.MaxNodes {
 		return nil, c.errAt(loc.doc, loc.ptr, fmt.Sprintf("the schema has more than %d subschemas", c.opts.MaxNodes), "split it into smaller schemas or raise the node limit")
 	}
 	switch v := loc.raw.(type) {
