@@ -197,15 +197,9 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 	if n.types != 0 {
 		held = 1
 	}
-	var iv int64
-	var ok bool
-	switch lit := string(x); {
-	case len(lit) == 1 && lit[0]-'0' < 10: // litInt's shortcuts, saving the call
-		iv, ok = int64(lit[0]-'0'), true
-	case len(lit) == 2 && lit[0]-'1' < 9 && lit[1]-'0' < 10:
-		iv, ok = int64(lit[0]-'0')*10+int64(lit[1]-'0'), true
-	default:
-		iv, ok = litInt(lit)
+	iv, ok := litSmall(string(x)) // inlined: most literals need no call
+	if !ok {
+		iv, ok = litInt(string(x))
 	}
 	if ok {
 		if s := n.enum; s != nil {
@@ -257,8 +251,9 @@ func leafNumber(n *node, x json.Number) (held int, failed uint8) {
 }
 
 // leafNumberAny is leafNumber for any number leaf. It parses only what the
-// keywords need: the type and integer bounds take one scan of the literal, an enum is
-// first matched literally, and only the rest goes through parseNumber. It
+// keywords need: the type and integer bounds take one scan of the literal,
+// an enum is first matched literally, and only the rest goes through
+// parseNumber. It
 // runs every check, so that a caller can record the failed ones without
 // evaluating them again (their order is numChecks'); a malformed literal
 // that fails a check gets held -1, like a failed check on another value.

@@ -130,14 +130,22 @@ func litSign(lit string) int {
 	return 0
 }
 
-// litInt parses a JSON integer literal of at most 18 digits. One or two
-// digits, as most counts and positions are written, take a shortcut.
-func litInt(lit string) (int64, bool) {
+// litSmall parses a JSON integer literal of one or two digits, as most
+// counts and positions are written; it is small enough to be inlined.
+func litSmall(lit string) (int64, bool) {
 	switch {
 	case len(lit) == 1 && lit[0]-'0' < 10:
 		return int64(lit[0] - '0'), true
 	case len(lit) == 2 && lit[0]-'1' < 9 && lit[1]-'0' < 10:
 		return int64(lit[0]-'0')*10 + int64(lit[1]-'0'), true
+	}
+	return 0, false
+}
+
+// litInt parses a JSON integer literal of at most 18 digits.
+func litInt(lit string) (int64, bool) {
+	if v, ok := litSmall(lit); ok {
+		return v, true
 	}
 	i, neg := 0, false
 	if len(lit) > 0 && lit[0] == '-' {
