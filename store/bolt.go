@@ -111,8 +111,13 @@ var _ Store = (*Bolt)(nil)
 // OpenBolt opens or creates the store file at path, creates its buckets,
 // migrates an older schema and purges expired entries. A file held by
 // another process is ErrLocked after opts.Timeout; a file that is not a
-// verifier store is ErrCorrupt; both errors name the file.
+// verifier store is ErrCorrupt; both errors name the file. A file or folder
+// that group or others may write is refused first (ErrInsecurePermissions,
+// see CheckPermissions).
 func OpenBolt(path string, opts *Options) (*Bolt, error) {
+	if err := CheckPermissions(path); err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
 	var o Options
 	if opts != nil {
 		o = *opts

@@ -74,6 +74,9 @@ var (
 	// caller's write or the write probe — failed (a full or failing disk);
 	// it is reported until a commit succeeds.
 	ErrWriteFailing = errors.New("the last write to the store failed")
+	// ErrInsecurePermissions: the store file, or the folder holding it, can
+	// be written by group or other users (CheckPermissions).
+	ErrInsecurePermissions = errors.New("insecure store permissions")
 )
 
 // Results a verdict can have.
