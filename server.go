@@ -118,6 +118,9 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
+	if err := prepareDataDir(f.dataDir); err != nil {
+		return err
+	}
 	keys, err := openKeys(f.dataDir, getenv)
 	if err != nil {
 		return err
@@ -158,10 +161,21 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return serveHTTP(ctx, &f, svc, log)
 }
 
-func openStore(dataDir string) (*store.Bolt, error) {
+// prepareDataDir creates the data folder (mode 0700) when it is missing,
+// and refuses one — or a store file in it — that group or others may write,
+// before anything (a first key) is created in it.
+func prepareDataDir(dataDir string) error {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating data dir: %w", err)
+		return fmt.Errorf("creating data dir: %w", err)
 	}
+	if err := store.CheckPermissions(filepath.Join(dataDir, storeFile)); err != nil {
+		return fmt.Errorf("opening store: %w", err)
+	}
+	return nil
+}
+
+// openStore opens the store in dataDir (prepared by prepareDataDir).
+func openStore(dataDir string) (*store.Bolt, error) {
 	st, err := store.OpenBolt(filepath.Join(dataDir, storeFile), nil)
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
