@@ -20,10 +20,12 @@ func TestServeHTTPHealthFollowsWrites(t *testing.T) {
 	invoice := mustRead(t, filepath.Join("testdata", "invoice-pass.json"))
 	waitHealth := func(want int, why string) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
+		start := time.Now()
+		deadline := start.Add(10 * time.Second)
 		for {
 			resp, body := srv.get(t, "/health")
 			if resp.StatusCode == want {
+				t.Logf("GET /health = %d %s after %s", want, why, time.Since(start).Round(time.Millisecond))
 				if strings.Contains(string(body), srv.dataDir) || strings.Contains(string(body), storeFile) {
 					t.Errorf("GET /health names the store's path: %s", body)
 				}
