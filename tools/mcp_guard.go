@@ -139,8 +139,13 @@ func rpcErrorFrame(code int, message string) []byte {
 // sdkErrorGuard replaces the plain-text error bodies the MCP SDK writes over
 // HTTP (http.Error: "malformed payload: unmarshaling jsonrpc message: json:
 // invalid character … : }}}", which quotes the request) with a JSON-RPC
-// error of a fixed message, keeping the status. Every other response passes
-// through untouched.
+// error of a fixed message, keeping the status, and makes every JSON-RPC
+// error in a JSON body safe (safeRPCBody): the SDK answers a method it does
+// not serve, or params it cannot decode, before any middleware runs, with
+// the caller's text in the message. The SDK writes each JSON body with one
+// Write (writeJSONRPCError, and the flush of a JSON response in
+// stream.deliverLocked), so each Write is one body. Every other response
+// (event streams, successes) passes through untouched.
 type sdkErrorGuard struct {
 	http.ResponseWriter
 	replaced bool
@@ -164,6 +169,12 @@ func (g *sdkErrorGuard) Write(p []byte) (int, error) {
 	if g.replaced {
 		return len(p), nil // the SDK's text, dropped
 	}
+	if strings.HasPrefix(g.Header().Get("Content-Type"), "application/json") {
+		if _, err := g.ResponseWriter.Write(safeRPCBody(p)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return g.ResponseWriter.Write(p)
 }
 
@@ -173,7 +184,9 @@ func (g *sdkErrorGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 func sdkErrorMessage(status int) string {
 	switch status {
 	case http.StatusBadRequest:
-		return "Invalid Request: the body is not a JSON-RPC 2.0 message (or batch) this server accepts. Nothing was charged."
+		return "Invalid Request: the body is not a JSON-RPC 2.0 message this server accepts " +
+			"(one JSON object; a request with an \"id\", a notification without; a method it serves). " +
+			"Methods: " + methodChoices + ". Nothing was charged."
 	case http.StatusNotAcceptable:
 		return "Not Acceptable: send the header Accept: application/json, text/event-stream. Nothing was charged."
 	case http.StatusUnsupportedMediaType:

@@ -124,12 +124,20 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// Write writes msg as one line, and counts an answered request.
+// Write writes msg as one line, and counts an answered request. An error
+// answer goes out as safeRPCError makes it: the SDK answers an unknown
+// method, or params it cannot decode, before any middleware runs, quoting
+// the caller.
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	default:
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error != nil {
+		safe := *resp
+		safe.Error = safeRPCError(resp.Error)
+		msg = &safe
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
