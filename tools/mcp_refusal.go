@@ -63,26 +63,19 @@ var refusalMessages = []string{
 	msgInvalidRequest, msgNotReady, msgInternal, msgHeaderMismatch, msgUnsupportedVers,
 }
 
-// JSON-RPC error codes the refusals name (JSON-RPC 2.0 and MCP).
-const (
-	rpcMethodNotFound = -32601
-	rpcInvalidParams  = -32602
-	rpcInternalError  = -32603
-)
-
 // refusalMessage is the message of a JSON-RPC error of code when nothing
 // more is known about it. Only fixed text and the code appear in it.
 func refusalMessage(code int64) string {
 	switch code {
-	case rpcParseError:
+	case jsonrpc.CodeParseError:
 		return "Parse error: the message is not one valid JSON value."
-	case rpcInvalidRequest:
+	case jsonrpc.CodeInvalidRequest:
 		return msgInvalidRequest
-	case rpcMethodNotFound:
+	case jsonrpc.CodeMethodNotFound:
 		return msgMethodNotFound
-	case rpcInvalidParams:
+	case jsonrpc.CodeInvalidParams:
 		return msgInvalidParams
-	case rpcInternalError:
+	case jsonrpc.CodeInternalError:
 		return msgInternal
 	case 0: // a plain error of the SDK: in practice, the session state
 		return msgNotReady
@@ -139,9 +132,9 @@ func refuseWithoutEcho(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		code, _ := rpcCodeMessage(err)
 		switch {
-		case method == "tools/call" && code == rpcInvalidParams && !knownTool(req):
+		case method == "tools/call" && code == jsonrpc.CodeInvalidParams && !knownTool(req):
 			return nil, &jsonrpc.Error{Code: code, Message: msgUnknownTool}
-		case method == "prompts/get" && code == rpcInvalidParams:
+		case method == "prompts/get" && code == jsonrpc.CodeInvalidParams:
 			return nil, &jsonrpc.Error{Code: code, Message: msgUnknownPrompt}
 		case method == "resources/read" && code == mcp.CodeResourceNotFound:
 			return nil, &jsonrpc.Error{Code: code, Message: msgUnknownResource}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // maxRefusal bounds the whole answer (the JSON-RPC frame or HTTP body) to
@@ -26,14 +28,14 @@ type refusalCase struct {
 func refusalCases() []refusalCase {
 	huge := marker + strings.Repeat("A", 1<<20)
 	return []refusalCase{
-		{name: "unknown tool", method: "tools/call", params: `{"name":"` + marker + `","arguments":{}}`, code: rpcInvalidParams, names: ToolRecord},
-		{name: "unknown prompt", method: "prompts/get", params: `{"name":"` + marker + `"}`, code: rpcInvalidParams, names: "no prompts"},
-		{name: "unknown resource", method: "resources/read", params: `{"uri":"file:///` + marker + `"}`, code: rpcInvalidParams, names: "no resources"},
-		{name: "string params", method: "tools/call", params: `"` + marker + `"`, code: rpcInvalidParams, names: ToolVerifyReceipt},
-		{name: "params of the wrong type", method: "tools/call", params: `{"name":["` + marker + `"]}`, code: rpcInvalidParams, names: ToolVerifySchema},
-		{name: "1 MiB tool name", method: "tools/call", params: `{"name":"` + huge + `","arguments":{}}`, code: rpcInvalidParams, names: ToolVerifySchema},
-		{name: "1 MiB prompt name", method: "prompts/get", params: `{"name":"` + huge + `"}`, code: rpcInvalidParams, names: "no prompts"},
-		{name: "bad cursor", method: "tools/list", params: `{"cursor":"` + marker + `"}`, code: rpcInvalidParams, names: ToolVerifySchema},
+		{name: "unknown tool", method: "tools/call", params: `{"name":"` + marker + `","arguments":{}}`, code: jsonrpc.CodeInvalidParams, names: ToolRecord},
+		{name: "unknown prompt", method: "prompts/get", params: `{"name":"` + marker + `"}`, code: jsonrpc.CodeInvalidParams, names: "no prompts"},
+		{name: "unknown resource", method: "resources/read", params: `{"uri":"file:///` + marker + `"}`, code: jsonrpc.CodeInvalidParams, names: "no resources"},
+		{name: "string params", method: "tools/call", params: `"` + marker + `"`, code: jsonrpc.CodeInvalidParams, names: ToolVerifyReceipt},
+		{name: "params of the wrong type", method: "tools/call", params: `{"name":["` + marker + `"]}`, code: jsonrpc.CodeInvalidParams, names: ToolVerifySchema},
+		{name: "1 MiB tool name", method: "tools/call", params: `{"name":"` + huge + `","arguments":{}}`, code: jsonrpc.CodeInvalidParams, names: ToolVerifySchema},
+		{name: "1 MiB prompt name", method: "prompts/get", params: `{"name":"` + huge + `"}`, code: jsonrpc.CodeInvalidParams, names: "no prompts"},
+		{name: "bad cursor", method: "tools/list", params: `{"cursor":"` + marker + `"}`, code: jsonrpc.CodeInvalidParams, names: ToolVerifySchema},
 	}
 }
 
@@ -72,8 +74,8 @@ func checkRefusal(t *testing.T, tt refusalCase, answer []byte) {
 func TestMCPStdioRefusalsEchoNothing(t *testing.T) {
 	s := startStdioSession(t, quietService(t, true))
 	cases := append(refusalCases(),
-		refusalCase{name: "unknown method", method: marker + "/list", params: `{}`, code: rpcMethodNotFound, names: "tools/call"},
-		refusalCase{name: "1 MiB method", method: marker + strings.Repeat("A", 1<<20), params: `{}`, code: rpcMethodNotFound, names: "tools/call"},
+		refusalCase{name: "unknown method", method: marker + "/list", params: `{}`, code: jsonrpc.CodeMethodNotFound, names: "tools/call"},
+		refusalCase{name: "1 MiB method", method: marker + strings.Repeat("A", 1<<20), params: `{}`, code: jsonrpc.CodeMethodNotFound, names: "tools/call"},
 	)
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,9 +97,9 @@ func TestMCPHTTPRefusalsEchoNothing(t *testing.T) {
 	f := newHTTPFixture(t, nil, nil)
 	v2026 := http.Header{"Mcp-Protocol-Version": {"2026-07-28"}}
 	cases := append(refusalCases(),
-		refusalCase{name: "unknown method", method: marker + "/list", params: `{}`, code: rpcInvalidRequest, names: "tools/call"},
-		refusalCase{name: "unknown method, protocol 2026-07-28", method: marker + "/list", params: `{}`, code: rpcMethodNotFound, names: "tools/call", header: v2026},
-		refusalCase{name: "1 MiB method, protocol 2026-07-28", method: marker + strings.Repeat("A", 1<<20), params: `{}`, code: rpcMethodNotFound, names: "tools/call", header: v2026},
+		refusalCase{name: "unknown method", method: marker + "/list", params: `{}`, code: jsonrpc.CodeInvalidRequest, names: "tools/call"},
+		refusalCase{name: "unknown method, protocol 2026-07-28", method: marker + "/list", params: `{}`, code: jsonrpc.CodeMethodNotFound, names: "tools/call", header: v2026},
+		refusalCase{name: "1 MiB method, protocol 2026-07-28", method: marker + strings.Repeat("A", 1<<20), params: `{}`, code: jsonrpc.CodeMethodNotFound, names: "tools/call", header: v2026},
 	)
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
