@@ -59,9 +59,10 @@ func newFrameGuard(in io.Reader, out io.Writer) *frameGuard {
 }
 
 // next returns the next message of the input, decoded by the SDK's
-// jsonrpc.DecodeMessage, after answering every bad frame before it. At the
-// end of the input it returns io.EOF (or the read error).
-func (g *frameGuard) next() (jsonrpc.Message, error) {
+// jsonrpc.DecodeMessage, and the length of its frame, after answering every
+// bad frame before it. At the end of the input it returns io.EOF (or the
+// read error).
+func (g *frameGuard) next() (jsonrpc.Message, int, error) {
 	for {
 		line, err := g.readLine()
 		if len(line) > 0 {
@@ -69,11 +70,11 @@ func (g *frameGuard) next() (jsonrpc.Message, error) {
 			if code != 0 {
 				g.refuse(code, problem)
 			} else if msg != nil {
-				return msg, nil // at the end of the input, the next call says so
+				return msg, len(line), nil // at the end of the input, the next call says so
 			}
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 }
