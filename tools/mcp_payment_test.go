@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/payment"
@@ -29,7 +30,7 @@ func paidTool(srv *mcp.Server, svc *Service, g *payment.Gate, work *atomic.Int32
 				return refused, nil
 			}
 			work.Add(1)
-			return svc.mcpSettle(ctx, adm, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the answer"}}}), nil
+			return svc.mcpSettle(ctx, adm, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the answer"}}}, payment.Answer{Body: []byte(`{"answer":1}`), Text: "the answer"}), nil
 		})
 }
 
@@ -42,7 +43,13 @@ func toolCall(t *testing.T, url, tool string, meta map[string]any) mcp.CallToolR
 // toolCallFrom is toolCall with an X-Forwarded-For header (when not "").
 func toolCallFrom(t *testing.T, url, tool string, meta map[string]any, xff string) mcp.CallToolResult {
 	t.Helper()
-	params := map[string]any{"name": tool, "arguments": map[string]any{"x": 1}}
+	return toolCallWith(t, url, tool, map[string]any{"x": 1}, meta, xff)
+}
+
+// toolCallWith is toolCallFrom with the call's arguments.
+func toolCallWith(t *testing.T, url, tool string, args, meta map[string]any, xff string) mcp.CallToolResult {
+	t.Helper()
+	params := map[string]any{"name": tool, "arguments": args}
 	if meta != nil {
 		params["_meta"] = meta
 	}
@@ -134,7 +141,13 @@ func TestMCPPayment(t *testing.T) {
 	if err := json.Unmarshal(b, &sr); paid.IsError || err != nil || !sr.Success || sr.Transaction == "" {
 		t.Fatalf("paid call = %+v (payment-response %s)", paid, b)
 	}
-	replay := toolCall(t, ts.URL, tool, map[string]any{payment.MetaPayment: pay})
+	// The same payment for the same call: the kept answer, no work; for
+	// another call: refused as a replay.
+	again := toolCall(t, ts.URL, tool, map[string]any{payment.MetaPayment: pay})
+	if again.IsError || work.Load() != 2 || !cmp.Equal(again.Meta, paid.Meta) {
+		t.Errorf("same payment, same call = %+v after %d calls of work, want the kept answer and no work", again, work.Load())
+	}
+	replay := toolCallWith(t, ts.URL, tool, map[string]any{"x": 2}, map[string]any{payment.MetaPayment: pay}, "")
 	if !replay.IsError || replay.Meta["code"] != payment.CodePaymentReplayed || work.Load() != 2 {
 		t.Errorf("replay = %+v after %d calls of work, want payment_replayed and no work", replay, work.Load())
 	}
