@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ func paidGate(t *testing.T, c *clock, mutate func(*Config)) (*Gate, *fakeFacilit
 	if err != nil {
 		t.Fatal(err)
 	}
+	g.SetLog(slog.New(slog.DiscardHandler))
 	return g, fac
 }
 
