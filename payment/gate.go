@@ -390,8 +390,11 @@ func (g *Gate) usedPayment(r Request, offers []PaymentRequirements, adm *Admissi
 		return nil, g.refusal402(r, offers, CodePaymentReplayed, "payment_already_used",
 			"This payment did not settle when it was used for this request, so the answer was withheld and nothing was charged. Pay again with a fresh payment.", nil)
 	}
-	return nil, g.refusal402(r, offers, CodePaymentReplayed, "payment_already_used",
-		"This payment was already used for another request; a payment is accepted once. Nothing was charged for this request; pay again with a fresh payment.", nil)
+	msg := "This payment was already used for another request; a payment is accepted once. Nothing was charged for this request; pay again with a fresh payment."
+	if use.RequestKey == "" { // recorded without its request
+		msg = "This payment was already used; a payment is accepted once. Nothing was charged for this request; pay again with a fresh payment."
+	}
+	return nil, g.refusal402(r, offers, CodePaymentReplayed, "payment_already_used", msg, nil)
 }
 
 // Kept is the answer kept for this payment when the request is a retry,
