@@ -280,18 +280,22 @@ func TestPaidReplayRefusedLocally(t *testing.T) {
 	}
 }
 
-// mcpVerifyCall posts one MCP tools/call of verify_schema with args and
-// _meta (when not nil) and returns the result.
-func mcpVerifyCall(t *testing.T, ctx context.Context, url string, args json.RawMessage, meta map[string]any) (mcp.CallToolResult, error) {
+// mcpToolCall posts one MCP tools/call of tool to endpoint with args, and
+// _meta and an X-Forwarded-For header when given, and returns the result;
+// the error is the transport's (ctx ended, connection refused).
+func mcpToolCall(t *testing.T, ctx context.Context, endpoint, tool string, args any, meta map[string]any, xff string) (mcp.CallToolResult, error) {
 	t.Helper()
-	params := map[string]any{"name": ToolVerifySchema, "arguments": args}
+	params := map[string]any{"name": tool, "arguments": args}
 	if meta != nil {
 		params["_meta"] = meta
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/mcp", bytes.NewReader(body))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if xff != "" {
+		req.Header.Set("X-Forwarded-For", xff)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return mcp.CallToolResult{}, err
@@ -334,14 +338,14 @@ func TestMCPPaidSettleFaults(t *testing.T) {
 		body := invoiceOf(t, agent)
 		_, pr := paymentRequiredOf(t, ts.URL, body)
 		pay := map[string]any{payment.MetaPayment: mcpPaymentFor(t, pr)}
-		first, err := mcpVerifyCall(t, ctx, ts.URL, body, pay)
+		first, err := mcpToolCall(t, ctx, ts.URL+"/mcp", ToolVerifySchema, json.RawMessage(body), pay, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if e := structured(t, &first); !first.IsError || e["charged"] != "unknown" || e["code"] != payment.CodeFacilitatorUnavailable {
 			t.Fatalf("late settle = %+v (%v), want an error result with charged \"unknown\"", first, e)
 		}
-		retry, err := mcpVerifyCall(t, ctx, ts.URL, body, pay)
+		retry, err := mcpToolCall(t, ctx, ts.URL+"/mcp", ToolVerifySchema, json.RawMessage(body), pay, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,7 +353,7 @@ func TestMCPPaidSettleFaults(t *testing.T) {
 		if retry.IsError || answer["result"] != "pass" || answer["verification_id"] == nil {
 			t.Fatalf("retry with the same payment = %+v, want the kept answer", retry)
 		}
-		again, _ := mcpVerifyCall(t, ctx, ts.URL, body, pay)
+		again, _ := mcpToolCall(t, ctx, ts.URL+"/mcp", ToolVerifySchema, json.RawMessage(body), pay, "")
 		if !cmpJSON(structured(t, &again), answer) {
 			t.Errorf("second retry = %v, want the same answer %v", structured(t, &again), answer)
 		}
@@ -371,14 +375,14 @@ func TestMCPPaidSettleFaults(t *testing.T) {
 			<-fac.settleStarted
 			cancel()
 		}()
-		if r, err := mcpVerifyCall(t, hctx, ts.URL, body, pay); err == nil {
+		if r, err := mcpToolCall(t, hctx, ts.URL+"/mcp", ToolVerifySchema, json.RawMessage(body), pay, ""); err == nil {
 			t.Fatalf("the call was answered (%+v) before the client hung up", r)
 		}
 		var retry mcp.CallToolResult
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			var err error
-			if retry, err = mcpVerifyCall(t, ctx, ts.URL, body, pay); err != nil {
+			if retry, err = mcpToolCall(t, ctx, ts.URL+"/mcp", ToolVerifySchema, json.RawMessage(body), pay, ""); err != nil {
 				t.Fatal(err)
 			}
 			if !retry.IsError || structured(t, &retry)["charged"] != "unknown" || time.Now().After(deadline) {
@@ -399,7 +403,7 @@ func TestMCPPaidSettleFaults(t *testing.T) {
 		agent := uniqueAgent("mcp-withheld")
 		body := invoiceOf(t, agent)
 		_, pr := paymentRequiredOf(t, ts.URL, body)
-		failed, err := mcpVerifyCall(t, ctx, ts.URL, body, map[string]any{payment.MetaPayment: mcpPaymentFor(t, pr)})
+		failed, err := mcpToolCall(t, ctx, ts.URL+"/mcp", ToolVerifySchema, json.RawMessage(body), map[string]any{payment.MetaPayment: mcpPaymentFor(t, pr)}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -415,11 +419,12 @@ func TestMCPPaidSettleFaults(t *testing.T) {
 		body := invoiceOf(t, uniqueAgent("mcp-replay"))
 		_, pr := paymentRequiredOf(t, ts.URL, body)
 		pay := map[string]any{payment.MetaPayment: mcpPaymentFor(t, pr)}
-		if paid, err := mcpVerifyCall(t, ctx, ts.URL, body, pay); err != nil || paid.IsError {
+		if paid, err := mcpToolCall(t, ctx, ts.URL+"/mcp", ToolVerifySchema, json.RawMessage(body), pay, ""); err != nil || paid.IsError {
 			t.Fatalf("paid call = %+v, %v", paid, err)
 		}
 		verifies := fac.verifies.Load()
-		replay, err := mcpVerifyCall(t, ctx, ts.URL, invoiceOf(t, uniqueAgent("mcp-replay-other")), pay)
+		other := invoiceOf(t, uniqueAgent("mcp-replay-other"))
+		replay, err := mcpToolCall(t, ctx, ts.URL+"/mcp", ToolVerifySchema, json.RawMessage(other), pay, "")
 		if err != nil {
 			t.Fatal(err)
 		}
