@@ -249,8 +249,8 @@ func setAllowanceHeaders(h http.Header, a store.Allowance) {
 
 // Admit lets a request through or refuses it. A refusal is an *Error
 // (errors.As): 429 rate_limited, 402 payment_required / payment_invalid /
-// payment_replayed, 503 facilitator_unavailable. Any other error is a fault
-// of the store (500). Call Admit after the request is known to be valid: an
+// payment_replayed, 503 facilitator_unavailable. Any other error wraps
+// ctx's error when ctx ended first, else is a fault of the store (500). Call Admit after the request is known to be valid: an
 // invalid request is rejected before any payment step.
 func (g *Gate) Admit(ctx context.Context, r Request) (*Admission, error) {
 	if g == nil {
@@ -343,6 +343,11 @@ func (g *Gate) admitPaid(ctx context.Context, r Request, now time.Time) (*Admiss
 		return g.usedPayment(r, offers, adm, use, now)
 	}
 	vr, err := g.fac.Verify(ctx, p, *req)
+	if err != nil && ctx.Err() != nil {
+		// The client went away (or the deadline passed): no outage, and
+		// nothing was recorded or charged.
+		return nil, fmt.Errorf("verifying payment: request ended: %w", ctx.Err())
+	}
 	if err != nil {
 		return nil, g.unavailable("verifying payment", err)
 	}

@@ -3,6 +3,7 @@ package payment
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -172,5 +173,29 @@ func TestFacilitatorOutageLogged(t *testing.T) {
 		if strings.Contains(strings.ToLower(got), strings.ToLower(secret)) {
 			t.Errorf("log has %q:\n%s", secret, got)
 		}
+	}
+}
+
+// TestVerifyRequestEnded: a request that ends while its payment is being
+// verified is not a facilitator outage: the error wraps the context's, no
+// warning is logged, and nothing is recorded (the payment stays usable).
+func TestVerifyRequestEnded(t *testing.T) {
+	c := newClock(testNow)
+	g, _ := paidGate(t, c, nil)
+	var logs bytes.Buffer
+	g.SetLog(slog.New(slog.NewTextHandler(&logs, nil)))
+	h := header(t, evmPayment(t, offered(t, g, KindVerify), randomNonce(t), testNow.Add(time.Minute)))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := g.Admit(ctx, paidRequest(h, "k1"))
+	var refused *Error
+	if errors.As(err, &refused) || !errors.Is(err, context.Canceled) {
+		t.Errorf("Admit with the request ended = %v, want the context's error", err)
+	}
+	if strings.Contains(logs.String(), "level=WARN") {
+		t.Errorf("a request that ended was logged as an outage:\n%s", logs.String())
+	}
+	if _, err := g.Admit(context.Background(), paidRequest(h, "k1")); err != nil {
+		t.Errorf("the payment after the ended request: %v", err)
 	}
 }
