@@ -61,8 +61,12 @@ func decodeMembersFast(body []byte, opts *ijson.Options, raw *requestMembers, de
 	// The request outlives the caller's buffer: one copy serves every
 	// member, and one copy as a string every string and number of the
 	// decoded members (substrings of it cost no allocation).
+	// More members than there are fields means an unknown one (names are
+	// unique): give up at once rather than after reading them all.
+	fastOpts := *opts
+	fastOpts.MaxMembers = numFields
 	var room [numFields]ijson.Member
-	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), opts, "expected_schema", "bounds", "rules")
+	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), &fastOpts, "expected_schema", "bounds", "rules")
 	if !ok {
 		return false
 	}
@@ -78,22 +82,32 @@ func decodeMembersFast(body []byte, opts *ijson.Options, raw *requestMembers, de
 }
 
 // decodeMembers decodes each known member of a split request, recording a
-// problem for every unknown or malformed one.
-func decodeMembers(members map[string][]byte, opts *ijson.Options, p *problems) decodedMembers {
+// problem for every unknown or malformed one. Unknown members are named in
+// the order of their sorted names, each by its position in that order when
+// its name is not plain.
+func decodeMembers(split *splitBody, opts *ijson.Options, p *problems) decodedMembers {
 	var decoded decodedMembers
-	for i, name := range sortedKeys(members) {
+	names := split.names
+	slices.Sort(names)
+	for i, name := range names {
 		field := slices.Index(topLevelFields, name)
 		if field < 0 {
+			if p.skip() {
+				continue
+			}
 			p.add(memberName("", name, i), "is not a known field",
 				"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
 			continue
 		}
-		val, err := ijson.Decode(members[name], opts)
+		val, err := ijson.Decode(split.raw[field], opts)
 		if err != nil {
 			var ie *ijson.Error
-			if errors.As(err, &ie) {
+			switch {
+			case errors.As(err, &ie) && ie.Kind == ijson.ErrDepth:
+				p.add(name, depthProblem(ie.Limit), ie.Fix())
+			case errors.As(err, &ie):
 				p.add(name, "is not I-JSON: "+ie.Kind.Error(), ie.Fix())
-			} else {
+			default:
 				p.add(name, "is not valid JSON", "Send well-formed JSON.")
 			}
 			continue
@@ -103,29 +117,54 @@ func decodeMembers(members map[string][]byte, opts *ijson.Options, p *problems) 
 	return decoded
 }
 
+// depthProblem is the problem of a value nested past limit levels.
+func depthProblem(limit int) string {
+	return fmt.Sprintf("%s: the limit is %d levels", ijson.ErrDepth, limit)
+}
+
+// splitBody is a request body split into its top-level members: the known
+// members' values as sent (copied), and every member's name.
+type splitBody struct {
+	raw   requestMembers
+	names []string // in the body's order
+}
+
 // splitObject reads a JSON object's members as raw values without decoding
-// them, rejecting duplicate names and invalid UTF-8 as it goes.
-func splitObject(body []byte) (map[string][]byte, error) {
+// them, rejecting duplicate names and invalid UTF-8 as it goes. Only the
+// values of known members are kept. maxDepth is the nesting limit of a
+// member's value: one nested past it is reported as such, not as invalid
+// JSON (jsontext gives up, with a syntax error, only far deeper).
+func splitObject(body []byte, maxDepth int) (*splitBody, error) {
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, classify(err, "the body")
 	}
 	if tok.Kind() != '{' {
+		if ijson.Deeper(body, maxDepth+1) {
+			return nil, fmt.Errorf("the body must be a JSON object (and it %s)", depthProblem(maxDepth+1))
+		}
 		return nil, errors.New("the body must be a JSON object")
 	}
-	members := make(map[string][]byte)
+	split := &splitBody{}
 	for dec.PeekKind() != '}' {
 		name, err := dec.ReadToken()
 		if err != nil {
 			return nil, classify(err, "the body")
 		}
 		key := name.String()
+		start := dec.InputOffset()
 		val, err := dec.ReadValue()
 		if err != nil {
-			return nil, &memberError{name: key, err: classify(err, memberName("", key, len(members)))}
+			if ijson.Deeper(body[start:], maxDepth) {
+				return nil, &memberError{name: key, err: &ijson.Error{Kind: ijson.ErrDepth, Offset: start, Limit: maxDepth}}
+			}
+			return nil, &memberError{name: key, err: classify(err, memberName("", key, len(split.names)))}
 		}
-		members[key] = bytes.Clone(val)
+		if i := slices.Index(topLevelFields, key); i >= 0 {
+			split.raw[i] = bytes.Clone(val)
+		}
+		split.names = append(split.names, key)
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, classify(err, "the body")
@@ -133,7 +172,7 @@ func splitObject(body []byte) (map[string][]byte, error) {
 	if _, err := dec.ReadToken(); err != io.EOF {
 		return nil, errors.New("the body has data after the JSON object")
 	}
-	return members, nil
+	return split, nil
 }
 
 // classify describes a syntax error without quoting the input.

@@ -169,6 +169,9 @@ func errorResult(e *Error) *mcp.CallToolResult {
 	for _, f := range e.Fields {
 		fmt.Fprintf(&text, "\n- %s %s. Fix: %s", f.Field, f.Problem, f.Fix)
 	}
+	if e.FieldsOmitted > 0 {
+		fmt.Fprintf(&text, "\n- and %d more problem(s), not listed.", e.FieldsOmitted)
+	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: text.String()}, &mcp.TextContent{Text: string(body)}},
 		StructuredContent: json.RawMessage(body),

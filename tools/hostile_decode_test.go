@@ -1,0 +1,158 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/verifier-dev/verifier/engine"
+)
+
+// maxManyProblemsError bounds the answer to a request of many problems, REST
+// body or whole MCP response alike.
+const maxManyProblemsError = 64 << 10
+
+// unknownKeysBody is a valid request followed by n unknown top-level
+// members, "k0":1 to "k<n-1>":1: 80,000 of them make about 869 KB.
+func unknownKeysBody(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"task_id":"t","expected_schema":{"type":"integer"},"submitted_output":1`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"k%d":1`, i)
+	}
+	b.WriteString("}")
+	return b.Bytes()
+}
+
+// toolCallFrame is a JSON-RPC tools/call of tool with args as its raw
+// arguments.
+func toolCallFrame(tool string, args []byte) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":%q,"arguments":`, tool)
+	b.Write(args)
+	b.WriteString("}}")
+	return b.Bytes()
+}
+
+// postMCP posts one JSON-RPC frame to h's /mcp, in process.
+func postMCP(h http.Handler, frame []byte) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(frame))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// mcpToolError is the error object of an MCP tools/call answer that must be
+// an isError result.
+func mcpToolError(t *testing.T, answer []byte) (structured json.RawMessage, texts []string) {
+	t.Helper()
+	var msg struct {
+		Result *struct {
+			IsError           bool            `json:"isError"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+			Content           []struct{ Text string }
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(answer, &msg); err != nil || msg.Result == nil || !msg.Result.IsError {
+		t.Fatalf("answer is not an isError tool result (%v): %.400s", err, answer)
+	}
+	for _, c := range msg.Result.Content {
+		texts = append(texts, c.Text)
+	}
+	return msg.Result.StructuredContent, texts
+}
+
+// checkManyProblems checks a 422 of a request with n unknown fields, as
+// the error object e: the first engine.MaxReportedProblems problems
+// listed, the rest counted in fields_omitted and in the message.
+func checkManyProblems(t *testing.T, raw []byte, n int) {
+	t.Helper()
+	var e Error
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatalf("error object: %v: %.300s", err, raw)
+	}
+	if e.Code != CodeInvalidRequest || e.Status != http.StatusUnprocessableEntity {
+		t.Errorf("error %s %d, want %s 422", e.Code, e.Status, CodeInvalidRequest)
+	}
+	if len(e.Fields) != engine.MaxReportedProblems || e.FieldsOmitted != n-engine.MaxReportedProblems {
+		t.Errorf("%d fields listed and %d omitted, want %d and %d", len(e.Fields), e.FieldsOmitted, engine.MaxReportedProblems, n-engine.MaxReportedProblems)
+	}
+	for _, f := range e.Fields {
+		if f.Problem != "is not a known field" || !strings.HasPrefix(f.Field, "k") {
+			t.Errorf("problem %+v, want an unknown field k…", f)
+		}
+	}
+	if want := fmt.Sprintf("(and %d more problem(s))", n-1); !strings.Contains(e.Message, want) {
+		t.Errorf("message %q does not count the others %q", e.Message, want)
+	}
+}
+
+// TestHostileUnknownFields sends requests of 80,000 and 300,000 unknown
+// top-level fields (869 KB and 3.5 MB) over REST and over MCP on
+// streamable HTTP. They took 8.8 s and 137 s of CPU and answered 16.8 MB
+// (48.9 MB over MCP): the problems were deduplicated by a quadratic scan,
+// and every one was listed. Now each is answered in a fraction of a second
+// of CPU time, in under 64 KB, with the first 20 problems and a count of
+// the rest.
+func TestHostileUnknownFields(t *testing.T) {
+	f := newHTTPFixture(t, nil, nil)
+	openapi, _ := openAPIDoc(t, f)
+	docs := newSchemaValidator(t, openapi)
+	output := resolveSchema(t, verifySchemaTool().OutputSchema)
+	for _, tt := range []struct {
+		keys int
+		cpu  time.Duration // the bound on CPU time
+	}{
+		{80_000, 500 * time.Millisecond * raceSlowdown},
+		{300_000, 1500 * time.Millisecond * raceSlowdown},
+	} {
+		body := unknownKeysBody(tt.keys)
+		t.Run(fmt.Sprintf("REST %d", tt.keys), func(t *testing.T) {
+			start := cpuNow()
+			rec := serveRaw(f.h, http.MethodPost, "/verify/schema", "application/json", body)
+			took := cpuNow() - start
+			t.Logf("%d keys (%d bytes): %v of CPU, %d-byte answer", tt.keys, len(body), took, rec.Body.Len())
+			if took > tt.cpu {
+				t.Errorf("took %v of CPU, want at most %v", took, tt.cpu)
+			}
+			if rec.Body.Len() > maxManyProblemsError {
+				t.Errorf("answer of %d bytes, want at most %d", rec.Body.Len(), maxManyProblemsError)
+			}
+			checkErrorShape(t, rec.Result(), rec.Body.Bytes(), http.StatusUnprocessableEntity, CodeInvalidRequest)
+			docs.checkJSON(t, "422", "Error", rec.Body.Bytes())
+			checkManyProblems(t, rec.Body.Bytes(), tt.keys)
+		})
+		t.Run(fmt.Sprintf("MCP %d", tt.keys), func(t *testing.T) {
+			frame := toolCallFrame(ToolVerifySchema, body)
+			start := cpuNow()
+			rec := postMCP(f.h, frame)
+			took := cpuNow() - start
+			t.Logf("%d keys (%d bytes): %v of CPU, %d-byte answer", tt.keys, len(frame), took, rec.Body.Len())
+			if took > tt.cpu {
+				t.Errorf("took %v of CPU, want at most %v", took, tt.cpu)
+			}
+			if rec.Code != http.StatusOK || rec.Body.Len() > maxManyProblemsError {
+				t.Errorf("status %d, answer of %d bytes; want 200 and at most %d bytes", rec.Code, rec.Body.Len(), maxManyProblemsError)
+			}
+			structured, texts := mcpToolError(t, rec.Body.Bytes())
+			var instance any
+			if err := json.Unmarshal(structured, &instance); err != nil {
+				t.Fatal(err)
+			}
+			if err := output.Validate(instance); err != nil {
+				t.Errorf("the error does not match verify_schema's output schema: %v", err)
+			}
+			checkManyProblems(t, structured, tt.keys)
+			if len(texts) == 0 || !strings.Contains(texts[0], fmt.Sprintf("and %d more problem(s), not listed", tt.keys-engine.MaxReportedProblems)) {
+				t.Errorf("the text does not count the problems left out: %.300q", texts)
+			}
+		})
+	}
+}
