@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/payment"
 )
 
 // maxManyProblemsError bounds the answer to a request of many problems, REST
@@ -69,12 +70,18 @@ func mcpToolError(t *testing.T, answer []byte) (structured json.RawMessage, text
 	return msg.Result.StructuredContent, texts
 }
 
-// checkManyProblems checks a 422 of a request with n unknown fields, as
-// the error object e: the first engine.MaxReportedProblems problems
+// checkManyProblems checks the error object of a 422 of a request with n
+// unknown fields: the first engine.MaxReportedProblems problems
 // listed, the rest counted in fields_omitted and in the message.
 func checkManyProblems(t *testing.T, raw []byte, n int) {
 	t.Helper()
-	var e Error
+	var e struct {
+		Code          string
+		Status        int
+		Message       string
+		Fields        []engine.FieldProblem
+		FieldsOmitted int `json:"fields_omitted"`
+	}
 	if err := json.Unmarshal(raw, &e); err != nil {
 		t.Fatalf("error object: %v: %.300s", err, raw)
 	}
@@ -155,4 +162,77 @@ func TestHostileUnknownFields(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFreeTierLimitBeforeDecoding: with payments on, a body over the free
+// tier's limit sent without a payment is refused with the 402 before it is
+// decoded, over REST and over MCP. It used to be decoded first, free, so an
+// 80,000-unknown-key body cost its whole decoding and came back a 422. A
+// body over the limit that is invalid far inside shows it: it gets the 402,
+// where decoding it would have found the syntax error; under the limit the
+// same invalid body is the 422; paid, it is decoded, the 422, and not
+// charged.
+func TestFreeTierLimitBeforeDecoding(t *testing.T) {
+	const freeMax = 64 << 10
+	fac := &fakeFacilitator{}
+	fac.settleOK.Store(true)
+	fs := httptest.NewServer(fac)
+	defer fs.Close()
+	ts, _ := paymentServer(t, payment.Config{FreePerDay: 5, FreeTierMaxBody: freeMax, PayToEVM: testPayToEVM, FacilitatorURL: fs.URL, Network: payment.Testnet})
+
+	// Requests whose output is a long array, broken at its end: as JSON
+	// (which cannot travel inside an MCP frame), or as I-JSON (a number out
+	// of range, which the engine finds only by decoding it).
+	brokenAtEnd := func(size int, end string) []byte {
+		return verifyBody(`{}`, "["+repeatTo(size, "1")+end)
+	}
+	notJSON := brokenAtEnd(2*freeMax, "]]]")
+	overFree := brokenAtEnd(2*freeMax, ",1e400]")
+	underFree := brokenAtEnd(freeMax/2, ",1e400]")
+	manyKeys := unknownKeysBody(80_000)
+
+	for _, tt := range []struct {
+		name string
+		body []byte
+		mcp  bool // sent over MCP too
+	}{
+		{"not JSON at its end", notJSON, false},
+		{"not I-JSON at its end", overFree, true},
+		{"80,000 unknown fields", manyKeys, true},
+	} {
+		t.Run("REST over the free tier: "+tt.name, func(t *testing.T) {
+			res := do(t, http.MethodPost, ts.URL+"/verify/schema", tt.body, "")
+			ft, _ := res.body["free_trial"].(map[string]any)
+			if res.status != http.StatusPaymentRequired || res.body["code"] != payment.CodePaymentRequired || ft["reason"] != payment.ReasonBodyTooLarge {
+				t.Errorf("unpaid body of %d bytes = %d %v, want 402 %s (%s)", len(tt.body), res.status, res.body["code"], payment.CodePaymentRequired, payment.ReasonBodyTooLarge)
+			}
+		})
+		if !tt.mcp {
+			continue
+		}
+		t.Run("MCP over the free tier: "+tt.name, func(t *testing.T) {
+			r := callTool(t, ts.URL+"/mcp", ToolVerifySchema, tt.body)
+			ft, _ := r.Meta["free_trial"].(map[string]any)
+			if !r.IsError || r.Meta["code"] != payment.CodePaymentRequired || ft["reason"] != payment.ReasonBodyTooLarge {
+				t.Errorf("unpaid arguments of %d bytes = isError %v, _meta %v; want the payment-required result (%s)", len(tt.body), r.IsError, r.Meta, payment.ReasonBodyTooLarge)
+			}
+		})
+	}
+	t.Run("REST under the free tier: decoded, 422", func(t *testing.T) {
+		if res := do(t, http.MethodPost, ts.URL+"/verify/schema", underFree, ""); res.status != http.StatusUnprocessableEntity {
+			t.Errorf("invalid body under the free tier = %d %v, want 422", res.status, res.body["code"])
+		}
+	})
+	t.Run("MCP under the free tier: decoded, 422", func(t *testing.T) {
+		if r := callTool(t, ts.URL+"/mcp", ToolVerifySchema, underFree); !r.IsError || resultCode(t, r) != CodeInvalidRequest {
+			t.Errorf("invalid arguments under the free tier = isError %v, want invalid_request", r.IsError)
+		}
+	})
+	t.Run("REST paid over the free tier: decoded, 422, not charged", func(t *testing.T) {
+		unpaid := do(t, http.MethodPost, ts.URL+"/verify/schema", overFree, "")
+		res := do(t, http.MethodPost, ts.URL+"/verify/schema", overFree, payFor(t, unpaid))
+		if res.status != http.StatusUnprocessableEntity || res.body["charged"] != false || fac.settles.Load() != 0 {
+			t.Errorf("paid invalid body = %d %v after %d settlements, want 422, not charged", res.status, res.body["code"], fac.settles.Load())
+		}
+	})
 }
