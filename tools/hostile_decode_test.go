@@ -236,3 +236,76 @@ func TestFreeTierLimitBeforeDecoding(t *testing.T) {
 		}
 	})
 }
+
+// deepRequests are requests nested far past the depth limit (100,000
+// levels): in the output, as arrays, objects and unclosed arrays, and in the
+// body itself.
+func deepRequests() []struct{ name, body string } {
+	const deep = 100_000
+	arrays := strings.Repeat("[", deep) + strings.Repeat("]", deep)
+	objects := strings.Repeat(`{"a":`, deep) + "1" + strings.Repeat("}", deep)
+	return []struct{ name, body string }{
+		{"100k-deep array output", string(verifyBody(`{}`, arrays))},
+		{"100k-deep object output", string(verifyBody(`{}`, objects))},
+		{"100k-deep unclosed output", string(verifyBody(`{}`, strings.Repeat("[", deep)))},
+		{"100k-deep object body", objects},
+	}
+}
+
+// TestNestedTooDeeply checks that 100,000-deep nesting is reported as
+// nested too deeply, with the limit, over REST and MCP (HTTP and stdio); it
+// was "not valid JSON", because the decoders below the depth check give up
+// at 10,000 levels with a syntax error.
+func TestNestedTooDeeply(t *testing.T) {
+	f := newHTTPFixture(t, nil, nil)
+	stdio := startStdioSession(t, quietService(t, false))
+	for _, tt := range deepRequests() {
+		t.Run("REST "+tt.name, func(t *testing.T) {
+			rec := serveRaw(f.h, http.MethodPost, "/verify/schema", "application/json", []byte(tt.body))
+			var e Error
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != http.StatusUnprocessableEntity || len(e.Fields) != 1 {
+				t.Fatalf("status %d (%v), want a 422 of one problem: %.300s", rec.Code, err, rec.Body.Bytes())
+			}
+			if p := e.Fields[0].Problem; !strings.Contains(p, "is nested too deeply: the limit is 12") {
+				t.Errorf("problem %q, want nested too deeply with the limit", p)
+			}
+		})
+		frame := toolCallFrame(ToolVerifySchema, []byte(tt.body))
+		t.Run("MCP HTTP "+tt.name, func(t *testing.T) {
+			rec := postMCP(f.h, frame)
+			var m struct {
+				Error *struct {
+					Code    int
+					Message string
+				}
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil || rec.Code != http.StatusBadRequest || m.Error == nil {
+				t.Fatalf("status %d (%v), want a 400 JSON-RPC error: %.300s", rec.Code, err, rec.Body.Bytes())
+			}
+			if m.Error.Code != rpcParseError || !strings.Contains(m.Error.Message, "nested too deeply") || !strings.Contains(m.Error.Message, "10000 levels") {
+				t.Errorf("error %d %q, want a parse error saying nested too deeply, with the limit", m.Error.Code, m.Error.Message)
+			}
+		})
+		t.Run("MCP stdio "+tt.name, func(t *testing.T) {
+			stdio.write(t, frame)
+			m := stdio.next(t)
+			e, _ := m["error"].(map[string]any)
+			msg, _ := e["message"].(string)
+			if e["code"] != float64(rpcParseError) || !strings.Contains(msg, "nested too deeply") || !strings.Contains(msg, "10000 levels") {
+				t.Errorf("answer %.300v, want a parse error saying nested too deeply, with the limit", m)
+			}
+			stdio.alive(t)
+		})
+	}
+	// Under the SDK's 10,000 levels, the arguments reach the engine, which
+	// names the field and its own limit.
+	t.Run("MCP HTTP 200-deep output", func(t *testing.T) {
+		deep := strings.Repeat("[", 200) + strings.Repeat("]", 200)
+		structured, _ := mcpToolError(t, postMCP(f.h, toolCallFrame(ToolVerifySchema, verifyBody(`{}`, deep))).Body.Bytes())
+		var e Error
+		if err := json.Unmarshal(structured, &e); err != nil || len(e.Fields) != 1 ||
+			e.Fields[0] != (engine.FieldProblem{Field: "submitted_output", Problem: "is nested too deeply: the limit is 127 levels", Fix: "Nest arrays and objects at most 127 levels deep."}) {
+			t.Errorf("error %s, want submitted_output nested too deeply, the limit 127 levels", structured)
+		}
+	})
+}

@@ -263,6 +263,9 @@ func (h *HTTPHandler) mcpLimits(next http.Handler) http.Handler {
 		// call's, so the verification deadline of REST applies to it too.
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.VerifyTimeout)
 		defer cancel()
+		// The body is kept for the wording of the SDK's refusals
+		// (sdkErrorGuard).
+		ctx = context.WithValue(ctx, mcpBodyKey{}, body)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
