@@ -58,13 +58,13 @@ func (d *decodedMembers) drop(i int) { d.value[i], d.has[i] = nil, false }
 // careful path, which names every problem. When it succeeds, that path would
 // have found nothing and produced the same members and values.
 func decodeMembersFast(body []byte, opts *ijson.Options, raw *requestMembers, decoded *decodedMembers) bool {
-	// The request outlives the caller's buffer: one copy serves every
-	// member, and one copy as a string every string and number of the
-	// decoded members (substrings of it cost no allocation).
 	// More members than there are fields means an unknown one (names are
 	// unique): give up at once rather than after reading them all.
 	fastOpts := *opts
 	fastOpts.MaxMembers = numFields
+	// The request outlives the caller's buffer: one copy serves every
+	// member, and one copy as a string every string and number of the
+	// decoded members (substrings of it cost no allocation).
 	var room [numFields]ijson.Member
 	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), &fastOpts, "expected_schema", "bounds", "rules")
 	if !ok {

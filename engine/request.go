@@ -189,7 +189,8 @@ var safeName = regexp.MustCompile(`^[A-Za-z0-9_.$-]{1,64}$`)
 const maxSafeName = 64
 
 // DecodeRequest decodes and validates a request body. Every problem is
-// reported at once as an *InvalidRequestError.
+// found at once and reported as an *InvalidRequestError, which lists the
+// first MaxReportedProblems and counts the others.
 func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 	return v.decodeRequest(body, true)
 }
