@@ -39,7 +39,10 @@ const memoSize = 4
 // undeclared keys. The failures' strings are slices of one copy of the
 // evaluator's buffer, made only when something failed.
 func (e *evaluator) result(valid bool) *Result {
-	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described)}
+	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described), OmittedFailures: e.omitted}
+	for _, kw := range e.omittedKw {
+		res.OmittedKeywords = append(res.OmittedKeywords, kw.String())
+	}
 	if len(e.fails) > 0 {
 		e.spans = e.spans[:0]
 		e.forgetFormatted()
@@ -76,6 +79,10 @@ func (e *evaluator) result(valid bool) *Result {
 	var scratch []byte
 	for i := range e.described {
 		if d := &e.described[i]; len(e.listAt(d.undeclared)) > 0 {
+			if len(res.Undeclared) >= e.keep {
+				res.OmittedUndeclared++
+				continue
+			}
 			scratch = e.appendDescPath(scratch[:0], d)
 			res.Undeclared = append(res.Undeclared, Described{InstancePath: string(scratch), Undeclared: e.lists[d.undeclared]})
 		}

@@ -130,14 +130,22 @@ type Result struct {
 	// evaluation order: depth first; within a schema $ref, then the value's
 	// own assertions, then allOf/anyOf/oneOf/not/if, then the object or array
 	// keywords; properties by sorted name (a decoded schema keeps no key
-	// order) and instance keys sorted where they drive the order.
+	// order) and instance keys sorted where they drive the order. Past the
+	// limit EvaluateWith was given, failures are only counted.
 	Failures []Failure
+	// OmittedFailures counts the failed checks past that limit, which
+	// Failures leaves out; OmittedKeywords are their keywords, each once, in
+	// the order they first failed.
+	OmittedFailures int
+	OmittedKeywords []string
 	// Described counts the object locations that an applied subschema with
 	// properties described.
 	Described int
 	// Undeclared lists, in post-order, the described locations that hold
-	// keys no properties or patternProperties applied there names.
-	Undeclared []Described
+	// keys no properties or patternProperties applied there names (at most
+	// the limit EvaluateWith was given); OmittedUndeclared counts the rest.
+	Undeclared        []Described
+	OmittedUndeclared int
 }
 
 // Failure is one failed check: where it failed, and its report.
