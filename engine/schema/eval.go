@@ -14,7 +14,7 @@ import (
 // evaluation and turned into one string at the end, so a valid instance
 // costs a handful of allocations whatever its size.
 type evaluator struct {
-	Budget        // the steps spent and allowed, and the context
+	Budget   // the steps spent and allowed, and the context
 	depth    int
 	abort    bool // step or depth limit reached, or ctx done
 	bad      any  // first instance value of an unsupported Go type
