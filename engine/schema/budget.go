@@ -62,6 +62,10 @@ func (b *Budget) over() bool {
 	return b.steps > b.maxSteps || b.ctxErr != nil
 }
 
+// Stopped reports whether the budget stopped the work (Err is not nil),
+// without charging or checking the context.
+func (b *Budget) Stopped() bool { return b.steps > b.maxSteps || b.ctxErr != nil }
+
 // Err is why the budget stopped the work: an error wrapping the context's
 // error (context.DeadlineExceeded or context.Canceled) when the context is
 // done, ErrTooComplex when the steps ran out, nil while neither.

@@ -1,0 +1,122 @@
+package tools
+
+import (
+	"fmt"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/engine/schema"
+)
+
+// escapedKey spells the path `["abcdefg"][]` as a JSON string member name,
+// in one of 128 ways: the letters whose bit is set in mask as \u escapes.
+// Bounds are an object, so many bounds over one array need different
+// spellings of its path.
+func escapedKey(mask int) string {
+	var b strings.Builder
+	b.WriteString(`"[\"`)
+	for i, c := range "abcdefg" {
+		if mask&(1<<i) != 0 {
+			fmt.Fprintf(&b, `\\u%04x`, c)
+		} else {
+			b.WriteRune(c)
+		}
+	}
+	b.WriteString(`\"][]"`)
+	return b.String()
+}
+
+// integers is a JSON array of 0..n-1.
+func integers(n int) string {
+	return "[" + joinN(n, func(i int) string { return fmt.Sprint(i) }) + "]"
+}
+
+// TestHostileStageDeadline checks that the verification deadline reaches
+// the checks after the schema: 100 unique rules over 500,000 integers (44 s
+// of work before) and 100 bounds over them, with the step limit raised out
+// of the way, are answered with the retryable 503 within a second of a 1 s
+// --verify-timeout (five under the race detector).
+func TestHostileStageDeadline(t *testing.T) {
+	const timeout, margin = time.Second, time.Second * raceSlowdown
+	output := `{"abcdefg":` + integers(500_000) + `}`
+	cases := []struct {
+		name string
+		body []byte
+	}{
+		{"100 unique rules over 500,000 integers", verifyBody(`{"type":"object"}`, output,
+			"rules", "["+joinN(100, func(int) string { return `{"type":"unique","field":"abcdefg[]"}` })+"]")},
+		{"100 bounds over 500,000 integers", verifyBody(`{"type":"object"}`, output,
+			"bounds", "{"+joinN(100, func(i int) string { return escapedKey(i) + `:{"min":0}` })+"}")},
+	}
+	f := newHTTPFixture(t, &HTTPOptions{VerifyTimeout: timeout}, nil)
+	f.svc.Engine = engine.New(&engine.Options{Schema: schema.Options{MaxSteps: 1 << 40}})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.body) > DefaultMaxBodyBytes {
+				t.Fatalf("body of %d bytes, over the limit", len(tc.body))
+			}
+			start := time.Now()
+			rec := serveRaw(f.h, http.MethodPost, "/verify/schema", "application/json", tc.body)
+			took := time.Since(start)
+			o := classify(t, rec.Code, rec.Header(), rec.Body.Bytes(), true)
+			t.Logf("%d-byte body: status %d in %v", len(tc.body), rec.Code, took)
+			if o.status != http.StatusServiceUnavailable || o.code != CodeUnavailable || rec.Header().Get("Retry-After") == "" {
+				t.Errorf("status %d %s (Retry-After %q), want 503 %s with Retry-After: %.300s",
+					o.status, o.code, rec.Header().Get("Retry-After"), CodeUnavailable, o.body)
+			}
+			if took > timeout+margin {
+				t.Errorf("answered after %v, want within %v of the %v deadline", took, margin, timeout)
+			}
+		})
+	}
+}
+
+// failingItemsBody is the issue's request for memory: an output that fails
+// on every item, `items: {required: [a,b,c]}` over n empty objects.
+func failingItemsBody(n int) []byte {
+	return verifyBody(`{"type":"array","items":{"required":["a","b","c"]}}`, "["+strings.Repeat("{},", n-1)+"{}]")
+}
+
+// failureHeapPerByte bounds the heap one request adds at its peak for an
+// output that fails everywhere, per byte of its body (SECURITY.md,
+// "Memory"). 300,000 failures used to add some 500 MiB for 1.2 MB (300 to
+// 570 times the body).
+const failureHeapPerByte = 40
+
+// TestHostileFailureHeap measures the peak heap that a request failing on
+// each of 300,000 items adds (sampled every millisecond from
+// runtime/metrics, after a forced collection), and bounds it at
+// failureHeapPerByte times the body: failures past the reported cap are
+// counted, not recorded.
+func TestHostileFailureHeap(t *testing.T) {
+	if raceSlowdown > 1 {
+		t.Log("heap bound not asserted under the race detector; run without -race")
+	}
+	f := newHTTPFixture(t, nil, nil)
+	body := failingItemsBody(300_000)
+	for range 2 { // the second run meets warm caches and pools, as a busy server does
+		runtime.GC()
+		base := heapNow()
+		s := startHeapSampler()
+		rec := serveRaw(f.h, http.MethodPost, "/verify/schema", "application/json", body)
+		peak := s.finish()
+		added := int64(peak) - int64(base)
+		t.Logf("%d-byte body: status %d, peak heap +%.1f MiB (%.1f× the body)",
+			len(body), rec.Code, float64(added)/(1<<20), float64(added)/float64(len(body)))
+		o := classify(t, rec.Code, rec.Header(), rec.Body.Bytes(), false)
+		if o.result != "fail" {
+			t.Fatalf("status %d, want a failing verdict: %.300s", rec.Code, rec.Body.Bytes())
+		}
+		if !strings.Contains(rec.Body.String(), `"errors_total":300000`) {
+			t.Errorf("answer does not count 300,000 errors: %.600s", rec.Body.Bytes())
+		}
+		if bound := int64(failureHeapPerByte * len(body)); raceSlowdown == 1 && added > bound {
+			t.Errorf("peak heap grew by %.1f MiB, more than %d times the body (%.1f MiB)",
+				float64(added)/(1<<20), failureHeapPerByte, float64(bound)/(1<<20))
+		}
+	}
+}
