@@ -42,6 +42,7 @@ type serverFlags struct {
 	maxConcurrent                int
 	maxQueued                    int
 	queueWait                    time.Duration
+	maxMemory                    int64
 	engine                       engineFlags
 	payment                      paymentFlags
 }
@@ -61,6 +62,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&f.maxConcurrent, "max-concurrent", tools.DefaultMaxConcurrent(), "most verifications running at once; more wait in a bounded waiting room, then get 503 unavailable with Retry-After (0: no bound)")
 	fs.IntVar(&f.maxQueued, "max-queued", -1, "verifications that may wait for a slot, each at most --queue-wait (-1: 8 per --max-concurrent slot; 0: no waiting)")
 	fs.DurationVar(&f.queueWait, "queue-wait", tools.DefaultQueueWait, "longest a verification waits for a slot before it gets 503 unavailable")
+	fs.Int64Var(&f.maxMemory, "max-memory", tools.DefaultMaxMemory, "bytes of heap the verifications running at once may be expected to need, 64 per byte of each request; more wait as for a slot (0: not accounted)")
 	f.engine.register(fs)
 	f.payment.register(fs)
 }
@@ -79,6 +81,8 @@ func (f *serverFlags) check() error {
 		return errors.New("--max-concurrent must be 0 (no bound) or more")
 	case f.queueWait < 0:
 		return errors.New("--queue-wait must not be negative")
+	case f.maxMemory < 0:
+		return errors.New("--max-memory must be 0 (not accounted) or more")
 	}
 	if f.publicURL != "" {
 		u, err := url.Parse(f.publicURL)
@@ -128,7 +132,7 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if queued < 0 {
 		queued = tools.DefaultMaxQueued(f.maxConcurrent)
 	}
-	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, f.queueWait, log)
+	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, f.queueWait, log).WithMemory(f.maxMemory)
 	st, err := openStore(f.dataDir)
 	if f.httpAddr == "" {
 		// Over stdio an MCP client may start a second server on the same data

@@ -87,3 +87,14 @@ const (
 	fixRulesSteps   = "Use fewer rules over large arrays, or verify a smaller output."
 	fixContentSteps = "Verify a smaller output: the content checks read every value of it."
 )
+
+// Size is the bytes of the request's members as sent (a request built
+// without decoding has none): about its body's size, by which a server
+// can estimate the memory its verification needs.
+func (r *Request) Size() int {
+	n := 0
+	for _, m := range r.raw {
+		n += len(m)
+	}
+	return n
+}

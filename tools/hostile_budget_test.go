@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,5 +126,93 @@ func TestHostileFailureHeap(t *testing.T) {
 			t.Errorf("peak heap grew by %.1f MiB, more than %d times the body (%.1f MiB)",
 				float64(added)/(1<<20), failureHeapPerByte, float64(bound)/(1<<20))
 		}
+	}
+}
+
+// waitingHeapPerByte bounds the heap a request holds per byte of its body
+// once read and decoded, before it is admitted (SECURITY.md, "Memory"): the
+// decoded output, at most about 32 times its text for 300,000 empty
+// objects.
+const waitingHeapPerByte = 32
+
+// TestHostileConcurrentFailures sends eight of the requests failing
+// on 300,000 items at once, against a memory budget that admits three of
+// them at a time (each is admitted for ExpectedMemory, 64 times its body),
+// while a small request is sent three times. It checks the admission
+// accounting: never more than the budget admitted, nor more than three big
+// verifications with the small one running at once; the small request is
+// served every time, promptly; every big one is served in turn; and the
+// peak heap stays within the bound SECURITY.md states: the budget, plus
+// what each request holds once decoded, before admission.
+func TestHostileConcurrentFailures(t *testing.T) {
+	const bigs = 8
+	big := failingItemsBody(300_000)
+	small := readTestdata(t, "invoice-pass.json")
+	budget := 3*ExpectedMemory(len(big)) + ExpectedMemory(len(small))
+	f := newHTTPFixture(t, nil, nil)
+	f.svc.Limiter = NewQueuedLimiter(DefaultMaxConcurrent(), DefaultMaxQueued(DefaultMaxConcurrent()), time.Minute, nil).WithMemory(budget)
+
+	runtime.GC()
+	base := heapNow()
+	heap := startHeapSampler()
+	var maxMemory atomic.Int64
+	var maxRunning atomic.Int32
+	stop := make(chan struct{})
+	var sampling sync.WaitGroup
+	sampling.Go(func() {
+		for {
+			if m := f.svc.Limiter.MemoryInUse(); m > maxMemory.Load() {
+				maxMemory.Store(m)
+			}
+			if n := int32(f.svc.Limiter.InUse()); n > maxRunning.Load() {
+				maxRunning.Store(n)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+		}
+	})
+	statuses := make([]int, bigs)
+	var wg sync.WaitGroup
+	for i := range bigs {
+		wg.Go(func() {
+			statuses[i] = serveRaw(f.h, http.MethodPost, "/verify/schema", "application/json", big).Code
+		})
+	}
+	for f.svc.Limiter.MemoryInUse() == 0 { // the first big verification is admitted
+		time.Sleep(time.Millisecond)
+	}
+	for i := range 3 {
+		start := time.Now()
+		rec := serveRaw(f.h, http.MethodPost, "/verify/schema", "application/json", small)
+		took := time.Since(start)
+		if rec.Code != http.StatusOK || took > hostileBound {
+			t.Errorf("small request %d during the burst: status %d after %v, want 200 within %v: %.300s",
+				i, rec.Code, took, hostileBound, rec.Body.Bytes())
+		}
+	}
+	wg.Wait()
+	close(stop)
+	sampling.Wait()
+	added := int64(heap.finish()) - int64(base)
+	bound := budget + int64(bigs*waitingHeapPerByte*len(big))
+	t.Logf("%d × %d bytes at once, budget %.1f MiB (%.1f MiB each): statuses %v; at most %.1f MiB admitted, %d running; peak heap +%.1f MiB (bound %.1f MiB)",
+		bigs, len(big), float64(budget)/(1<<20), float64(ExpectedMemory(len(big)))/(1<<20), statuses,
+		float64(maxMemory.Load())/(1<<20), maxRunning.Load(), float64(added)/(1<<20), float64(bound)/(1<<20))
+	for i, st := range statuses {
+		if st != http.StatusOK {
+			t.Errorf("big request %d: status %d, want 200 (served in turn)", i, st)
+		}
+	}
+	if maxMemory.Load() > budget {
+		t.Errorf("%d bytes admitted at once, over the budget of %d", maxMemory.Load(), budget)
+	}
+	if maxRunning.Load() > 4 {
+		t.Errorf("%d verifications running at once, want at most 3 big ones and the small one", maxRunning.Load())
+	}
+	if raceSlowdown == 1 && added > bound {
+		t.Errorf("peak heap grew by %.1f MiB, more than the bound of %.1f MiB", float64(added)/(1<<20), float64(bound)/(1<<20))
 	}
 }

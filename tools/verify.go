@@ -32,10 +32,10 @@ func (s *Service) Verify(ctx context.Context, body []byte) (*Verified, error) {
 }
 
 // VerifyRequest verifies an already decoded request. It holds a slot of
-// s.Limiter while it works, and fails with 503 unavailable when none can be
-// had.
+// s.Limiter, and the memory its size is expected to need, while it works,
+// and fails with 503 unavailable when they cannot be had.
 func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Verified, error) {
-	release, busy := s.Limiter.acquire(ctx)
+	release, busy := s.Limiter.acquire(ctx, ExpectedMemory(req.Size()))
 	if busy != nil {
 		return nil, busy
 	}
