@@ -639,7 +639,15 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 	if described && obj != nil {
 		var und []string
 		if len(decls) != 1 || decls[0].patProps || int(decls[0].present) != len(obj) {
+			// Every key is looked up in every subschema applied here: a
+			// step per key and per four lookups, so that many subschemas
+			// over an object of many keys run out of steps, or stop at the
+			// deadline, instead of running unbounded.
+			perKey := 1 + len(decls)/4
 			for k := range obj {
+				if e.steps += perKey; e.over() {
+					break
+				}
 				declared := false
 				for _, d := range decls {
 					if e.nodes[d.node].declares(k) {
