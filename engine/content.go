@@ -99,11 +99,14 @@ func countPlaceholders(v any, p *passing) (strs, failed int) {
 // checkUndeclared runs content:undeclared_field on every object the schema
 // describes with properties (res.Described of them), those holding keys the
 // schema does not declare failing: res.Undeclared, and
-// res.OmittedUndeclared more. It words the findings the outcome keeps,
+// res.Omitted.Undeclared more. It words the findings the outcome keeps,
 // spending from b a step per object and per valuesPerStep keys named (the
 // caller checks b).
 func checkUndeclared(out any, res *schema.Result, gate bool, t *tally, o *Outcome, b *schema.Budget) {
-	failed := len(res.Undeclared) + res.OmittedUndeclared
+	failed := len(res.Undeclared)
+	if res.Omitted != nil {
+		failed += res.Omitted.Undeclared
+	}
 	t.passed += res.Described - failed
 	t.total += res.Described
 	added := 0

@@ -161,12 +161,12 @@ func (v *Verifier) check(ctx context.Context, req *Request, schemaHash string, k
 			Gate: GateSchema, Blocking: true,
 		})
 	}
-	if kws := res.OmittedKeywords; len(kws) > 0 {
+	if om := res.Omitted; om != nil && om.Failures > 0 {
 		// One finding per keyword names it; the others repeat the first.
-		for _, kw := range kws {
+		for _, kw := range om.Keywords {
 			out.omit(1, true, false, "schema:"+kw)
 		}
-		out.omit(res.OmittedFailures-len(kws), true, false, "schema:"+kws[0])
+		out.omit(om.Failures-len(om.Keywords), true, false, "schema:"+om.Keywords[0])
 	}
 	var integrity tally
 	for i := range req.Bounds {

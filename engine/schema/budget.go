@@ -92,9 +92,9 @@ func (s *Schema) EvaluateContext(ctx context.Context, instance any) (*Result, er
 // EvaluateWith is Evaluate spending from b (whose limit, not the schema's
 // MaxSteps, applies), which it leaves charged with the steps spent. keep,
 // when positive, is how many failures are recorded in full: the first keep
-// in Result.Failures, the others only counted (Result.OmittedFailures,
-// Result.OmittedKeywords), and likewise the described locations with
-// undeclared keys (Result.Undeclared, Result.OmittedUndeclared). A caller
+// in Result.Failures, the others only counted (Result.Omitted), and
+// likewise the described locations with undeclared keys
+// (Result.Undeclared). A caller
 // that reports at most keep of them so spends memory on those alone, while
 // Passed, Total and Valid are the same as without the limit. When b stops
 // the evaluation, the error is b.Err()'s.

@@ -39,9 +39,12 @@ const memoSize = 4
 // undeclared keys. The failures' strings are slices of one copy of the
 // evaluator's buffer, made only when something failed.
 func (e *evaluator) result(valid bool) *Result {
-	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described), OmittedFailures: e.omitted}
-	for _, kw := range e.omittedKw {
-		res.OmittedKeywords = append(res.OmittedKeywords, kw.String())
+	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described)}
+	if e.omitted > 0 {
+		res.Omitted = &Omitted{Failures: e.omitted}
+		for _, kw := range e.omittedKw {
+			res.Omitted.Keywords = append(res.Omitted.Keywords, kw.String())
+		}
 	}
 	if len(e.fails) > 0 {
 		e.spans = e.spans[:0]
@@ -80,7 +83,10 @@ func (e *evaluator) result(valid bool) *Result {
 	for i := range e.described {
 		if d := &e.described[i]; len(e.listAt(d.undeclared)) > 0 {
 			if len(res.Undeclared) >= e.keep {
-				res.OmittedUndeclared++
+				if res.Omitted == nil {
+					res.Omitted = &Omitted{}
+				}
+				res.Omitted.Undeclared++
 				continue
 			}
 			scratch = e.appendDescPath(scratch[:0], d)

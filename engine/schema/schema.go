@@ -131,21 +131,31 @@ type Result struct {
 	// own assertions, then allOf/anyOf/oneOf/not/if, then the object or array
 	// keywords; properties by sorted name (a decoded schema keeps no key
 	// order) and instance keys sorted where they drive the order. Past the
-	// limit EvaluateWith was given, failures are only counted.
+	// limit EvaluateWith was given, failures are only counted (Omitted).
 	Failures []Failure
-	// OmittedFailures counts the failed checks past that limit, which
-	// Failures leaves out; OmittedKeywords are their keywords, each once, in
-	// the order they first failed.
-	OmittedFailures int
-	OmittedKeywords []string
 	// Described counts the object locations that an applied subschema with
 	// properties described.
 	Described int
 	// Undeclared lists, in post-order, the described locations that hold
 	// keys no properties or patternProperties applied there names (at most
-	// the limit EvaluateWith was given); OmittedUndeclared counts the rest.
-	Undeclared        []Described
-	OmittedUndeclared int
+	// the limit EvaluateWith was given; Omitted counts the rest).
+	Undeclared []Described
+	// Omitted counts what the limit EvaluateWith was given left out; nil
+	// when it left nothing out.
+	Omitted *Omitted
+}
+
+// Omitted is what an evaluation with a limit on its records counted
+// without recording.
+type Omitted struct {
+	// Failures counts the failed checks Result.Failures leaves out;
+	// Keywords are their keywords, each once, in the order they first
+	// failed.
+	Failures int
+	Keywords []string
+	// Undeclared counts the described locations with undeclared keys that
+	// Result.Undeclared leaves out.
+	Undeclared int
 }
 
 // Failure is one failed check: where it failed, and its report.
