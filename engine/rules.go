@@ -191,15 +191,16 @@ func asNumber(v any) (float64, bool) {
 // every other value goes by its equalityKey.
 type valueIndex struct {
 	strs, others map[string]int
+	size         int // the entries expected, for each map when first used
 }
 
-func newValueIndex(size int) valueIndex {
-	return valueIndex{strs: make(map[string]int, size), others: make(map[string]int)}
+func newValueIndex(size int) *valueIndex {
+	return &valueIndex{size: size}
 }
 
 // add maps v to i, unless v has an entry already. It spends from b (nil:
 // nothing) and reports false, adding nothing, once b stops.
-func (x valueIndex) add(v any, i int, b *schema.Budget) bool {
+func (x *valueIndex) add(v any, i int, b *schema.Budget) bool {
 	m, k, ok := x.entry(v, b)
 	if !ok {
 		return false
@@ -212,7 +213,7 @@ func (x valueIndex) add(v any, i int, b *schema.Budget) bool {
 
 // find returns the int v maps to. It spends from b (nil: nothing), and
 // finds nothing once b stops.
-func (x valueIndex) find(v any, b *schema.Budget) (int, bool) {
+func (x *valueIndex) find(v any, b *schema.Budget) (int, bool) {
 	m, k, ok := x.entry(v, b)
 	if !ok {
 		return 0, false
@@ -223,11 +224,18 @@ func (x valueIndex) find(v any, b *schema.Budget) (int, bool) {
 
 // entry is v's map and key, found at the cost of a step and a step per
 // bytesPerStep bytes of the key, which b (when not nil) is charged; ok is
-// false once b stops.
-func (x valueIndex) entry(v any, b *schema.Budget) (m map[string]int, key string, ok bool) {
+// false once b stops. A map is made, sized for every entry, when first
+// needed: the values of a list are mostly all strings or all not.
+func (x *valueIndex) entry(v any, b *schema.Budget) (m map[string]int, key string, ok bool) {
 	if s, isStr := v.(string); isStr {
+		if x.strs == nil {
+			x.strs = make(map[string]int, x.size)
+		}
 		m, key = x.strs, s
 	} else {
+		if x.others == nil {
+			x.others = make(map[string]int, x.size)
+		}
 		m, key = x.others, equalityKey(v)
 	}
 	return m, key, b == nil || b.Charge(1+len(key)/bytesPerStep)
