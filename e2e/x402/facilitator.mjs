@@ -125,40 +125,41 @@ class SimulatedChain {
         return this.balance(token, args[0]);
       case "authorizationState":
         return this.authorizationUsed(token, args[0], args[1]);
-      case "transferWithAuthorization":
-        await this.checkTransfer(token, args, { nonce: false });
+      case "transferWithAuthorization": {
+        const transfer = await authorizedTransfer(token, args);
+        this.checkTransfer(token, transfer, { nonce: false });
         return undefined;
+      }
       default:
         throw new Reverted(`execution reverted: the token has no function ${functionName}`);
     }
   }
 
   // checkTransfer is transferWithAuthorization's checks, in the order the
-  // USDC contract makes them; it returns the transfer they allow. With
-  // nonce false a used authorization passes: the eth_call the SDK makes
-  // while verifying does not look at the nonce here, so a used payment is
-  // refused when it settles (invalid_exact_evm_nonce_already_used), and the
-  // verifier's own replay guard is what refuses it first. A real chain
-  // refuses it in the eth_call too: see the "nonce" note in
-  // e2e/x402/README.md.
-  async checkTransfer(token, args, { nonce: checkNonce = true } = {}) {
-    const [from, to, value, validAfter, validBefore, nonce, ...signatureArgs] = args;
+  // USDC contract makes them. With nonce false a used authorization passes:
+  // the eth_call the SDK makes while verifying does not look at the nonce
+  // here, so a used payment is refused when it settles
+  // (invalid_exact_evm_nonce_already_used), and the verifier's own replay
+  // guard is what refuses it first. A real chain refuses it in the eth_call
+  // too: see the "nonce" note in e2e/x402/README.md.
+  checkTransfer(token, t, { nonce: checkNonce = true } = {}) {
     const now = BigInt(Math.floor(Date.now() / 1000));
-    if (now <= BigInt(validAfter)) throw new Reverted("FiatTokenV2: authorization is not yet valid");
-    if (now >= BigInt(validBefore)) throw new Reverted("FiatTokenV2: authorization is expired");
-    if (checkNonce && this.authorizationUsed(token, from, nonce)) throw new Reverted("FiatTokenV2: authorization is used or canceled");
-    const transfer = { from: getAddress(from), to: getAddress(to), value: BigInt(value), validAfter: BigInt(validAfter), validBefore: BigInt(validBefore), nonce };
-    if (!(await signedBy(token, transfer, signatureArgs))) throw new Reverted("FiatTokenV2: invalid signature");
-    if (this.balance(token, from) < transfer.value) throw new Reverted("ERC20: transfer amount exceeds balance");
-    return transfer;
+    if (now <= t.validAfter) throw new Reverted("FiatTokenV2: authorization is not yet valid");
+    if (now >= t.validBefore) throw new Reverted("FiatTokenV2: authorization is expired");
+    if (checkNonce && this.authorizationUsed(token, t.from, t.nonce)) throw new Reverted("FiatTokenV2: authorization is used or canceled");
+    if (!t.signed) throw new Reverted("FiatTokenV2: invalid signature");
+    if (this.balance(token, t.from) < t.value) throw new Reverted("ERC20: transfer amount exceeds balance");
   }
 
   // transact runs a state-changing call and returns its transaction hash.
+  // The checks and the state change run with no await between them, so
+  // concurrent settlements of one authorization cannot both pass.
   async transact(token, functionName, args) {
     if (functionName !== "transferWithAuthorization") {
       throw new Reverted(`execution reverted: the simulated chain runs no ${functionName}`);
     }
-    const t = await this.checkTransfer(token, args);
+    const t = await authorizedTransfer(token, args);
+    this.checkTransfer(token, t);
     this.usedAuthorizations.add(`${token.address}:${t.from}:${String(t.nonce).toLowerCase()}`);
     this.balances.set(`${token.address}:${t.from}`, this.balance(token, t.from) - t.value);
     this.balances.set(`${token.address}:${t.to}`, this.balance(token, t.to) + t.value);
@@ -173,6 +174,16 @@ class SimulatedChain {
     this.receipts.set(hash, { status: "success", transactionHash: hash, logs: [log] });
     return hash;
   }
+}
+
+// authorizedTransfer reads transferWithAuthorization's arguments: the
+// transfer, and whether its signature, (v, r, s) or packed, is the from
+// address's under the token's own EIP-712 domain (the check the token
+// contract makes, independent of the SDK's).
+async function authorizedTransfer(token, args) {
+  const [from, to, value, validAfter, validBefore, nonce, ...signatureArgs] = args;
+  const t = { from: getAddress(from), to: getAddress(to), value: BigInt(value), validAfter: BigInt(validAfter), validBefore: BigInt(validBefore), nonce };
+  return { ...t, signed: await signedBy(token, t, signatureArgs) };
 }
 
 // signedBy tells whether an authorization's signature, (v, r, s) or packed,
