@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -290,5 +291,86 @@ func TestMetricsAllowancePaymentOff(t *testing.T) {
 	}
 	if got := counter(fams, MetricHTTPRequests, map[string]string{"route": routeVerifySchema, "status": "429"}); got != 2 {
 		t.Errorf("requests{verify, 429} = %v, want 2", got)
+	}
+}
+
+// TestMetricsMCP: tool calls over /mcp are counted as requests of its
+// route, their verifications and allowance outcomes as over REST.
+func TestMetricsMCP(t *testing.T) {
+	ts, _ := metricsServer(t, &payment.Config{FreePerDay: 1})
+	request := json.RawMessage(readTestdata(t, "invoice-pass.json"))
+	if r := callTool(t, ts.URL+"/mcp", ToolVerifySchema, request); r.IsError {
+		t.Fatalf("first call (free) isError: %+v", r.Content)
+	}
+	if r := callTool(t, ts.URL+"/mcp", ToolVerifySchema, request); !r.IsError || resultCode(t, r) != CodeRateLimited {
+		t.Fatalf("second call: isError %v code %q, want rate_limited", r.IsError, resultCode(t, r))
+	}
+	fams := scrape(t, ts.URL)
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{MetricHTTPRequests, map[string]string{"route": routeMCP, "status": "200"}, 2},
+		{MetricVerifications, map[string]string{"result": "pass"}, 1},
+		{MetricAllowance, map[string]string{"outcome": AllowanceGranted}, 1},
+		{MetricAllowance, map[string]string{"outcome": AllowanceExhausted}, 1},
+	} {
+		if got := counter(fams, tt.name, tt.labels); got != tt.want {
+			t.Errorf("%s%v = %v, want %v", tt.name, tt.labels, got, tt.want)
+		}
+	}
+	if count, _ := histogramCount(fams, MetricVerifyDuration, nil); count != 1 {
+		t.Errorf("verification duration count = %v, want 1", count)
+	}
+}
+
+// TestMetricsMCPPayment: a paid verify_schema call over /mcp is counted as
+// accepted and settled, its refusal as required and the allowance as
+// exhausted.
+func TestMetricsMCPPayment(t *testing.T) {
+	fac := &fakeFacilitator{}
+	fac.settleOK.Store(true)
+	fs := httptest.NewServer(fac)
+	defer fs.Close()
+	ts, _ := metricsServer(t, &payment.Config{FreePerDay: 1, PayToEVM: testPayToEVM, FacilitatorURL: fs.URL, Network: payment.Testnet})
+	request := json.RawMessage(readTestdata(t, "invoice-pass.json"))
+	call := func(meta map[string]any) mcp.CallToolResult {
+		t.Helper()
+		r, err := mcpToolCall(t, t.Context(), ts.URL+"/mcp", ToolVerifySchema, request, meta, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := call(nil); r.IsError {
+		t.Fatalf("free call isError: %+v", r.Content)
+	}
+	unpaid := call(nil)
+	var pr payment.PaymentRequired
+	decodeStructured(t, unpaid, &pr)
+	if !unpaid.IsError || len(pr.Accepts) == 0 {
+		t.Fatalf("unpaid call = %+v", unpaid)
+	}
+	if paid := call(map[string]any{payment.MetaPayment: mcpPaymentFor(t, pr)}); paid.IsError || paid.Meta[payment.MetaPaymentResponse] == nil {
+		t.Fatalf("paid call = %+v", paid)
+	}
+	fams := scrape(t, ts.URL)
+	for _, tt := range []struct {
+		name, outcome string
+		want          float64
+	}{
+		{MetricAllowance, AllowanceGranted, 1},
+		{MetricAllowance, AllowanceExhausted, 1},
+		{MetricPayments, PaymentRequired, 1},
+		{MetricPayments, PaymentAccepted, 1},
+		{MetricPayments, PaymentSettled, 1},
+	} {
+		if got := counter(fams, tt.name, map[string]string{"outcome": tt.outcome}); got != tt.want {
+			t.Errorf("%s{%s} = %v, want %v", tt.name, tt.outcome, got, tt.want)
+		}
+	}
+	if got := counter(fams, MetricVerifications, map[string]string{"result": "pass"}); got != 2 {
+		t.Errorf("verifications{pass} = %v, want 2", got)
 	}
 }
