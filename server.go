@@ -47,6 +47,7 @@ type serverFlags struct {
 	maxMemory                    int64
 	engine                       engineFlags
 	payment                      paymentFlags
+	metrics                      metricsFlag
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -68,6 +69,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.Int64Var(&f.maxMemory, "max-memory", tools.DefaultMaxMemory, "bytes of heap the verifications running at once may be expected to need, 64 per byte of each request; more wait as for a slot (0: not accounted)")
 	f.engine.register(fs)
 	f.payment.register(fs)
+	f.metrics.register(fs)
 }
 
 func (f *serverFlags) check() error {
@@ -218,6 +220,11 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 			log.Warn("listening on every interface without --public-url: answers advertise "+svc.PublicURL+"; set --public-url to the address clients use", "addr", ln.Addr().String())
 		}
 	}
+	metrics, err := f.metrics.setup(ln.Addr(), svc, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	gate, err := f.payment.gate(svc.Store, f.maxBody, log)
 	if err != nil {
 		ln.Close()
@@ -225,6 +232,7 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 	}
 	opts := &tools.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log, ClientAddr: gate.ClientID}
 	svc.WithPayment(opts, gate)
+	svc.WithMetrics(opts, metrics)
 	h, err := tools.NewHTTPHandler(svc, opts)
 	if err != nil {
 		ln.Close()

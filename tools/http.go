@@ -330,7 +330,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeError(sw, AsError(errors.New("panic")))
 			}
 		}
-		h.logRequest(r, sw, cid, time.Since(start))
+		elapsed := time.Since(start)
+		h.logRequest(r, sw, cid, elapsed)
+		h.svc.Metrics.observeRequest(routeOf(r), sw.statusCode(), elapsed)
 	}()
 	if _, pattern := h.mux.Handler(r); pattern == "" {
 		h.unrouted(sw, r)

@@ -68,6 +68,7 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 			}
 		}
 		adm, err := g.Admit(r.Context(), preq)
+		s.Metrics.observeAdmit(preq.Route.Kind == payment.KindVerify && !call.Probe, adm, err)
 		if err != nil {
 			if !paying && call.Check != nil {
 				if e := call.Check(); e != nil {
@@ -91,6 +92,7 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 		}
 		settle := func(w http.ResponseWriter, ans GateAnswer) bool {
 			settled, err := adm.Settle(r.Context(), payment.Answer{Body: ans.Body, Verdict: ans.Verdict})
+			s.Metrics.observeSettle(adm, err)
 			if err != nil {
 				s.writePaymentError(w, r, err)
 				return false
@@ -119,6 +121,7 @@ func (s *Service) sizeGate(g *payment.Gate) func(w http.ResponseWriter, r *http.
 			BodySize:      bodyBytes,
 		}
 		if err := g.RefuseUnpaidBody(r.Context(), preq); err != nil {
+			s.Metrics.observeAdmit(false, nil, err)
 			s.writePaymentError(w, r, err)
 			return false
 		}

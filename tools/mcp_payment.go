@@ -38,6 +38,7 @@ func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallTo
 		}
 	}
 	adm, err := g.Admit(ctx, preq)
+	s.Metrics.observeAdmit(preq.Route.Kind == payment.KindVerify, adm, err)
 	if err != nil {
 		if !paying && check != nil {
 			if e := check(); e != nil {
@@ -83,6 +84,7 @@ func (s *Service) mcpRefuseUnpaidBody(ctx context.Context, g *payment.Gate, req 
 		return nil
 	}
 	if err := g.RefuseUnpaidBody(ctx, s.mcpPaymentRequest(g, req, bodySize)); err != nil {
+		s.Metrics.observeAdmit(false, nil, err)
 		return s.paymentResult(err)
 	}
 	return nil
@@ -115,6 +117,7 @@ func keptResult(kept payment.Answer, settled *payment.SettleResponse) *mcp.CallT
 // retry with the same payment).
 func (s *Service) mcpSettle(ctx context.Context, adm *payment.Admission, result *mcp.CallToolResult, ans payment.Answer) *mcp.CallToolResult {
 	settled, err := adm.Settle(ctx, ans)
+	s.Metrics.observeSettle(adm, err)
 	if err != nil {
 		return s.paymentResult(err)
 	}

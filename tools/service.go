@@ -40,6 +40,9 @@ type Service struct {
 	// chargeable MCP tools (REST routes get it through HTTPOptions.Gate).
 	// Nil — stdio and the CLI — serves every call free.
 	Payment *payment.Gate
+	// Metrics counts requests, verifications and payment outcomes (nil:
+	// none). See [Service.WithMetrics].
+	Metrics *Metrics
 }
 
 func (s *Service) now() time.Time {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -48,6 +49,7 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 		return nil, busy
 	}
 	defer release()
+	start := time.Now()
 	hashes, err := s.Engine.HashesAppend(req, signing.AppendCanonical, signing.HashCanonical)
 	if err != nil {
 		return nil, InvalidRequest([]engine.FieldProblem{{
@@ -100,6 +102,7 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 		v.Verdict.AgentID = *req.AgentID
 	}
 	if s.Store == nil {
+		s.Metrics.observeVerification(v.Verdict.Result, time.Since(start))
 		return v, nil
 	}
 	// The store keeps the compact receipt: sign it too when the caller asked
@@ -115,7 +118,9 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 	// The write waits on the disk, not the CPU: the slot goes to the next
 	// verification meanwhile (the deferred release then does nothing).
 	release()
+	worked := time.Since(start)
 	if !storeVerdict {
+		s.Metrics.observeVerification(v.Verdict.Result, worked)
 		return v, nil
 	}
 	if err := s.Store.PutVerdict(ctx, v.Verdict); err != nil {
@@ -123,6 +128,7 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
 			"The verdict could not be stored, so no receipt was issued. Nothing was charged; send the request again.").WithRetryAfter(1)
 	}
+	s.Metrics.observeVerification(v.Verdict.Result, worked)
 	return v, nil
 }
 
