@@ -218,7 +218,7 @@ func (h *HTTPHandler) agentRecord(r *http.Request, agentID string) (*agentView, 
 		sc = &s
 		rec := newTrustRecord(s, s.Inputs.EvaluatedAt)
 		v.Score = &agentScore{
-			Score: number(rec.Score), Lower: number(rec.Interval.Lower), Upper: number(rec.Interval.Upper),
+			Score: oneDecimal(rec.Score), Lower: oneDecimal(rec.Interval.Lower), Upper: oneDecimal(rec.Interval.Upper),
 			Confidence: percent(rec.Interval.Confidence), Inputs: rec.Inputs, Formula: rec.Formula,
 		}
 	}
@@ -407,6 +407,9 @@ func pageTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 U
 
 // percent writes a fraction in [0, 1] as a percentage with one decimal.
 func percent(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" }
+
+// oneDecimal writes a score for reading: one decimal.
+func oneDecimal(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
 
 // number writes a number as the shortest decimal that reads back.
 func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -126,8 +126,8 @@ func TestHTTPAgentPage(t *testing.T) {
 		if math.Abs(got-sc.Interval[0]) > 1e-5 {
 			t.Errorf("day %d: lower bound %v, want %v", i, got, sc.Interval[0])
 		}
-		if i == 1 && !strings.Contains(page, `<span id="score">`+number(round(sc.Score))+`</span>`) {
-			t.Errorf("the page does not show the score %v", round(sc.Score))
+		if i == 1 && !strings.Contains(page, `<span id="score">`+strconv.FormatFloat(sc.Score, 'f', 1, 64)+`</span>`) {
+			t.Errorf("the page does not show the score %.1f", sc.Score)
 		}
 	}
 }
