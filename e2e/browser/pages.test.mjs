@@ -8,9 +8,10 @@
 // (default ./screenshots).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import canonicalize from 'canonicalize';
 import { launchBrowser, startServer, stopServer } from './harness.mjs';
 
 const SHOTS = resolve(process.env.SCREENSHOT_DIR || 'screenshots');
@@ -208,6 +209,43 @@ test('/check verifies receipts in the browser and sends nothing pasted', async (
   const after = seen.slice(loaded).map((r) => new URL(r.url).pathname);
   assert.ok(after.length > 0 && after.every((p) => p === '/.well-known/agent-card.json'), `requests after loading: ${after}`);
   assert.deepEqual(problems, []);
+});
+
+test('/check checks a receipt by its own verify.public_key, and says what that proves', async () => {
+  // A receipt of another signer that carries its public key in verify (as a
+  // server without a public URL does, SPEC §5): this server's answer,
+  // re-signed here with a fresh key by Node's own Ed25519.
+  const marker = `marker-${randomUUID()}`;
+  const answer = JSON.parse(await verify(invoice(marker, null, 135.5)));
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const rawKey = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');
+  delete answer.attestation;
+  answer.verify = { ...answer.verify, key_version: 'other-1', public_key: rawKey };
+  delete answer.verify.public_key_url;
+  const signed = canonicalize({ context: 'json-schema-verifier/verify-schema-attestation/v1', algorithm: 'Ed25519',
+    key_version: 'other-1', attested_at: answer.verified_at, response: answer });
+  const signature = sign(null, Buffer.from(signed), privateKey).toString('base64');
+  const receipt = JSON.stringify({ ...answer, attestation: { algorithm: 'Ed25519', key_version: 'other-1', timestamp: answer.verified_at, signature } });
+
+  const context = await browser.newContext();
+  const seen = watch(context);
+  const page = await context.newPage();
+  await page.goto(`${server.base}/check`);
+  let got = await checkWith(page, { receipt, keySource: 'own' });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  assert.match(await page.locator('#verdict-note').textContent(), /does not prove who signed it/);
+  got = await checkWith(page, { receipt, keySource: 'pasted', key: rawKey });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  // This server never published that key: with its card the receipt fails,
+  // and the public key check says why.
+  got = await checkWith(page, { receipt });
+  assert.match(got.verdict, /^✗ not valid: Public key/, got.verdict);
+  // Its own key does not save a changed receipt.
+  got = await checkWith(page, { receipt: receipt.replace('"result":"pass","verification_id"', '"result":"fail","verification_id"'), keySource: 'own' });
+  assert.match(got.verdict, /^✗ not valid: Signature failed/, got.verdict);
+  await context.close();
+  assertStayedHome(seen, '/check');
+  assertNotSent(seen, marker);
 });
 
 test('/agents/{agent_id} shows the counts and one chart mark per day', async () => {
