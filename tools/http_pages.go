@@ -241,8 +241,11 @@ func (h *HTTPHandler) chartVerdicts(ctx context.Context, agentID string) (verdic
 			if since.IsZero() {
 				since = utcDay(s.VerifiedAt).AddDate(0, 0, 1-chartMaxDays)
 			}
-			if s.VerifiedAt.Before(since) || len(verdicts) == chartMaxVerdicts {
+			switch {
+			case s.VerifiedAt.Before(since):
 				return verdicts, true, nil
+			case len(verdicts) == chartMaxVerdicts:
+				return verdicts, false, nil
 			}
 			verdicts = append(verdicts, s)
 		}

@@ -256,3 +256,48 @@ func TestHTTPCheckPage(t *testing.T) {
 		t.Errorf("the canonicalizer's licence is not served")
 	}
 }
+
+// TestHTTPAgentPageChartCap: the chart reads at most chartMaxVerdicts
+// verdicts; when that cuts its first day short, the page says so.
+func TestHTTPAgentPageChartCap(t *testing.T) {
+	f := newHTTPFixture(t, nil, nil)
+	f.svc.Now = func() time.Time { return pagesNow }
+	const agent = "seller-busy"
+	older, newer := chartMaxVerdicts-400+1, 400 // one verdict more than the chart reads
+	var vs []store.Verdict
+	for i := range older + newer {
+		day := pagesNow.Add(-24 * time.Hour)
+		if i >= older {
+			day = pagesNow
+		}
+		vs = append(vs, pageVerdict(agent, i+1, i%3 != 0, day.Add(-time.Duration(i)*time.Second)))
+	}
+	errs := make(chan error, len(vs))
+	for _, v := range vs {
+		go func() { errs <- f.svc.Store.PutVerdict(context.Background(), v) }()
+	}
+	for range vs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body := f.do(t, http.MethodGet, "/agents/"+agent, nil, nil)
+	page := string(body)
+	if !strings.Contains(page, `<dd id="total">1001</dd>`) {
+		t.Errorf("the totals count every verdict")
+	}
+	passed, failed := attrs(page, `<g class="day"[^>]*>`, "data-passed"), attrs(page, `<g class="day"[^>]*>`, "data-failed")
+	sum := 0
+	for _, list := range [][]string{passed, failed} {
+		for _, n := range list {
+			k, _ := strconv.Atoi(n)
+			sum += k
+		}
+	}
+	if len(passed) != 2 || sum != chartMaxVerdicts {
+		t.Errorf("chart marks %v %v count %d verdicts, want 2 days and %d", passed, failed, sum, chartMaxVerdicts)
+	}
+	if !strings.Contains(page, "its first day may lack older ones") {
+		t.Errorf("the page does not say the chart's first day is cut short")
+	}
+}
