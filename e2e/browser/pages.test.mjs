@@ -198,6 +198,21 @@ test('/check verifies receipts in the browser and sends nothing pasted', async (
   got = await checkWith(page, { receipt: record });
   assert.match(got.verdict, /^✓ valid: a trust record/, got.verdict);
 
+  // By keyboard alone: type the receipt, Tab to the button, press Enter.
+  await page.locator('#clear').click();
+  await page.locator('#key-server').check();
+  await page.locator('#receipt').focus();
+  await page.keyboard.insertText(receipt);
+  let tabs = 0;
+  while (await page.evaluate(() => document.activeElement.id) !== 'check' && tabs < 12) {
+    await page.keyboard.press('Tab');
+    tabs++;
+  }
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'check', 'the check button is reachable by Tab');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => !document.querySelector('#check').disabled && !document.querySelector('#result').hidden);
+  assert.match(await page.locator('#verdict').textContent(), /^✓ valid/);
+
   // The receipt's own key: none in a receipt of a server with a public URL.
   got = await checkWith(page, { receipt, keySource: 'own' });
   assert.equal(got.checks['Public key'], 'failed');
