@@ -2,8 +2,10 @@
 # End-to-end checks of the HTTP mode, run by .ci/run: installs what they need
 # (Debian's chromium; the npm packages pinned in e2e/browser/package-lock.json,
 # in a temporary copy), then
-#   - checks that the vendored Swagger UI matches the lock file,
-#   - builds the binary and runs the browser test of /docs against it,
+#   - checks that the vendored Swagger UI and canonicalizer match the lock file,
+#   - builds the binary and runs the browser tests of /docs and of the pages
+#     for people (/, /check, /agents/{agent_id}) against it, with screenshots
+#     under $HTTP_E2E_SCREENSHOTS (default /tmp/verifier-http-e2e-screenshots),
 #   - lints the OpenAPI document the binary serves, and the embedded one.
 # Any failure exits non-zero; nothing is skipped.
 set -euo pipefail
@@ -38,7 +40,8 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-cp e2e/browser/package.json e2e/browser/package-lock.json e2e/browser/docs.test.mjs e2e/browser/redocly.yaml "$work/"
+cp e2e/browser/package.json e2e/browser/package-lock.json e2e/browser/harness.mjs e2e/browser/docs.test.mjs \
+  e2e/browser/pages.test.mjs e2e/browser/redocly.yaml "$work/"
 (cd "$work" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
 
 echo "== http-e2e: vendored docs assets"
@@ -49,6 +52,14 @@ go build -o "$work/verifier" .
 
 echo "== http-e2e: browser test of /docs"
 (cd "$work" && VERIFIER_BIN="$work/verifier" CHROMIUM_PATH=/usr/bin/chromium node --test docs.test.mjs)
+
+echo "== http-e2e: browser test of /, /check and /agents/{agent_id}"
+shots="${HTTP_E2E_SCREENSHOTS:-/tmp/verifier-http-e2e-screenshots}"
+mkdir -p "$shots"
+rm -f "$shots"/*.png
+(cd "$work" && VERIFIER_BIN="$work/verifier" CHROMIUM_PATH=/usr/bin/chromium SCREENSHOT_DIR="$shots" node --test pages.test.mjs)
+echo "http-e2e: screenshots of the pages at desktop and phone width are in $shots:"
+ls "$shots"
 
 echo "== http-e2e: OpenAPI lint"
 "$work/verifier" --http 127.0.0.1:0 --data-dir "$work/data" 2>"$work/server.log" &

@@ -117,3 +117,15 @@ func timePtr(nanos int64) *time.Time {
 	t := time.Unix(0, nanos).UTC()
 	return &t
 }
+
+// DecayWeight is the weight Formula gives a verdict of the given age: 1 for
+// a fresh one, 1/2 at HalfLife.
+func DecayWeight(age time.Duration) float64 {
+	return decay(int64(age))
+}
+
+// WilsonInterval is the interval of Formula for the weighted passes pos out
+// of the weighted total n, on [0, 1]; [0, 1] when n is 0.
+func WilsonInterval(pos, n float64) (lower, upper float64) {
+	return wilson(pos, n)
+}

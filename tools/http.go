@@ -181,6 +181,7 @@ type HTTPHandler struct {
 	card    staticDoc // the agent card
 	openapi staticDoc
 	docs    map[string]staticDoc // the /docs page and its assets, by name
+	pages   pages                // the pages for people: /, /check, /agents/{agent_id}
 	llms    *llmsText
 }
 
@@ -234,6 +235,9 @@ func NewHTTPHandler(svc *Service, opts *HTTPOptions) (*HTTPHandler, error) {
 	if h.docs, err = buildDocs(); err != nil {
 		return nil, err
 	}
+	if h.pages, err = buildPages(); err != nil {
+		return nil, err
+	}
 	if h.llms, err = newLLMsText(); err != nil {
 		return nil, err
 	}
@@ -259,6 +263,8 @@ func (h *HTTPHandler) routes() []HTTPRoute {
 		{Pattern: routeOpenAPI, Handler: h.openapi},
 		{Pattern: routeDocs, Handler: http.HandlerFunc(h.docsPage)},
 		{Pattern: routeDocsAsset, Handler: http.HandlerFunc(h.docsAsset)},
+		{Pattern: routeCheckPage, Handler: http.HandlerFunc(h.checkPage)},
+		{Pattern: routeAgentPage, Handler: http.HandlerFunc(h.agentPage)},
 		{Pattern: routeMCP, Handler: h.mcpLimits(h.opts.MCP)},
 	}
 	return append(builtin, h.opts.Routes...)
@@ -356,11 +362,11 @@ func (h *HTTPHandler) unrouted(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 	default:
 		if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-			// The root answers by what the client reads: a browser is
-			// sent to the interactive docs, a program keeps the JSON 404.
+			// The root answers by what the client reads: a browser gets
+			// the home page, a program keeps the JSON 404.
 			w.Header().Add("Vary", "Accept")
 			if acceptsHTML(r.Header) {
-				http.Redirect(w, r, "/docs", http.StatusSeeOther)
+				h.homePage(w, r)
 				return
 			}
 		}

@@ -28,9 +28,12 @@ const docsCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe
 	"font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // docsAssets lists the files of /docs/{asset}: the page's own script and
-// style, and the vendored Swagger UI with its licence.
+// style, and the vendored Swagger UI with its licence; and those of the pages
+// for people (http_pages.go): their style, the script of /check and the
+// vendored RFC 8785 canonicalizer it imports, with its licence.
 func docsAssets() []string {
-	return []string{"init.js", "docs.css", "swagger-ui-bundle.js", "swagger-ui.css", "LICENSE"}
+	return []string{"init.js", "docs.css", "swagger-ui-bundle.js", "swagger-ui.css", "LICENSE",
+		"pages.css", "check.js", "canonicalize.js", "canonicalize.LICENSE"}
 }
 
 // assetType is the content type of a docs asset, by extension.
@@ -67,8 +70,13 @@ func buildDocs() (map[string]staticDoc, error) {
 
 // assetPath is where an asset of /docs/{asset} lives in docsFS.
 func assetPath(name string) string {
-	if strings.HasPrefix(name, "swagger-ui") || name == "LICENSE" {
+	switch {
+	case strings.HasPrefix(name, "swagger-ui") || name == "LICENSE":
 		return "docs/swagger-ui/" + name
+	case name == "canonicalize.js":
+		return "docs/canonicalize/canonicalize.js"
+	case name == "canonicalize.LICENSE":
+		return "docs/canonicalize/LICENSE"
 	}
 	return "docs/page/" + name
 }

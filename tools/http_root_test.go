@@ -4,18 +4,20 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 )
 
-// TestHTTPRootBrowserGoesToDocs: GET / from a browser (Accept: text/html)
-// is sent to /docs; any other request for / keeps the JSON 404.
-func TestHTTPRootBrowserGoesToDocs(t *testing.T) {
+// TestHTTPRootBrowserGetsHomePage: GET / from a browser (Accept: text/html)
+// gets the home page, which links /check, /docs, /llms.txt and the agent
+// card; any other request for / keeps the JSON 404.
+func TestHTTPRootBrowserGetsHomePage(t *testing.T) {
 	f := newHTTPFixture(t, nil, nil)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 	for _, tt := range []struct {
 		name, method, path, accept string
-		redirect                   bool
+		home                       bool
 	}{
 		{"browser", http.MethodGet, "/", browser, true},
 		{"browser HEAD", http.MethodHead, "/", browser, true},
@@ -41,9 +43,15 @@ func TestHTTPRootBrowserGoesToDocs(t *testing.T) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if tt.redirect {
-				if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/docs" {
-					t.Errorf("%s %s = %d Location %q, want 303 to /docs", tt.method, tt.path, resp.StatusCode, resp.Header.Get("Location"))
+			if tt.home {
+				if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+					t.Fatalf("%s %s = %d %q, want the home page", tt.method, tt.path, resp.StatusCode, resp.Header.Get("Content-Type"))
+				}
+				checkPageCSP(t, resp)
+				for _, link := range []string{`href="/check"`, `href="/docs"`, `href="/llms.txt"`, `href="/.well-known/agent-card.json"`} {
+					if tt.method == http.MethodGet && !strings.Contains(string(body), link) {
+						t.Errorf("the home page lacks the link %s", link)
+					}
 				}
 			} else {
 				if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/json" {

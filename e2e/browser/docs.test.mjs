@@ -6,73 +6,19 @@
 //   VERIFIER_BIN=/path/to/verifier node --test docs.test.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-
-const BIN = process.env.VERIFIER_BIN;
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  // Anything not on loopback goes to a closed port: it cannot leave even if
-  // the page tried (the test still fails on the attempt).
-  '--proxy-server=http://127.0.0.1:9',
-];
+import { launchBrowser, startServer, stopServer } from './harness.mjs';
 
 let server;
 let browser;
 
-// startServer runs the binary on a free port with a fresh data dir and
-// resolves once its "serving HTTP" log line names the address.
-function startServer() {
-  assert.ok(BIN, 'VERIFIER_BIN must name the verifier binary');
-  const dataDir = mkdtempSync(join(tmpdir(), 'verifier-e2e-'));
-  const proc = spawn(BIN, ['--http', '127.0.0.1:0', '--data-dir', dataDir], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, VERIFIER_SIGNING_KEY: '' },
-  });
-  const state = { proc, dataDir, log: '', exited: null };
-  proc.stderr.setEncoding('utf8');
-  proc.stderr.on('data', (chunk) => { state.log += chunk; });
-  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => { state.exited = { code, signal }; resolve(state.exited); }));
-  state.waitExit = () => exited;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start:\n${state.log}`)), 20000);
-    const poll = setInterval(() => {
-      const m = /msg="serving HTTP" addr=(\S+)/.exec(state.log);
-      if (m) {
-        clearInterval(poll);
-        clearTimeout(timer);
-        state.base = `http://${m[1]}`;
-        resolve(state);
-      } else if (state.exited) {
-        clearInterval(poll);
-        clearTimeout(timer);
-        reject(new Error(`the server exited (${JSON.stringify(state.exited)}):\n${state.log}`));
-      }
-    }, 50);
-  });
-}
-
 before(async () => {
   server = await startServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchBrowser();
 });
 
 after(async () => {
   if (browser) await browser.close();
-  if (server) {
-    if (!server.exited) {
-      server.proc.kill('SIGTERM');
-      const { code } = await server.waitExit();
-      assert.equal(code, 0, `the server exited with ${code} on SIGTERM:\n${server.log}`);
-      assert.match(server.log, /store closed/, 'the server closes its store on SIGTERM');
-    }
-    rmSync(server.dataDir, { recursive: true, force: true });
-  }
+  await stopServer(server);
 });
 
 test('/docs lists every route and sends a verification, all from the server', async () => {

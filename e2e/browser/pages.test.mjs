@@ -1,0 +1,302 @@
+// Browser test of the pages for people: the home page at /, the receipt
+// checker /check and an agent's record /agents/{agent_id}, against a real
+// `verifier --http` process in Debian's Chromium (playwright-core).
+//
+//   VERIFIER_BIN=/path/to/verifier SCREENSHOT_DIR=/tmp/shots node --test pages.test.mjs
+//
+// Screenshots of each page at desktop and phone width go to SCREENSHOT_DIR
+// (default ./screenshots).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import canonicalize from 'canonicalize';
+import { launchBrowser, startServer, stopServer } from './harness.mjs';
+
+const SHOTS = resolve(process.env.SCREENSHOT_DIR || 'screenshots');
+const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
+const RECEIPT_CHECKS = ['JSON', 'Attestation', 'Algorithm', 'Timestamp', 'Key version', 'Public key', 'Signature'];
+const HASHES = ['output_hash', 'schema_hash', 'rules_hash', 'request_hash'];
+
+let server;
+let browser;
+
+before(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  server = await startServer();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  await stopServer(server);
+});
+
+// invoice is a verification request carrying marker (a string that must
+// never leave the browser once pasted); total decides pass or fail.
+function invoice(marker, agentId, total) {
+  return {
+    task_id: `task-${marker}`,
+    agent_id: agentId,
+    expected_schema: {
+      type: 'object',
+      required: ['invoice_number', 'line_items', 'total'],
+      properties: {
+        invoice_number: { type: 'string', pattern: '^INV-[0-9]{4}$' },
+        line_items: { type: 'array', minItems: 1, items: { type: 'object', required: ['line_total'], properties: { line_total: { type: 'number' } } } },
+        total: { type: 'number', minimum: 0 },
+        note: { type: 'string' },
+      },
+    },
+    submitted_output: { invoice_number: 'INV-0042', note: marker, line_items: [{ line_total: 75.5 }, { line_total: 60 }], total },
+    bounds: { total: { min: 0, max: 10000 } },
+    rules: [{ type: 'sum_equals', field: 'line_items[].line_total', equals_field: 'total', tolerance: 0.01 }],
+    enforce_rules: true,
+  };
+}
+
+// verify posts a request as JSON text written with odd spacing (the hashes
+// are over the canonical form, not the text) and returns the answer's text.
+async function verify(request) {
+  const res = await fetch(`${server.base}/verify/schema`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(request, null, 3),
+  });
+  assert.equal(res.status, 200);
+  return res.text();
+}
+
+// watch records every request of a browser context: its URL and body.
+function watch(context) {
+  const seen = [];
+  context.on('request', (req) => seen.push({ url: req.url(), body: req.postData() || '' }));
+  return seen;
+}
+
+function assertStayedHome(seen, what) {
+  const outside = seen.filter((r) => !r.url.startsWith(`${server.base}/`) && !r.url.startsWith('data:'));
+  assert.deepEqual(outside, [], `${what}: every request went to the server on 127.0.0.1`);
+}
+
+function assertNotSent(seen, marker) {
+  for (const r of seen) {
+    assert.ok(!decodeURIComponent(r.url).includes(marker) && !r.body.includes(marker),
+      `a request carried the pasted text: ${r.url}`);
+  }
+}
+
+// checkWith fills /check and reads back the result: the verdict line, each
+// check's state by name and each hash row's match.
+async function checkWith(page, { receipt, request = '', keySource = 'server', key = '' }) {
+  // The fields are found by their labels, as a screen reader finds them.
+  await page.getByRole('textbox', { name: /^Receipt/ }).fill(receipt);
+  await page.getByRole('textbox', { name: /^Original request/ }).fill(request);
+  await page.locator(`input[name="key-source"][value="${keySource}"]`).check();
+  await page.getByRole('textbox', { name: /^Agent card or public key/ }).fill(key);
+  await page.getByRole('button', { name: 'Check the receipt' }).click();
+  await page.waitForFunction(() => !document.querySelector('#check').disabled && !document.querySelector('#result').hidden);
+  const verdict = (await page.locator('#verdict').textContent()).trim();
+  const checks = Object.fromEntries(await page.locator('#checks li').evaluateAll((lis) => lis.map((li) => [li.dataset.check, li.dataset.state])));
+  const hashes = Object.fromEntries(await page.locator('#hashes tbody tr').evaluateAll((rows) => rows.map((r) => [r.dataset.hash, r.dataset.match])));
+  return { verdict, checks, hashes };
+}
+
+async function noHorizontalScroll(page, what) {
+  const { scroll, client } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+  assert.ok(scroll <= client, `${what} scrolls sideways at phone width (${scroll} > ${client})`);
+}
+
+async function screenshots(page, name) {
+  for (const [size, viewport] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(viewport);
+    if (size === 'phone') await noHorizontalScroll(page, name);
+    await page.screenshot({ path: join(SHOTS, `${name}-${size}.png`), fullPage: true });
+  }
+  await page.setViewportSize(VIEWPORTS.desktop);
+}
+
+test('/ in a browser is the home page, linking the pages and documents', async () => {
+  const context = await browser.newContext();
+  const seen = watch(context);
+  const page = await context.newPage();
+  const res = await page.goto(`${server.base}/`);
+  assert.equal(res.status(), 200);
+  for (const href of ['/check', '/docs', '/llms.txt', '/.well-known/agent-card.json']) {
+    assert.equal(await page.locator(`a[href="${href}"]`).count() > 0, true, `the home page links ${href}`);
+  }
+  await screenshots(page, 'home');
+  await context.close();
+  assertStayedHome(seen, '/');
+  // An API client still gets JSON at /.
+  const api = await fetch(`${server.base}/`, { headers: { Accept: 'application/json' } });
+  assert.equal(api.status, 404);
+  assert.equal(api.headers.get('content-type'), 'application/json');
+});
+
+test('/check verifies receipts in the browser and sends nothing pasted', async () => {
+  const marker = `marker-${randomUUID()}`;
+  const agent = `e2e-check-${randomUUID().slice(0, 8)}`;
+  const request = invoice(marker, agent, 135.5);
+  const receipt = await verify(request);
+  assert.equal(JSON.parse(receipt).result, 'pass');
+
+  const context = await browser.newContext();
+  const seen = watch(context);
+  const problems = [];
+  const page = await context.newPage();
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`); });
+  const res = await page.goto(`${server.base}/check`);
+  assert.equal(res.status(), 200);
+  const loaded = seen.length;
+
+  // A fresh receipt, with this server's keys: valid, every check listed.
+  let got = await checkWith(page, { receipt });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  for (const name of RECEIPT_CHECKS) assert.equal(got.checks[name], 'held', `check ${name}: ${JSON.stringify(got.checks)}`);
+  assert.equal(await page.locator('#answer-facts').getByText('pass', { exact: true }).count(), 1, 'the verdict is shown');
+
+  // One character of "result" changed: not valid, and the signature is why.
+  const at = receipt.indexOf('"result":"pass","verification_id"');
+  assert.ok(at > 0, 'the receipt has its top-level result');
+  const tampered = `${receipt.slice(0, at + 10)}f${receipt.slice(at + 11)}`;
+  assert.equal(tampered.length, receipt.length);
+  got = await checkWith(page, { receipt: tampered });
+  assert.match(got.verdict, /^✗ not valid: Signature failed/, got.verdict);
+  assert.equal(got.checks.Signature, 'failed');
+
+  // With the request: the four hashes are recomputed and match.
+  const requestText = JSON.stringify(request, null, 1);
+  got = await checkWith(page, { receipt, request: requestText });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  for (const h of HASHES) {
+    assert.equal(got.hashes[h], 'true', `${h} matches: ${JSON.stringify(got.hashes)}`);
+    assert.equal(got.checks[h], 'held', `check ${h}`);
+  }
+  await screenshots(page, 'check-valid');
+
+  // Another request (one number changed): the hashes no longer match.
+  const other = JSON.stringify({ ...request, submitted_output: { ...request.submitted_output, total: 135.51 } });
+  got = await checkWith(page, { receipt, request: other });
+  assert.match(got.verdict, /^✗ not valid/, got.verdict);
+  assert.equal(got.hashes.output_hash, 'false');
+  assert.equal(got.hashes.request_hash, 'false');
+  assert.equal(got.hashes.schema_hash, 'true');
+
+  // A failing verdict is a valid receipt too, with its hints shown.
+  const failing = await verify(invoice(marker, agent, 999));
+  got = await checkWith(page, { receipt: failing });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  assert.ok((await page.locator('#answer-lists').textContent()).includes('sum_equals'), 'the hints are shown');
+  await screenshots(page, 'check-fail-receipt');
+
+  // A pasted agent card works as a key source; a trust record verifies too.
+  const card = await (await fetch(`${server.base}/.well-known/agent-card.json`)).text();
+  got = await checkWith(page, { receipt, keySource: 'pasted', key: card });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  const record = await (await fetch(`${server.base}/score/${agent}`)).text();
+  got = await checkWith(page, { receipt: record });
+  assert.match(got.verdict, /^✓ valid: a trust record/, got.verdict);
+
+  // By keyboard alone: type the receipt, Tab to the button, press Enter.
+  await page.locator('#clear').click();
+  await page.locator('#key-server').check();
+  await page.locator('#receipt').focus();
+  await page.keyboard.insertText(receipt);
+  let tabs = 0;
+  while (await page.evaluate(() => document.activeElement.id) !== 'check' && tabs < 12) {
+    await page.keyboard.press('Tab');
+    tabs++;
+  }
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'check', 'the check button is reachable by Tab');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => !document.querySelector('#check').disabled && !document.querySelector('#result').hidden);
+  assert.match(await page.locator('#verdict').textContent(), /^✓ valid/);
+
+  // The receipt's own key: none in a receipt of a server with a public URL.
+  got = await checkWith(page, { receipt, keySource: 'own' });
+  assert.equal(got.checks['Public key'], 'failed');
+
+  await context.close();
+  assertStayedHome(seen, '/check');
+  assertNotSent(seen, marker);
+  // After loading, the only requests were for the agent card.
+  const after = seen.slice(loaded).map((r) => new URL(r.url).pathname);
+  assert.ok(after.length > 0 && after.every((p) => p === '/.well-known/agent-card.json'), `requests after loading: ${after}`);
+  assert.deepEqual(problems, []);
+});
+
+test('/check checks a receipt by its own verify.public_key, and says what that proves', async () => {
+  // A receipt of another signer that carries its public key in verify (as a
+  // server without a public URL does, SPEC §5): this server's answer,
+  // re-signed here with a fresh key by Node's own Ed25519.
+  const marker = `marker-${randomUUID()}`;
+  const answer = JSON.parse(await verify(invoice(marker, null, 135.5)));
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const rawKey = publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');
+  delete answer.attestation;
+  answer.verify = { ...answer.verify, key_version: 'other-1', public_key: rawKey };
+  delete answer.verify.public_key_url;
+  const signed = canonicalize({ context: 'json-schema-verifier/verify-schema-attestation/v1', algorithm: 'Ed25519',
+    key_version: 'other-1', attested_at: answer.verified_at, response: answer });
+  const signature = sign(null, Buffer.from(signed), privateKey).toString('base64');
+  const receipt = JSON.stringify({ ...answer, attestation: { algorithm: 'Ed25519', key_version: 'other-1', timestamp: answer.verified_at, signature } });
+
+  const context = await browser.newContext();
+  const seen = watch(context);
+  const page = await context.newPage();
+  await page.goto(`${server.base}/check`);
+  let got = await checkWith(page, { receipt, keySource: 'own' });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  assert.match(await page.locator('#verdict-note').textContent(), /does not prove who signed it/);
+  got = await checkWith(page, { receipt, keySource: 'pasted', key: rawKey });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  // This server never published that key: with its card the receipt fails,
+  // and the public key check says why.
+  got = await checkWith(page, { receipt });
+  assert.match(got.verdict, /^✗ not valid: Public key/, got.verdict);
+  // Its own key does not save a changed receipt.
+  got = await checkWith(page, { receipt: receipt.replace('"result":"pass","verification_id"', '"result":"fail","verification_id"'), keySource: 'own' });
+  assert.match(got.verdict, /^✗ not valid: Signature failed/, got.verdict);
+  await context.close();
+  assertStayedHome(seen, '/check');
+  assertNotSent(seen, marker);
+});
+
+test('/agents/{agent_id} shows the counts and one chart mark per day', async () => {
+  const agent = `e2e-seller-${randomUUID().slice(0, 8)}`;
+  const days = new Set();
+  for (const total of [135.5, 135.5, 1, 135.5, 2]) {
+    const answer = JSON.parse(await verify(invoice(`m-${randomUUID()}`, agent, total)));
+    assert.equal(answer.result, total > 100 ? 'pass' : 'fail');
+    days.add(answer.verified_at.slice(0, 10));
+  }
+  const context = await browser.newContext();
+  const seen = watch(context);
+  const page = await context.newPage();
+  const res = await page.goto(`${server.base}/agents/${agent}`);
+  assert.equal(res.status(), 200);
+  assert.equal(await page.locator('#total').textContent(), '5');
+  assert.equal(await page.locator('#passed').textContent(), '3');
+  assert.equal(await page.locator('#failed').textContent(), '2');
+  const marks = await page.locator('svg#chart g.day').evaluateAll((gs) => gs.map((g) => ({ day: g.dataset.day, passed: g.dataset.passed, failed: g.dataset.failed })));
+  assert.deepEqual(marks.map((m) => m.day), [...days].sort(), 'one mark per day');
+  assert.equal(marks.reduce((n, m) => n + Number(m.passed), 0), 3);
+  assert.equal(marks.reduce((n, m) => n + Number(m.failed), 0), 2);
+  assert.equal(await page.locator('svg#chart circle.lower-point').count(), days.size, 'the score lower bound per day');
+  assert.equal(await page.locator('#recent tbody tr').count(), 5);
+  assert.equal(await page.locator('#recent a[href^="/receipts/"]').count(), 5);
+  assert.match(await page.locator('#score').textContent(), /^\d{1,3}\.\d$/, 'payment is off: the score is shown');
+  await screenshots(page, 'agent');
+
+  // A receipt link leads to the stored receipt.
+  const href = await page.locator('#recent a[href^="/receipts/"]').first().getAttribute('href');
+  assert.equal((await fetch(`${server.base}${href}`)).status, 200);
+
+  // An unknown agent is a friendly 404 page.
+  const missing = await page.goto(`${server.base}/agents/nobody-${randomUUID()}`);
+  assert.equal(missing.status(), 404);
+  assert.equal(await page.locator('h1').textContent(), 'No record for this agent');
+  await context.close();
+  assertStayedHome(seen, '/agents');
+});

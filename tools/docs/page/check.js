@@ -1,0 +1,455 @@
+// The receipt checker of /check. Everything happens in this page: the
+// receipt, the request and a pasted key are never sent anywhere. The only
+// request it makes is GET /.well-known/agent-card.json, for this server's
+// public keys, when that key source is chosen.
+//
+// It does what SPEC §5 says a receipt check is: rebuild the signed document
+//   {"context", "algorithm", "key_version", "attested_at", "response"}
+// (response = the receipt without "attestation") as RFC 8785 canonical JSON,
+// verify the Ed25519 signature with WebCrypto and, with the original
+// request, recompute the four SHA-256 hashes.
+import canonicalize from '/docs/canonicalize.js';
+
+const CONTEXTS = [
+  ['json-schema-verifier/verify-schema-attestation/v1', 'a verification answer'],
+  ['json-schema-verifier/trust-score-attestation/v1', 'a trust record'],
+];
+const ALGORITHM = 'Ed25519';
+const DEFAULT_TOLERANCE = 1e-9;
+const RULE_FIELDS = ['equals', 'equals_field', 'field', 'if_present', 'in_field', 'other_field', 'tolerance', 'type', 'value', 'values'];
+const MAX_BYTES = 4 << 20;
+
+const $ = (id) => document.getElementById(id);
+
+// ---- strict JSON: what JSON.parse lets through silently
+
+// jsonProblem returns why text is not one exact I-JSON value (a duplicate
+// key, a number that is not exactly the double the signature covers, a lone
+// surrogate), or '' when it is. It assumes JSON.parse accepted text.
+function jsonProblem(text) {
+  let i = 0;
+  const ws = () => { while (i < text.length && ' \t\r\n'.includes(text[i])) i++; };
+  const str = () => {
+    const start = i++;
+    while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i++;
+    return JSON.parse(text.slice(start, i));
+  };
+  const value = (path) => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const seen = new Set();
+      ws();
+      if (text[i] === '}') { i++; return ''; }
+      for (;;) {
+        ws();
+        const key = str();
+        if (seen.has(key)) return `the key ${JSON.stringify(key).slice(0, 60)} appears twice in ${path}`;
+        seen.add(key);
+        ws(); i++; // ':'
+        const p = value(`${path}.${key}`);
+        if (p) return p;
+        ws();
+        if (text[i++] === '}') return '';
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') { i++; return ''; }
+      for (let n = 0; ; n++) {
+        const p = value(`${path}[${n}]`);
+        if (p) return p;
+        ws();
+        if (text[i++] === ']') return '';
+      }
+    }
+    if (c === '"') {
+      const s = str();
+      return s.isWellFormed() ? '' : `a string in ${path} has a lone surrogate`;
+    }
+    const m = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (m) {
+      i += m[0].length;
+      const n = Number(m[0]);
+      if (!Number.isFinite(n) || decimal(m[0]) !== decimal(String(n))) {
+        return `the number ${m[0].slice(0, 40)} in ${path} is not exactly a double, so the signature would cover another number`;
+      }
+      return '';
+    }
+    for (const lit of ['true', 'false', 'null']) {
+      if (text.startsWith(lit, i)) { i += lit.length; return ''; }
+    }
+    return `unexpected text in ${path}`;
+  };
+  return value('$');
+}
+
+// decimal writes a number literal's exact value as digits and an exponent.
+function decimal(lit) {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(lit);
+  let digits = m[2] + (m[3] || '');
+  let exp = Number(m[4] || 0) - (m[3] || '').length;
+  digits = digits.replace(/^0+/, '');
+  if (digits === '') return '0';
+  while (digits.endsWith('0')) { digits = digits.slice(0, -1); exp++; }
+  return `${m[1]}${digits}e${exp}`;
+}
+
+// parseStrict parses text as JSON and names the first problem with it.
+function parseStrict(text, what) {
+  if (new TextEncoder().encode(text).length > MAX_BYTES) {
+    return { problem: `the ${what} is larger than ${MAX_BYTES} bytes` };
+  }
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    return { problem: `the ${what} is not JSON (${e.message})` };
+  }
+  const problem = jsonProblem(text);
+  return problem ? { problem: `the ${what} is not exact I-JSON: ${problem}` } : { value };
+}
+
+// ---- bytes
+
+function base64Bytes(s) {
+  if (typeof s !== 'string' || !/^[A-Za-z0-9+/]+={0,2}$/.test(s) || s.length % 4 !== 0) return null;
+  try {
+    return Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+  } catch {
+    return null;
+  }
+}
+
+async function sha256Hex(text) {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+const brief = (s) => { const t = String(s); return t.length > 80 ? `${t.slice(0, 80)}…` : t; };
+
+// ---- keys
+
+// keysFromCard reads {keyVersion: base64} from an agent card's attestation
+// extension(s): capabilities.extensions[].params.publicKeys[].
+function keysFromCard(card) {
+  const keys = new Map();
+  const exts = card && card.capabilities && Array.isArray(card.capabilities.extensions) ? card.capabilities.extensions : [];
+  for (const ext of exts) {
+    const list = ext && ext.params && Array.isArray(ext.params.publicKeys) ? ext.params.publicKeys : [];
+    for (const k of list) {
+      if (k && typeof k.keyVersion === 'string' && typeof k.publicKey === 'string' &&
+          (k.algorithm === undefined || k.algorithm === ALGORITHM)) {
+        keys.set(k.keyVersion, k.publicKey);
+      }
+    }
+  }
+  return keys;
+}
+
+// findKey returns {key (base64) | null, source, note, problem}.
+async function findKey(choice, keyVersion, receipt, pasted) {
+  if (choice === 'own') {
+    const key = receipt.verify && receipt.verify.public_key;
+    if (typeof key !== 'string') return { problem: 'the receipt carries no verify.public_key; choose the agent card or paste a key' };
+    return { key, source: "the receipt's own verify.public_key", note: 'This proves the receipt was not changed after it was signed; it does not prove who signed it. Check the key against the issuer\'s published agent card for that.' };
+  }
+  if (choice === 'pasted') {
+    const text = pasted.trim();
+    if (!text) return { problem: 'no agent card or key was pasted' };
+    if (text.startsWith('{')) {
+      const { value, problem } = parseStrict(text, 'pasted agent card');
+      if (problem) return { problem };
+      const keys = keysFromCard(value);
+      if (keys.size === 0 && typeof value.publicKey === 'string') keys.set(value.keyVersion ?? keyVersion, value.publicKey);
+      if (!keys.has(keyVersion)) return { problem: `the pasted card has no key for key_version ${brief(keyVersion)}` };
+      return { key: keys.get(keyVersion), source: `the pasted agent card's key ${brief(keyVersion)}` };
+    }
+    return { key: text, source: 'the pasted public key' };
+  }
+  let card;
+  try {
+    const res = await fetch('/.well-known/agent-card.json', { headers: { Accept: 'application/json' }, credentials: 'omit', cache: 'no-cache' });
+    if (!res.ok) return { problem: `this server's agent card could not be read (HTTP ${res.status})` };
+    card = await res.json();
+  } catch (e) {
+    return { problem: `this server's agent card could not be read (${e.message})` };
+  }
+  const keys = keysFromCard(card);
+  if (!keys.has(keyVersion)) {
+    return { problem: `this server's agent card publishes no key for key_version ${brief(keyVersion)}: the receipt was not signed by this server, or with a key it never published` };
+  }
+  return { key: keys.get(keyVersion), source: `this server's agent card, key ${brief(keyVersion)}` };
+}
+
+// ---- the checks
+
+// checkReceipt runs every check and returns {checks, valid, kind, receipt}.
+// A check is {name, state: 'held' | 'failed' | 'info', text}.
+async function checkReceipt(receiptText, requestText, choice, pastedKey) {
+  const checks = [];
+  const held = (name, text) => checks.push({ name, state: 'held', text });
+  const failed = (name, text) => checks.push({ name, state: 'failed', text });
+  const info = (name, text) => checks.push({ name, state: 'info', text });
+  const out = { checks, kind: '', receipt: null, hashes: [], note: '' };
+
+  const parsed = parseStrict(receiptText, 'receipt');
+  if (parsed.problem) { failed('JSON', `${parsed.problem}.`); return out; }
+  const receipt = parsed.value;
+  if (!isObject(receipt)) { failed('JSON', 'The receipt is JSON but not an object.'); return out; }
+  held('JSON', 'The receipt is one JSON object with no duplicate keys, and every number in it is exactly the number that was signed.');
+  out.receipt = receipt;
+
+  const att = receipt.attestation;
+  const fields = ['algorithm', 'key_version', 'timestamp', 'signature'];
+  if (!isObject(att)) { failed('Attestation', 'The receipt has no "attestation" object, so nothing in it is signed.'); return out; }
+  const missing = fields.find((f) => typeof att[f] !== 'string' || att[f] === '');
+  const extra = Object.keys(att).find((k) => !fields.includes(k));
+  if (missing) { failed('Attestation', `attestation.${missing} is missing or not a non-empty string.`); return out; }
+  if (extra) { failed('Attestation', `The attestation has a member ${brief(JSON.stringify(extra))} that is not signed and could only mislead.`); return out; }
+  held('Attestation', 'The attestation has its algorithm, key version, timestamp and signature, and nothing else.');
+
+  if (att.algorithm === ALGORITHM) held('Algorithm', 'The signature algorithm is Ed25519.');
+  else failed('Algorithm', `The algorithm is ${brief(att.algorithm)}, not Ed25519.`);
+
+  if (!has(receipt, 'verified_at')) info('Timestamp', 'The receipt has no verified_at to compare with the attestation timestamp.');
+  else if (receipt.verified_at === att.timestamp) held('Timestamp', `The attestation timestamp equals verified_at (${brief(att.timestamp)}).`);
+  else failed('Timestamp', `The attestation timestamp ${brief(att.timestamp)} differs from verified_at ${brief(receipt.verified_at)}.`);
+
+  if (isObject(receipt.verify) && has(receipt.verify, 'key_version')) {
+    if (receipt.verify.key_version === att.key_version) held('Key version', `verify.key_version and attestation.key_version both name ${brief(att.key_version)}.`);
+    else failed('Key version', `verify.key_version ${brief(receipt.verify.key_version)} differs from attestation.key_version ${brief(att.key_version)}.`);
+  }
+
+  const found = await findKey(choice, att.key_version, receipt, pastedKey);
+  let publicKey = null;
+  if (found.problem) {
+    failed('Public key', `No public key: ${found.problem}.`);
+  } else {
+    const raw = base64Bytes(found.key.trim());
+    if (!raw || raw.length !== 32) {
+      failed('Public key', `The key from ${found.source} is not standard base64 of 32 bytes.`);
+    } else {
+      try {
+        publicKey = await crypto.subtle.importKey('raw', raw, { name: 'Ed25519' }, false, ['verify']);
+        held('Public key', `Using ${found.source}: ${found.key.trim()}.`);
+        out.note = found.note || '';
+      } catch (e) {
+        failed('Public key', `This browser could not use the Ed25519 key (${e.message}).`);
+      }
+    }
+  }
+
+  if (publicKey && att.algorithm === ALGORITHM) {
+    const sig = base64Bytes(att.signature);
+    if (!sig || sig.length !== 64) {
+      failed('Signature', 'attestation.signature is not standard base64 of 64 bytes.');
+    } else {
+      const response = JSON.parse(receiptText);
+      delete response.attestation;
+      let verified = '';
+      for (const [context, kind] of CONTEXTS) {
+        const doc = canonicalize({ context, algorithm: att.algorithm, key_version: att.key_version, attested_at: att.timestamp, response });
+        if (await crypto.subtle.verify({ name: 'Ed25519' }, publicKey, sig, new TextEncoder().encode(doc))) {
+          verified = kind;
+          out.kind = kind;
+          held('Signature', `The Ed25519 signature is valid over the whole receipt: it is ${kind}, signed under the context ${context}, and no character of it was changed.`);
+          break;
+        }
+      }
+      if (!verified) {
+        failed('Signature', 'The Ed25519 signature does not verify: the receipt was changed after it was signed, or this key did not sign it.');
+      }
+    }
+  } else if (!publicKey) {
+    failed('Signature', 'The signature could not be checked without a public key.');
+  }
+
+  if (requestText.trim()) await checkHashes(receipt, requestText, out, { held, failed, info });
+  return out;
+}
+
+// checkHashes recomputes the hashes of SPEC §5 from the request and
+// compares them with the receipt's.
+async function checkHashes(receipt, requestText, out, { held, failed, info }) {
+  const parsed = parseStrict(requestText, 'request');
+  if (parsed.problem) { failed('Request', `${parsed.problem}.`); return; }
+  const req = parsed.value;
+  if (!isObject(req) || !has(req, 'submitted_output') || !has(req, 'expected_schema')) {
+    failed('Request', 'The request is not an object with submitted_output and expected_schema.');
+    return;
+  }
+  const sent = (k) => (has(req, k) ? req[k] : null);
+  const parts = [
+    ['output_hash', 'submitted_output', () => canonicalize(req.submitted_output)],
+    ['schema_hash', 'expected_schema', () => canonicalize(req.expected_schema)],
+    ['rules_hash', 'bounds and rules as sent', () => canonicalize({ bounds: sent('bounds'), rules: sent('rules') })],
+    ['request_hash', 'the whole request, defaults filled in', () => canonicalize(requestAsParsed(req))],
+  ];
+  for (const [name, what, canonical] of parts) {
+    let mine;
+    try {
+      mine = await sha256Hex(canonical());
+    } catch (e) {
+      failed(name, `The ${what} could not be canonicalized (${e.message}).`);
+      continue;
+    }
+    const theirs = receipt[name];
+    out.hashes.push({ name, theirs: typeof theirs === 'string' ? theirs : '', mine, match: theirs === mine });
+    if (!has(receipt, name) && name === 'request_hash') {
+      info(name, 'The receipt has no request_hash (a compact answer); the other three hashes tie it to the request.');
+    } else if (theirs === mine) {
+      held(name, `The ${name} of the receipt is the SHA-256 of ${what}: the receipt is about this request.`);
+    } else {
+      failed(name, `The ${name} of the receipt is not the SHA-256 of ${what}: the receipt is about another request, or the request was changed.`);
+    }
+  }
+}
+
+// requestAsParsed is the request as request_hash covers it: eight keys,
+// every default filled in (SPEC §5).
+function requestAsParsed(req) {
+  const orNull = (v) => (v === undefined ? null : v);
+  const orFalse = (v) => (v === undefined || v === null ? false : v);
+  let bounds = null;
+  if (isObject(req.bounds) && Object.keys(req.bounds).length > 0) {
+    bounds = {};
+    for (const key of Object.keys(req.bounds)) {
+      const b = req.bounds[key] || {};
+      Object.defineProperty(bounds, key, {
+        value: { min: orNull(b.min), max: orNull(b.max), if_present: orFalse(b.if_present) },
+        enumerable: true, writable: true, configurable: true,
+      });
+    }
+  }
+  let rules = null;
+  if (Array.isArray(req.rules) && req.rules.length > 0) {
+    rules = req.rules.map((rule) => {
+      const r = {};
+      for (const f of RULE_FIELDS) r[f] = orNull(rule[f]);
+      r.tolerance = has(rule, 'tolerance') ? rule.tolerance : DEFAULT_TOLERANCE;
+      r.if_present = orFalse(rule.if_present);
+      return r;
+    });
+  }
+  return {
+    task_id: orNull(req.task_id), agent_id: orNull(req.agent_id),
+    expected_schema: req.expected_schema, submitted_output: req.submitted_output,
+    strict_content_check: orFalse(req.strict_content_check), bounds, rules,
+    enforce_rules: orFalse(req.enforce_rules),
+  };
+}
+
+// ---- rendering (textContent only: nothing pasted becomes markup)
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  for (const c of children) e.append(c);
+  return e;
+}
+
+function render(out) {
+  $('result').hidden = false;
+  const failures = out.checks.filter((c) => c.state === 'failed');
+  const valid = failures.length === 0 && out.checks.some((c) => c.name === 'Signature' && c.state === 'held');
+  const verdict = $('verdict');
+  verdict.className = `verdict ${valid ? 'verdict-valid' : 'verdict-invalid'}`;
+  verdict.textContent = valid ? `✓ valid: ${out.kind} whose every check held` :
+    `✗ not valid: ${failures.map((c) => c.name).join(', ') || 'the signature could not be checked'} failed`;
+  $('verdict-note').textContent = valid ? out.note : '';
+
+  const list = $('checks');
+  list.replaceChildren(...out.checks.map((c) => el('li', { class: c.state, 'data-check': c.name, 'data-state': c.state },
+    el('span', { class: 'check-name' }, c.name), `: ${c.state === 'held' ? 'held' : c.state === 'failed' ? 'FAILED' : 'note'}. `, c.text)));
+
+  $('hashes-wrap').hidden = out.hashes.length === 0;
+  $('hashes').tBodies[0].replaceChildren(...out.hashes.map((h) => el('tr', { 'data-hash': h.name, 'data-match': String(h.match) },
+    el('th', { scope: 'row' }, h.name), el('td', {}, el('code', {}, h.theirs || '(none)')), el('td', {}, el('code', {}, h.mine)),
+    el('td', {}, h.match ? 'matches' : 'differs'))));
+
+  renderAnswer(out.receipt);
+}
+
+// renderAnswer shows what the receipt says, readably.
+function renderAnswer(r) {
+  const box = $('answer');
+  if (!isObject(r)) { box.hidden = true; return; }
+  box.hidden = false;
+  const facts = [];
+  const fact = (label, value) => {
+    if (value === undefined || value === null || value === '') return;
+    facts.push(el('div', {}, el('dt', {}, label), el('dd', {}, typeof value === 'string' ? value : JSON.stringify(value))));
+  };
+  const ratio = (x) => (isObject(x) ? `${x.passed} of ${x.total} (${Math.round(Number(x.ratio) * 1000) / 10}%)` : undefined);
+  fact('Result', r.result);
+  fact('Task', r.task_id);
+  fact('Agent', r.agent_id);
+  fact('Verified at', r.verified_at);
+  fact('Verification id', r.verification_id);
+  fact('Schema checks passed', ratio(r.schema_compliance));
+  fact('Integrity checks passed', ratio(r.integrity_checks));
+  fact('All checks passed', ratio(r.overall));
+  if (has(r, 'score')) {
+    fact('Trust score', String(r.score));
+    if (isObject(r.interval)) fact('Interval', `${r.interval.lower} to ${r.interval.upper}`);
+    if (isObject(r.inputs)) fact('Verdicts', `${r.inputs.total} (${r.inputs.passed} passed, ${r.inputs.failed} failed)`);
+  }
+  $('answer-facts').replaceChildren(...facts);
+
+  const lists = [];
+  const section = (title, items, line) => {
+    if (!Array.isArray(items) || items.length === 0) return;
+    lists.push(el('h4', {}, title), el('ul', { class: 'answer-list' }, ...items.map((x) => el('li', {}, line(x)))));
+  };
+  section('Why it failed', r.errors, (x) => String(x));
+  section('Hints to repair the output', r.hints, (h) => (isObject(h)
+    ? `${h.check || ''} at ${h.path || '$'}: expected ${h.expected ?? ''}, found ${h.found ?? ''}` : String(h)));
+  section('Flags', r.flags, (f) => (isObject(f) ? `${f.severity || ''} ${f.check || ''} ${f.field || ''}: ${f.detail || ''}` : String(f)));
+  section('Recent verdicts', r.recent_verdicts, (v) => (isObject(v) ? `${v.result} ${v.verified_at} task ${v.task_id}` : String(v)));
+  $('answer-lists').replaceChildren(...lists);
+}
+
+// ---- the form
+
+function readDropped(textarea) {
+  textarea.addEventListener('dragover', (e) => { e.preventDefault(); textarea.classList.add('drop-target'); });
+  textarea.addEventListener('dragleave', () => textarea.classList.remove('drop-target'));
+  textarea.addEventListener('drop', async (e) => {
+    e.preventDefault();
+    textarea.classList.remove('drop-target');
+    const file = e.dataTransfer && e.dataTransfer.files[0];
+    if (file) textarea.value = await file.text();
+  });
+}
+
+function init() {
+  readDropped($('receipt'));
+  readDropped($('request'));
+  $('check-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const choice = document.querySelector('input[name="key-source"]:checked').value;
+    const button = $('check');
+    button.disabled = true;
+    try {
+      render(await checkReceipt($('receipt').value, $('request').value, choice, $('key').value));
+    } catch (err) {
+      render({ checks: [{ name: 'Checker', state: 'failed', text: `The page could not finish the check (${err.message}).` }], hashes: [], receipt: null, kind: '' });
+    } finally {
+      button.disabled = false;
+      $('result').focus();
+    }
+  });
+  $('clear').addEventListener('click', () => {
+    for (const id of ['receipt', 'request', 'key']) $(id).value = '';
+    $('result').hidden = true;
+  });
+  $('result').tabIndex = -1;
+}
+
+init();
