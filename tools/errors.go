@@ -51,8 +51,8 @@ func AsError(err error) *Error {
 	}
 	return &Error{
 		Code: CodeInternal, Status: http.StatusInternalServerError,
-		Message:     "The verifier hit an internal fault. Nothing was charged; send the request again, and report the correlation id if it persists.",
-		NextActions: []engine.NextAction{{Action: "retry_later"}},
+		Message:     "The verifier hit an internal fault. Nothing was charged. Report the correlation id to the operator: the same request is not expected to succeed until the fault is fixed.",
+		NextActions: []engine.NextAction{{Action: "report_fault"}},
 	}
 }
 

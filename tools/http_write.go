@@ -108,7 +108,7 @@ func writeError(w http.ResponseWriter, e *Error) {
 	}
 	body, err := engine.MarshalJSON(e)
 	if err != nil {
-		body = []byte(`{"code":"internal_error","status":500,"retryable":false,"charged":false,"message":"The verifier hit an internal fault.","next_actions":[{"action":"retry_later"}]}`)
+		body = []byte(`{"code":"internal_error","status":500,"retryable":false,"charged":false,"message":"The verifier hit an internal fault.","next_actions":[{"action":"report_fault"}]}`)
 		e = &Error{Status: http.StatusInternalServerError}
 	}
 	writeJSON(w, e.Status, body)
