@@ -76,3 +76,71 @@ func TestStoreFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreCopyServesTheSameHistory serves on bbolt, copies the file into
+// Postgres with `verifier store copy` (twice: idempotent), then serves on
+// Postgres: the same reputation and receipts, byte for byte.
+func TestStoreCopyServesTheSameHistory(t *testing.T) {
+	const public = "http://verifier.example"
+	first := startHTTP(t, "--public-url", public)
+	pass := mustRead(t, filepath.Join("testdata", "invoice-pass.json"))
+	fail := mustRead(t, filepath.Join("testdata", "invoice-fail.json"))
+	var ids []string
+	for _, body := range [][]byte{pass, fail, pass} {
+		resp, answer := first.post(t, "/verify/schema", body)
+		var v struct {
+			VerificationID string `json:"verification_id"`
+		}
+		if err := json.Unmarshal(answer, &v); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST /verify/schema = %d %s", resp.StatusCode, answer)
+		}
+		ids = append(ids, v.VerificationID)
+	}
+	paths := []string{"/reputation/seller-7", "/reputation/seller-7?limit=1"}
+	for _, id := range ids {
+		paths = append(paths, "/receipts/"+id)
+	}
+	before := map[string]string{}
+	for _, p := range paths {
+		_, body := first.get(t, p)
+		before[p] = string(body)
+	}
+	if err := first.stop(t); err != nil {
+		t.Fatalf("stopping the bbolt server: %v", err)
+	}
+
+	url := pgtest.NewDatabase(t)
+	for round := 1; round <= 2; round++ {
+		var stdout, stderr strings.Builder
+		err := run(context.Background(), []string{"store", "copy", "--from", filepath.Join(first.dataDir, storeFile), "--to", url},
+			strings.NewReader(""), &stdout, &stderr, testEnv)
+		if err != nil {
+			t.Fatalf("store copy %d: %v\n%s", round, err, stderr.String())
+		}
+		var report store.CopyReport
+		if err := json.Unmarshal([]byte(stdout.String()), &report); err != nil || report.Verdicts != 3 || report.Sampled < 2 {
+			t.Errorf("store copy %d printed %s (%v), want 3 verdicts copied and a sample checked", round, stdout.String(), err)
+		}
+	}
+
+	second := startHTTP(t, "--data-dir", first.dataDir, "--store", url, "--public-url", public)
+	for _, p := range paths {
+		resp, body := second.get(t, p)
+		if resp.StatusCode != http.StatusOK || string(body) != before[p] {
+			t.Errorf("GET %s on Postgres = %d\n%s\nwant what bbolt served:\n%s", p, resp.StatusCode, body, before[p])
+		}
+	}
+}
+
+// TestStoreCopyRefusals checks the command's usage errors.
+func TestStoreCopyRefusals(t *testing.T) {
+	for _, args := range [][]string{
+		{"store"}, {"store", "move"}, {"store", "copy", "--to", "postgres://h/db"},
+		{"store", "copy", "--from", "x.db", "--to", "mysql://u:s3cret@h/db"},
+	} {
+		err := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard, testEnv)
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("run(%q) = %v, want a refusal that does not echo the URL", args, err)
+		}
+	}
+}
