@@ -4,19 +4,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/verifier-dev/verifier/internal/pgtest"
+	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/store"
 )
 
@@ -229,4 +235,87 @@ func TestReplicaKilledUnderLoad(t *testing.T) {
 	if err != nil || rep.Total < len(acked) {
 		t.Errorf("reputation counts %d verdicts (%v), want at least the %d acknowledged", rep.Total, err, len(acked))
 	}
+}
+
+// TestPaymentReplayedAcrossReplicas pays replica A, then sends the same
+// payment for another request to replica B: B refuses it as replayed
+// without asking the facilitator, which settled it once.
+func TestPaymentReplayedAcrossReplicas(t *testing.T) {
+	var settles atomic.Int32
+	facilitator := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			PaymentRequirements payment.PaymentRequirements `json:"paymentRequirements"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/verify":
+			fmt.Fprint(w, `{"isValid":true,"payer":"0x3F6F8187C480D0FeE3e9536Eeee62CEED2CACD58"}`)
+		case "/settle":
+			settles.Add(1)
+			fmt.Fprintf(w, `{"success":true,"payer":"0x3F6F8187C480D0FeE3e9536Eeee62CEED2CACD58","transaction":"0xabc","network":%q}`, req.PaymentRequirements.Network)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer facilitator.Close()
+	bin := buildVerifier(t)
+	url := pgtest.NewDatabase(t)
+	args := []string{"--free-per-day", "0", "--pay-to-evm", "0x209693Bc6afc0C5328bA36FaF03C514EF312287C", "--facilitator", facilitator.URL}
+	a := startReplica(t, bin, url, replicaKey, args...)
+	b := startReplica(t, bin, url, replicaKey, args...)
+	pass := mustRead(t, filepath.Join("testdata", "invoice-pass.json"))
+	fail := mustRead(t, filepath.Join("testdata", "invoice-fail.json"))
+
+	status, header, _ := a.post(t, "/verify/schema", pass, "")
+	if status != http.StatusPaymentRequired {
+		t.Fatalf("unpaid POST = %d, want 402", status)
+	}
+	required, err := payment.DecodePaymentRequired(header.Get("Payment-Required"))
+	if err != nil || len(required.Accepts) == 0 {
+		t.Fatalf("Payment-Required header: %v", err)
+	}
+	offer := required.Accepts[0]
+	pl, _ := json.Marshal(payment.EVMPayload{
+		Signature: "0x" + hex.EncodeToString(make([]byte, 65)), // the fake facilitator does not check it
+		Authorization: payment.EVMAuthorization{From: "0x3F6F8187C480D0FeE3e9536Eeee62CEED2CACD58", To: offer.PayTo, Value: offer.Amount,
+			ValidAfter: "0", ValidBefore: strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10), Nonce: "0x" + strings.Repeat("ab", 32)},
+	})
+	sig, err := payment.EncodeHeader(payment.PaymentPayload{X402Version: 2, Accepted: offer, Payload: pl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := a.post(t, "/verify/schema", pass, sig); status != http.StatusOK {
+		t.Fatalf("paid POST to A = %d %s, want 200", status, body)
+	}
+	status, _, body := b.post(t, "/verify/schema", fail, sig)
+	if status != http.StatusPaymentRequired || !bytes.Contains(body, []byte(`"`+payment.CodePaymentReplayed+`"`)) {
+		t.Errorf("the same payment for another request on B = %d %s, want 402 %s", status, body, payment.CodePaymentReplayed)
+	}
+	if n := settles.Load(); n != 1 {
+		t.Errorf("the facilitator settled %d times, want once", n)
+	}
+}
+
+// post sends body to path, with a Payment-Signature when sig is not "".
+func (r *replica) post(t *testing.T, path string, body []byte, sig string) (int, http.Header, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, r.base+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if sig != "" {
+		req.Header.Set("Payment-Signature", sig)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, raw
 }
