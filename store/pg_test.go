@@ -219,3 +219,22 @@ func queryString(t *testing.T, url, sql string) string {
 	}
 	return s
 }
+
+// TestOpenPostgresErrorsHideThePassword opens databases that cannot be
+// reached or parsed: the errors name the database, never the password.
+func TestOpenPostgresErrorsHideThePassword(t *testing.T) {
+	for _, url := range []string{
+		"postgres://verifier:s3cret@127.0.0.1:1/verifier?connect_timeout=2",
+		"postgres://verifier:s3cret@127.0.0.1:notaport/verifier",
+	} {
+		s, err := store.OpenPostgres(context.Background(), url, nil)
+		if err == nil {
+			s.Close()
+			t.Fatalf("OpenPostgres(%q) error = nil", url)
+		}
+		t.Logf("%v", err)
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("OpenPostgres error shows the password: %v", err)
+		}
+	}
+}
