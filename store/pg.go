@@ -57,6 +57,7 @@ type PostgresOptions struct {
 type Postgres struct {
 	pool      *pgxpool.Pool
 	name      string // host:port/database, for messages (never the password)
+	schema    int    // the schema version this binary writes
 	now       func() time.Time
 	health    *writeHealth
 	nextPurge atomic.Int64          // unix nanos of the next opportunistic purge
@@ -99,7 +100,7 @@ func OpenPostgres(ctx context.Context, url string, opts *PostgresOptions) (*Post
 		return nil, fmt.Errorf("opening store %s: %w", name, err)
 	}
 	p := &Postgres{pool: pool, name: name, now: o.Now, health: &writeHealth{}}
-	if err := p.migrate(ctx); err != nil {
+	if p.schema, err = p.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("opening store %s: %w", name, err)
 	}
@@ -155,12 +156,18 @@ func PostgresSchemaVersion() int {
 
 // migrate applies the steps the database lacks, each in a transaction of
 // its own, holding the migration lock so that one process migrates while
-// the others wait and then find the schema current.
-func (p *Postgres) migrate(ctx context.Context) error {
+// the others wait and then find the schema current. It returns the schema
+// version, this binary's.
+func (p *Postgres) migrate(ctx context.Context) (int, error) {
 	steps, err := loadPgMigrations()
 	if err != nil {
-		return fmt.Errorf("reading the embedded migrations: %w", err)
+		return 0, fmt.Errorf("reading the embedded migrations: %w", err)
 	}
+	return len(steps), p.migrateSteps(ctx, steps)
+}
+
+// migrateSteps applies steps past the database's version under the lock.
+func (p *Postgres) migrateSteps(ctx context.Context, steps []pgMigration) error {
 	conn, err := p.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("connecting: %w", err)
@@ -249,8 +256,8 @@ func (p *Postgres) Check(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("checking store %s: %w", p.name, err)
 	}
-	if known := PostgresSchemaVersion(); v != known {
-		return fmt.Errorf("checking store %s: %w: the database has schema version %d, this binary %d", p.name, ErrSchemaVersion, v, known)
+	if v != p.schema {
+		return fmt.Errorf("checking store %s: %w: the database has schema version %d, this binary %d", p.name, ErrSchemaVersion, v, p.schema)
 	}
 	return nil
 }
