@@ -39,7 +39,9 @@ type replica struct {
 // the test ends unless it was killed first.
 func startReplica(t *testing.T, bin, storeURL, seed string, args ...string) *replica {
 	t.Helper()
-	all := append([]string{"--http", "127.0.0.1:0", "--data-dir", t.TempDir(), "--store", storeURL, "--trust-proxy"}, args...)
+	// A long --queue-wait: on a loaded machine a burst must wait, not be
+	// refused, for the counts to mean what they say.
+	all := append([]string{"--http", "127.0.0.1:0", "--data-dir", t.TempDir(), "--store", storeURL, "--trust-proxy", "--queue-wait", "60s"}, args...)
 	r := &replica{cmd: exec.Command(bin, all...), stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	r.cmd.Env = append(os.Environ(), "VERIFIER_SIGNING_KEY="+seed)
 	r.cmd.Stderr = r.stderr
