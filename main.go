@@ -7,6 +7,7 @@
 //	verifier verify [FILE|-]          one-off verification
 //	verifier receipt verify FILE      offline receipt check
 //	verifier keys show|rotate         key management
+//	verifier store copy --from F --to postgres://…   move a bbolt history into PostgreSQL
 package main
 
 import (
@@ -48,6 +49,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runReceipt(args[1:], stdout, stderr, getenv)
 		case "keys":
 			return runKeys(args[1:], stdout, stderr, getenv)
+		case "store":
+			return runStore(ctx, args[1:], stdout, stderr, getenv)
 		case "version":
 			fmt.Fprintln(stdout, version())
 			return nil

@@ -34,6 +34,7 @@ const (
 // serverFlags are the flags of the server modes, read once here.
 type serverFlags struct {
 	httpAddr, dataDir, publicURL string
+	storeURL                     string // "" for the bbolt file in dataDir
 	maxBody                      int64
 	verifyTimeout                time.Duration
 	readHeaderTimeout            time.Duration
@@ -53,6 +54,7 @@ type serverFlags struct {
 func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&f.httpAddr, "http", "", "serve MCP at /mcp and the REST routes on this address (e.g. 127.0.0.1:8080); without it, MCP over stdio")
 	fs.StringVar(&f.dataDir, "data-dir", defaultDataDir(getenv), "folder holding keys/ and "+storeFile)
+	fs.StringVar(&f.storeURL, "store", getenv("VERIFIER_STORE"), "where verdicts, allowances and payments are kept: empty for the bbolt file "+storeFile+" in --data-dir, or a postgres://… URL for one PostgreSQL database shared by replicas (env VERIFIER_STORE; keys stay in --data-dir or VERIFIER_SIGNING_KEY)")
 	fs.StringVar(&f.publicURL, "public-url", "", "base URL that answers and documents advertise (default: derived from the listen address)")
 	fs.Int64Var(&f.maxBody, "max-body", tools.DefaultMaxBodyBytes, "largest request body in bytes (HTTP); larger is a 413")
 	fs.DurationVar(&f.verifyTimeout, "verify-timeout", tools.DefaultVerifyTimeout, "deadline of one verification (HTTP)")
@@ -90,6 +92,9 @@ func (f *serverFlags) check() error {
 		return errors.New("--store-probe-interval must not be negative")
 	case f.maxMemory < 0:
 		return errors.New("--max-memory must be 0 (not accounted) or more")
+	case f.storeURL != "" && !store.IsPostgresURL(f.storeURL):
+		// Not echoed: the URL may carry a password.
+		return errors.New("--store (or VERIFIER_STORE) must be a postgres:// or postgresql:// URL, or empty for the bbolt file in --data-dir")
 	}
 	if f.publicURL != "" {
 		u, err := url.Parse(f.publicURL)
@@ -147,7 +152,7 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if f.httpAddr != "" {
 		probe = f.storeProbe
 	}
-	st, err := openStore(f.dataDir, probe)
+	st, err := openStore(ctx, &f, probe)
 	if f.httpAddr == "" {
 		// Over stdio an MCP client may start a second server on the same data
 		// dir: it still verifies, without reputation.
@@ -189,17 +194,25 @@ func prepareDataDir(dataDir string) error {
 	return nil
 }
 
-// openStore opens the store in dataDir (prepared by prepareDataDir), with a
-// write probe every probe (0: none).
-func openStore(dataDir string, probe time.Duration) (*store.Bolt, error) {
-	st, err := store.OpenBolt(filepath.Join(dataDir, storeFile), &store.Options{ProbeInterval: probe})
+// openStore opens the PostgreSQL store of --store, or else the bbolt file
+// in --data-dir (prepared by prepareDataDir), with a write probe every
+// probe (0: none).
+func openStore(ctx context.Context, f *serverFlags, probe time.Duration) (store.Store, error) {
+	if f.storeURL != "" {
+		st, err := store.OpenPostgres(ctx, f.storeURL, &store.PostgresOptions{ProbeInterval: probe})
+		if err != nil {
+			return nil, err // names the database, never the password
+		}
+		return st, nil
+	}
+	st, err := store.OpenBolt(filepath.Join(f.dataDir, storeFile), &store.Options{ProbeInterval: probe})
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
 	return st, nil
 }
 
-func closeStore(st *store.Bolt, log *slog.Logger) {
+func closeStore(st store.Store, log *slog.Logger) {
 	if err := st.Close(); err != nil {
 		log.Error("closing store", "err", err)
 		return
@@ -220,7 +233,7 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 			log.Warn("listening on every interface without --public-url: answers advertise "+svc.PublicURL+"; set --public-url to the address clients use", "addr", ln.Addr().String())
 		}
 	}
-	metrics, err := f.metrics.setup(ln.Addr(), svc, log)
+	metrics, err := f.metrics.setup(ln.Addr(), f.storeBackend(), svc, log)
 	if err != nil {
 		ln.Close()
 		return err

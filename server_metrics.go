@@ -11,8 +11,13 @@ import (
 )
 
 // storeBackend names the store's backend in the store metrics' backend
-// label.
-const storeBackend = "bbolt"
+// label: "postgres" with --store, else "bbolt".
+func (f *serverFlags) storeBackend() string {
+	if f.storeURL != "" {
+		return "postgres"
+	}
+	return "bbolt"
+}
 
 // metricsFlag is --metrics. Left unset, GET /metrics is served when the
 // server listens on a loopback address only; set, it is served (true) or
@@ -58,9 +63,9 @@ func (m *metricsFlag) enabled(addr net.Addr) bool {
 }
 
 // setup builds the metrics when they are enabled on addr (nil when not)
-// and instruments svc's store with them; the caller then builds the
+// and instruments svc's store, of the named backend, with them; the caller then builds the
 // payment layer on that store and serves the metrics (Service.WithMetrics).
-func (m *metricsFlag) setup(addr net.Addr, svc *tools.Service, log *slog.Logger) (*tools.Metrics, error) {
+func (m *metricsFlag) setup(addr net.Addr, backend string, svc *tools.Service, log *slog.Logger) (*tools.Metrics, error) {
 	if !m.enabled(addr) {
 		return nil, nil
 	}
@@ -68,7 +73,7 @@ func (m *metricsFlag) setup(addr net.Addr, svc *tools.Service, log *slog.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("building metrics: %w", err)
 	}
-	svc.Store = metrics.InstrumentStore(svc.Store, storeBackend)
-	log.Info("serving Prometheus metrics at /metrics", "store_backend", storeBackend)
+	svc.Store = metrics.InstrumentStore(svc.Store, backend)
+	log.Info("serving Prometheus metrics at /metrics", "store_backend", backend)
 	return metrics, nil
 }

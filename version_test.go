@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/verifier-dev/verifier/internal/pgtest"
 )
 
 // built is the verifier command, built once per test binary by
@@ -23,7 +25,7 @@ var built struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m) // runs the tests, then stops the Postgres tests' cluster
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/verifier-dev/verifier/internal/pgtest"
 )
 
 // These environment variables, when set, make the test binary act as a
@@ -29,7 +31,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(openChildEnv); path != "" {
 		os.Exit(openChild(path))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m)) // stops the cluster the Postgres tests started
 }
 
 // openChild tries to open the store with a short lock timeout and prints

@@ -25,6 +25,24 @@
 //	rep, err := s.Reputation(ctx, v.AgentID, store.Page{Limit: 20})
 //	sc, err := s.Score(ctx, v.AgentID, time.Now())
 //
+// # PostgreSQL
+//
+// [Postgres] implements the same interface in a PostgreSQL database shared
+// by any number of processes (replicas behind a balancer), with the same
+// meaning for every operation — package storetest is the conformance suite
+// both pass. Every operation is its own transaction: a verdict, its id and
+// its agent's counters commit together (the agent's row locked meanwhile),
+// and PutVerdict returns after the commit; a free call is one upsert that
+// counts only while fewer than the limit were used, so the replicas never
+// grant more than the allowance together; a payment id is a primary key. The
+// schema is applied at open from the embedded pgschema/NNNN_*.sql steps,
+// under an advisory lock, and recorded in schema_version; a newer version
+// than the binary's is ErrSchemaVersion. Verdict records and payment values
+// are stored in the bbolt encodings below, so receipts are returned byte for
+// byte and [CopyToPostgres] moves a bbolt history over unchanged.
+//
+//	s, err := store.OpenPostgres(ctx, "postgres://verifier@db/verifier", nil)
+//
 // # File layout (schema version 2)
 //
 // Every bucket is created at open. Integers are big-endian; a "time" is Unix

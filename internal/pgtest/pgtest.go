@@ -1,0 +1,424 @@
+// Package pgtest starts a private PostgreSQL server for tests: a cluster
+// made by initdb in a temporary folder, listening on a unix socket in that
+// folder and on a free loopback port, with a database per test, torn down
+// at the end.
+//
+// PostgreSQL refuses to run as root, so when the tests run as root the
+// cluster belongs to the "postgres" OS user (the folder is handed to it and
+// initdb and the server run with its ids). A machine without PostgreSQL's
+// server binaries is an error: tests that need the server fail rather than
+// skip.
+//
+// A package whose tests need the server shares one cluster, started on first
+// use and stopped by its TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+//
+//	func TestSomething(t *testing.T) {
+//		url := pgtest.NewDatabase(t) // postgres://postgres@127.0.0.1:port/name
+//		…
+//	}
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// BinEnv names the environment variable that may point at the folder of
+// PostgreSQL's server binaries (initdb, postgres); by default the newest
+// /usr/lib/postgresql/*/bin, else the folder of initdb on PATH.
+const BinEnv = "VERIFIER_PG_BIN"
+
+// superuser is the cluster's superuser role, made by initdb.
+const superuser = "postgres"
+
+// readyTimeout bounds how long a started server may take to accept
+// connections (the machine may be loaded).
+const readyTimeout = 60 * time.Second
+
+// Cluster is a running private PostgreSQL server.
+type Cluster struct {
+	dir     string // the temporary folder: data/, the socket, server.log
+	port    int
+	cred    *syscall.Credential // the server's user when started by root; nil otherwise
+	server  *exec.Cmd
+	exited  chan struct{} // closed when the server process has exited
+	waitErr error         // the server's exit status, set before exited is closed
+	dbSeq   atomic.Int64
+}
+
+// Start makes a new cluster in a temporary folder and starts its server.
+// Stop ends it and removes the folder.
+func Start() (*Cluster, error) {
+	bin, err := binDir()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cluster{}
+	if os.Geteuid() == 0 {
+		if c.cred, err = credentialOf(superuser); err != nil {
+			return nil, fmt.Errorf("starting postgres as root: %w", err)
+		}
+	}
+	if c.dir, err = os.MkdirTemp("", "pgtest-"); err != nil {
+		return nil, fmt.Errorf("making the cluster folder: %w", err)
+	}
+	if err := c.chown(c.dir); err != nil {
+		c.removeDir()
+		return nil, err
+	}
+	if err := c.initdb(bin); err != nil {
+		c.removeDir()
+		return nil, err
+	}
+	// The port comes from a free-port probe; another process may take it
+	// before the server binds it, so a few ports are tried.
+	for attempt := 0; ; attempt++ {
+		if c.port, err = freePort(); err != nil {
+			c.removeDir()
+			return nil, err
+		}
+		err = c.startServer(bin)
+		if err == nil {
+			return c, nil
+		}
+		if attempt == 2 || !strings.Contains(err.Error(), "could not bind") {
+			c.removeDir()
+			return nil, err
+		}
+	}
+}
+
+// binDir finds the folder of initdb and postgres.
+func binDir() (string, error) {
+	if dir := os.Getenv(BinEnv); dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "postgres")); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", BinEnv, dir, err)
+		}
+		return dir, nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	slices.SortFunc(dirs, func(a, b string) int { return versionOf(b) - versionOf(a) })
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
+			return dir, nil
+		}
+	}
+	if initdb, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(initdb), nil
+	}
+	return "", fmt.Errorf("PostgreSQL server binaries not found (no /usr/lib/postgresql/*/bin/postgres, no initdb on PATH; set %s or install postgresql-15)", BinEnv)
+}
+
+// versionOf reads the major version out of /usr/lib/postgresql/N/bin.
+func versionOf(dir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+	return n
+}
+
+// credentialOf returns the ids of the OS user name.
+func credentialOf(name string) (*syscall.Credential, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("PostgreSQL cannot run as root and there is no %q user to run it: %w", name, err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("reading the ids of user %q: %w", name, err)
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
+}
+
+// chown hands path to the server's user when running as root.
+func (c *Cluster) chown(path string) error {
+	if c.cred == nil {
+		return nil
+	}
+	if err := os.Chown(path, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+		return fmt.Errorf("handing %s to the postgres user: %w", path, err)
+	}
+	return nil
+}
+
+// command builds a command that runs as the server's user.
+func (c *Cluster) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	return cmd
+}
+
+// initdb makes the cluster: trust authentication (the socket folder and
+// the loopback port are private to the test), UTF-8, C collation. Skipping
+// initdb's own final sync only makes a throwaway cluster faster; the server
+// keeps fsync on.
+func (c *Cluster) initdb(bin string) error {
+	cmd := c.command(filepath.Join(bin, "initdb"), "-D", c.dataDir(), "-U", superuser,
+		"-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("initdb: %w\n%s", err, out)
+	}
+	return nil
+}
+
+func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
+func (c *Cluster) logPath() string { return filepath.Join(c.dir, "server.log") }
+
+// startServer runs postgres on c.port and waits until it accepts
+// connections. The server gets SIGQUIT (immediate shutdown) if the test
+// process dies first, so a killed test leaves no server behind.
+func (c *Cluster) startServer(bin string) error {
+	logFile, err := os.OpenFile(c.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening the server log: %w", err)
+	}
+	defer logFile.Close()
+	cmd := c.command(filepath.Join(bin, "postgres"), "-D", c.dataDir(),
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "port="+strconv.Itoa(c.port),
+		"-c", "unix_socket_directories="+c.dir,
+		"-c", "max_connections=300",
+		"-c", "logging_collector=off")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting postgres: %w", err)
+	}
+	c.server, c.exited, c.waitErr = cmd, make(chan struct{}), nil
+	go func() {
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+	}()
+	if err := c.waitReady(); err != nil {
+		c.kill()
+		return fmt.Errorf("starting postgres on port %d: %w\n%s", c.port, err, c.logTail())
+	}
+	return nil
+}
+
+// waitReady polls until the server accepts a connection, or has exited.
+func (c *Cluster) waitReady() error {
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		conn, err := pgx.Connect(ctx, c.URL("postgres"))
+		cancel()
+		if err == nil {
+			_ = conn.Close(context.Background())
+			return nil
+		}
+		select {
+		case <-c.exited:
+			return fmt.Errorf("the server exited: %v", c.waitErr)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready after %s: %w", readyTimeout, err)
+		}
+	}
+}
+
+// logTail returns the end of the server's log, for error messages.
+func (c *Cluster) logTail() string {
+	b, _ := os.ReadFile(c.logPath())
+	const keep = 4 << 10
+	if len(b) > keep {
+		b = b[len(b)-keep:]
+	}
+	return string(b)
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Port returns the server's loopback port.
+func (c *Cluster) Port() int { return c.port }
+
+// SocketDir returns the folder of the server's unix socket.
+func (c *Cluster) SocketDir() string { return c.dir }
+
+// URL returns the address of database name as the superuser over the
+// loopback port.
+func (c *Cluster) URL(name string) string {
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", superuser, c.port, name)
+}
+
+// validName is what CreateDatabase accepts, so the name needs no quoting.
+var validName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// CreateDatabase creates database name and returns its URL.
+func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
+	if !validName.MatchString(name) {
+		return "", fmt.Errorf("database name %q: want lower-case letters, digits and _, at most 63", name)
+	}
+	if err := c.exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", fmt.Errorf("creating database %s: %w", name, err)
+	}
+	return c.URL(name), nil
+}
+
+// DropDatabase drops database name, ending its connections.
+func (c *Cluster) DropDatabase(ctx context.Context, name string) error {
+	if !validName.MatchString(name) {
+		return fmt.Errorf("database name %q is not one CreateDatabase makes", name)
+	}
+	if err := c.exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		return fmt.Errorf("dropping database %s: %w", name, err)
+	}
+	return nil
+}
+
+// exec runs one statement in the maintenance database.
+func (c *Cluster) exec(ctx context.Context, sql string) error {
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// NewDatabase creates a database of its own for the test, dropped when the
+// test ends, and returns its URL. It fails the test when the database
+// cannot be made.
+func (c *Cluster) NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	name := fmt.Sprintf("t%d_%s", c.dbSeq.Add(1), sanitize(tb.Name()))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url, err := c.CreateDatabase(ctx, name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.DropDatabase(ctx, name); err != nil {
+			tb.Error(err)
+		}
+	})
+	return url
+}
+
+// sanitize turns a test name into the tail of a database name.
+func sanitize(testName string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(testName) {
+		if b.Len() == 40 {
+			break
+		}
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// Stop shuts the server down (fast: open connections are ended) and removes
+// the cluster's folder.
+func (c *Cluster) Stop() error {
+	var err error
+	if c.server != nil {
+		_ = c.server.Process.Signal(syscall.SIGINT) // fast shutdown
+		select {
+		case <-c.exited:
+		case <-time.After(30 * time.Second):
+			c.kill()
+			err = errors.New("stopping postgres: no exit 30s after SIGINT; killed")
+		}
+	}
+	c.removeDir()
+	return err
+}
+
+// kill ends the server at once.
+func (c *Cluster) kill() {
+	_ = c.server.Process.Kill()
+	<-c.exited
+}
+
+func (c *Cluster) removeDir() { _ = os.RemoveAll(c.dir) }
+
+// shared is the package-wide cluster of Shared.
+var shared struct {
+	mu      sync.Mutex
+	cluster *Cluster
+	err     error
+}
+
+// Shared returns the test binary's cluster, starting it on first use. A
+// failed start is remembered: every later call returns the same error.
+func Shared() (*Cluster, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.cluster == nil && shared.err == nil {
+		shared.cluster, shared.err = Start()
+	}
+	return shared.cluster, shared.err
+}
+
+// StopShared stops the shared cluster, if it was started.
+func StopShared() error {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.cluster == nil {
+		return nil
+	}
+	err := shared.cluster.Stop()
+	shared.cluster = nil
+	return err
+}
+
+// Main runs the tests and then stops the shared cluster, returning the exit
+// code for os.Exit: a TestMain of its own for packages that need no other.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if err := StopShared(); err != nil {
+		fmt.Fprintln(os.Stderr, "pgtest:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// NewDatabase creates a database for the test in the shared cluster (see
+// Cluster.NewDatabase), failing the test when PostgreSQL cannot be started.
+func NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	c, err := Shared()
+	if err != nil {
+		tb.Fatalf("PostgreSQL for tests: %v", err)
+	}
+	return c.NewDatabase(tb)
+}

@@ -1,0 +1,235 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// ReserveAllowance holds one of the client's free calls for the UTC day of
+// now, if fewer than limit were used, with one atomic upsert that never
+// counts past limit however many replicas ask at once. The count is
+// committed when ReserveAllowance returns (the hold's Commit has nothing
+// left to do); Release gives the call back. Remaining is what is left after
+// this call.
+func (p *Postgres) ReserveAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, AllowanceHold, error) {
+	if err := ctx.Err(); err != nil {
+		return Allowance{}, nil, err
+	}
+	if err := checkKey("client", client); err != nil {
+		return Allowance{}, nil, fmt.Errorf("taking allowance: %w", err)
+	}
+	if limit <= 0 {
+		return allowanceOf(0, limit, now), nil, nil
+	}
+	day := utcDay(now)
+	wctx, cancel := writeContext(ctx)
+	defer cancel()
+	var used int64
+	err := p.pool.QueryRow(wctx, `INSERT INTO allowance AS a (day, client, used) VALUES ($1, $2, 1)
+		ON CONFLICT (day, client) DO UPDATE SET used = a.used + 1 WHERE a.used < $3
+		RETURNING a.used`, day, []byte(client), int64(limit)).Scan(&used)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // all used: the update's WHERE refused
+		p.recordWrite(nil)
+		return allowanceOf(uint64(limit), limit, now), nil, nil
+	case err != nil:
+		p.recordWrite(err)
+		return Allowance{}, nil, fmt.Errorf("taking allowance: %w", err)
+	}
+	p.recordWrite(nil)
+	a := allowanceOf(uint64(used-1), limit, now)
+	a.Remaining--
+	p.maybePurge(ctx)
+	return a, &pgHold{p: p, day: day, client: []byte(client)}, nil
+}
+
+// TakeAllowance uses one of the client's free calls for the UTC day of now,
+// if fewer than limit were used; durable when it returns.
+func (p *Postgres) TakeAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error) {
+	a, h, err := p.ReserveAllowance(ctx, client, now, limit)
+	if err != nil || h == nil {
+		return a, err
+	}
+	if err := h.Commit(); err != nil {
+		return Allowance{}, fmt.Errorf("taking allowance: %w", err)
+	}
+	return a, nil
+}
+
+// PeekAllowance reports the client's allowance for the UTC day of now
+// without using any of it.
+func (p *Postgres) PeekAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error) {
+	if err := ctx.Err(); err != nil {
+		return Allowance{}, err
+	}
+	if err := checkKey("client", client); err != nil {
+		return Allowance{}, fmt.Errorf("reading allowance: %w", err)
+	}
+	var used int64
+	err := p.pool.QueryRow(ctx, "SELECT used FROM allowance WHERE day = $1 AND client = $2", utcDay(now), []byte(client)).Scan(&used)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return Allowance{}, fmt.Errorf("reading allowance: %w", err)
+	}
+	return allowanceOf(uint64(used), limit, now), nil
+}
+
+// pgHold is a free call counted in the database.
+type pgHold struct {
+	p      *Postgres
+	day    time.Time
+	client []byte
+	mu     sync.Mutex
+	state  holdState
+}
+
+// Commit returns at once: the count was committed by ReserveAllowance.
+func (h *pgHold) Commit() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state == holdReleased {
+		return fmt.Errorf("committing free call: %w", errHoldReleased)
+	}
+	h.state = holdCommitted
+	return nil
+}
+
+// Release gives the call back; a no-op after Commit or a first Release. If
+// the database cannot be written the call stays used, which only ever errs
+// against the client.
+func (h *pgHold) Release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.state != holdHeld {
+		return
+	}
+	h.state = holdReleased
+	_ = h.p.write(context.Background(), func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE allowance SET used = used - 1 WHERE day = $1 AND client = $2 AND used > 0", h.day, h.client)
+		return err
+	})
+}
+
+// UsePayment records paymentID as used by use, kept until expires plus
+// PaymentRetention; the primary key makes the first use across every
+// replica the only one. first is false when the id was already recorded,
+// and recorded is then what the database holds for it.
+func (p *Postgres) UsePayment(ctx context.Context, paymentID string, expires time.Time, use PaymentUse) (first bool, recorded PaymentUse, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, PaymentUse{}, err
+	}
+	if err := checkKey("payment id", paymentID); err != nil {
+		return false, PaymentUse{}, fmt.Errorf("recording payment: %w", err)
+	}
+	if expires.Before(minVerifiedAt) || !expires.Before(maxVerifiedAt) {
+		return false, PaymentUse{}, fmt.Errorf("recording payment: %w: expiry %s out of range", ErrInvalidArgument, expires.Format(time.RFC3339))
+	}
+	id := []byte(paymentID)
+	deadline := expires.Add(PaymentRetention).UnixNano()
+	wctx, cancel := writeContext(ctx)
+	defer cancel()
+	// A use seen by the insert may be released before the read: then the
+	// id is free again and the insert is tried anew.
+	for range 3 {
+		tag, err := p.pool.Exec(wctx, `INSERT INTO payments (payment_id, deadline_ns, state, record)
+			VALUES ($1, $2, $3, $4) ON CONFLICT (payment_id) DO NOTHING`,
+			id, deadline, int16(use.State), appendPaymentUse(nil, use))
+		p.recordWrite(err)
+		if err != nil {
+			return false, PaymentUse{}, fmt.Errorf("recording payment: %w", err)
+		}
+		if tag.RowsAffected() == 1 {
+			p.maybePurge(ctx)
+			return true, use, nil
+		}
+		recorded, found, err := p.LookupPayment(wctx, paymentID)
+		if err != nil {
+			return false, PaymentUse{}, fmt.Errorf("recording payment: %w", err)
+		}
+		if found {
+			return false, recorded, nil
+		}
+	}
+	return false, PaymentUse{}, fmt.Errorf("recording payment: the id was used and released again three times meanwhile")
+}
+
+// LookupPayment reads what is recorded of paymentID; found is false when
+// it was never used (or its retention ended and it was purged).
+func (p *Postgres) LookupPayment(ctx context.Context, paymentID string) (use PaymentUse, found bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return PaymentUse{}, false, err
+	}
+	if err := checkKey("payment id", paymentID); err != nil {
+		return PaymentUse{}, false, fmt.Errorf("reading payment: %w", err)
+	}
+	var (
+		deadline int64
+		record   []byte
+	)
+	err = p.pool.QueryRow(ctx, "SELECT deadline_ns, record FROM payments WHERE payment_id = $1", []byte(paymentID)).Scan(&deadline, &record)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return PaymentUse{}, false, nil
+	}
+	if err != nil {
+		return PaymentUse{}, false, fmt.Errorf("reading payment: %w", err)
+	}
+	use, err = decodePaymentUse(append(appendTime(nil, deadline), record...))
+	if err != nil {
+		return PaymentUse{}, false, fmt.Errorf("reading payment: %w", err)
+	}
+	return use, true, nil
+}
+
+// SettlePayment records the outcome of paymentID's settlement (the
+// retention is unchanged) and, when v is not nil, stores the verdict in the
+// same transaction.
+func (p *Postgres) SettlePayment(ctx context.Context, paymentID string, use PaymentUse, v *Verdict) error {
+	if err := checkKey("payment id", paymentID); err != nil {
+		return fmt.Errorf("recording settlement: %w", err)
+	}
+	var w verdictWrite
+	if v != nil {
+		var err error
+		if w, err = prepareVerdict(nil, *v); err != nil {
+			return fmt.Errorf("recording settlement: storing verdict %s: %w", v.VerificationID, err)
+		}
+	}
+	err := p.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "UPDATE payments SET state = $2, record = $3 WHERE payment_id = $1",
+			[]byte(paymentID), int16(use.State), appendPaymentUse(nil, use))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%w: payment not recorded as used", ErrNotFound)
+		}
+		if v == nil {
+			return nil
+		}
+		return w.applyPg(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("recording settlement: %w", err)
+	}
+	return nil
+}
+
+// ReleasePayment forgets paymentID if it is still pending, so the payer
+// may use it again; any other state is left as it is.
+func (p *Postgres) ReleasePayment(ctx context.Context, paymentID string) error {
+	if err := checkKey("payment id", paymentID); err != nil {
+		return fmt.Errorf("releasing payment: %w", err)
+	}
+	err := p.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "DELETE FROM payments WHERE payment_id = $1 AND state = $2", []byte(paymentID), int16(PaymentPending))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("releasing payment: %w", err)
+	}
+	return nil
+}
