@@ -222,7 +222,8 @@ func (h *HTTPHandler) receipt(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v.Receipt)
 }
 
-// health serves GET /health: liveness and store readiness.
+// health serves GET /health: liveness and store readiness, and with
+// payments on the facilitator's last known state.
 func (h *HTTPHandler) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
 	defer cancel()
@@ -237,7 +238,9 @@ func (h *HTTPHandler) health(w http.ResponseWriter, r *http.Request) {
 		Store      string `json:"store"`
 		Version    string `json:"version"`
 		KeyVersion string `json:"key_version"`
-	}{"ok", "ok", h.svc.Version, h.svc.Keys.Current().KeyVersion()})
+		// Facilitator is the payment facilitator's last known state.
+		Facilitator *facilitatorHealth `json:"facilitator,omitempty"`
+	}{"ok", "ok", h.svc.Version, h.svc.Keys.Current().KeyVersion(), h.facilitatorHealth()})
 	if err != nil {
 		h.fail(w, r, err)
 		return
