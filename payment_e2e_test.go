@@ -176,10 +176,11 @@ func TestE2EVerifierProcess(t *testing.T) {
 	}
 
 	// Payments signed for another price or payee, at verifiers whose
-	// facilitator is down (503 there, nothing stored), are refused here.
+	// facilitator is down (503 there, nothing stored; started without the
+	// check at start, which would refuse), are refused here.
 	for _, other := range [][]string{{"--price-verify", "0.001"}, {"--pay-to-evm", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}} {
 		args := append([]string{"--network", "testnet", "--pay-to-evm", e2ePayTo, "--facilitator", "http://127.0.0.1:9",
-			"--facilitator-timeout", "1s", "--free-per-day", "0"}, other...)
+			"--facilitator-timeout", "1s", "--free-per-day", "0", "--facilitator-check=false"}, other...)
 		down := e.startVerifier(t, args...)
 		p := e.pay(t, "POST", down+"/verify/schema", passFile)
 		if p.Status != 503 || p.Body["code"] != payment.CodeFacilitatorUnavailable || p.Body["retryable"] != true || p.PaymentSignature == nil {

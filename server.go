@@ -63,6 +63,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.DurationVar(&f.queueWait, "queue-wait", tools.DefaultQueueWait, "longest a verification waits for a slot before it gets 503 unavailable")
 	f.engine.register(fs)
 	f.payment.register(fs)
+	f.payment.getenv = getenv
 }
 
 func (f *serverFlags) check() error {
@@ -191,6 +192,9 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 		}
 	}
 	gate, err := f.payment.gate(svc.Store, f.maxBody, log)
+	if err == nil {
+		err = f.payment.checkFacilitator(ctx, gate, log)
+	}
 	if err != nil {
 		ln.Close()
 		return err
