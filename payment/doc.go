@@ -25,6 +25,13 @@
 // facilitator cannot be reached. Settlement happens after the work, inside
 // the authorization's window; if it fails the answer is withheld.
 //
+// Calls to the facilitator carry the credentials of [Config].FacilitatorAuth:
+// a [CDPAuth] (Coinbase's facilitator: a bearer JWT signed per request with
+// a CDP API key) and [StaticHeaders] (--facilitator-header). A 401 or 403
+// is the credentials refused, never a verdict on the payment. The server
+// checks the facilitator once at start ([Gate.CheckFacilitator]) and
+// /health reports the outcome of the last call ([Gate.FacilitatorState]).
+//
 // The wire types follow x402 v2 (PAYMENT-REQUIRED, PAYMENT-SIGNATURE and
 // PAYMENT-RESPONSE as standard base64 JSON; MCP's _meta "x402/payment" and
 // "x402/payment-response" as plain JSON objects).
