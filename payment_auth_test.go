@@ -72,11 +72,9 @@ type cdpFacilitator struct {
 	srv       *httptest.Server
 	supported string
 
-	mu       sync.Mutex
-	key      cdpTestKey
-	refused  int
-	verified int
-	settled  int
+	mu      sync.Mutex
+	key     cdpTestKey
+	settled int
 }
 
 func newCDPFacilitator(t *testing.T, key cdpTestKey, supported string) *cdpFacilitator {
@@ -88,6 +86,13 @@ func newCDPFacilitator(t *testing.T, key cdpTestKey, supported string) *cdpFacil
 }
 
 func (f *cdpFacilitator) url() string { return f.srv.URL + "/x402" }
+
+// settlements counts the settlements made.
+func (f *cdpFacilitator) settlements() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.settled
+}
 
 // accept makes the facilitator accept another key only (the old one revoked).
 func (f *cdpFacilitator) accept(key cdpTestKey) {
@@ -101,7 +106,6 @@ func (f *cdpFacilitator) serve(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	if err := checkCDPToken(r, f.key); err != nil {
-		f.refused++
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprintf(w, `{"errorType":"unauthorized","errorMessage":%q}`, err.Error())
 		return
@@ -110,7 +114,6 @@ func (f *cdpFacilitator) serve(w http.ResponseWriter, r *http.Request) {
 	case "GET /x402/supported":
 		fmt.Fprint(w, f.supported)
 	case "POST /x402/verify":
-		f.verified++
 		fmt.Fprint(w, `{"isValid":true,"payer":"0x1111111111111111111111111111111111111111"}`)
 	case "POST /x402/settle":
 		f.settled++
@@ -322,14 +325,14 @@ func TestServeHTTPCDPKey(t *testing.T) {
 
 			resp, answer := paidPost(t, srv, "/verify/schema", invoice)
 			seen.Write(answer)
-			if resp.StatusCode != http.StatusOK || resp.Header.Get(payment.HeaderPaymentResponse) == "" || fac.settled != 1 {
-				t.Fatalf("paid call = %d %s (settled %d), want 200 with PAYMENT-RESPONSE", resp.StatusCode, answer, fac.settled)
+			if resp.StatusCode != http.StatusOK || resp.Header.Get(payment.HeaderPaymentResponse) == "" || fac.settlements() != 1 {
+				t.Fatalf("paid call = %d %s (settled %d), want 200 with PAYMENT-RESPONSE", resp.StatusCode, answer, fac.settlements())
 			}
 
 			fac.accept(newEd25519CDPKey(t)) // the operator's key is revoked
 			resp, answer = paidPost(t, srv, "/verify/schema", invoice)
 			seen.Write(answer)
-			if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(answer), `"facilitator_unavailable"`) || fac.settled != 1 {
+			if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(answer), `"facilitator_unavailable"`) || fac.settlements() != 1 {
 				t.Errorf("paid call with a revoked key = %d %s, want 503 facilitator_unavailable, nothing settled", resp.StatusCode, answer)
 			}
 			st, body := healthFacilitator(t, srv)
