@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -23,9 +24,15 @@ func runKeys(args []string, stdout, stderr io.Writer, getenv func(string) string
 	}
 	switch args[0] {
 	case "show":
-		keys, err := openKeys(*dataDir, getenv)
+		// Showing creates nothing: a data dir without a key says so.
+		dir := filepath.Join(*dataDir, "keys")
+		keys, err := signing.OpenKeyStore(dir, &signing.KeyStoreOptions{EnvSeed: getenv("VERIFIER_SIGNING_KEY"), NoCreate: true})
+		if errors.Is(err, signing.ErrNoKey) {
+			fmt.Fprintf(stderr, "verifier: no signing key in %s; create one with: verifier keys rotate --data-dir %s (a server also makes one when it first starts)\n", dir, *dataDir)
+			return exitError{1}
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("opening key store: %w", err)
 		}
 		return printJSON(stdout, map[string]any{"publicKeys": keys.PublicKeys()})
 	case "rotate":

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -298,6 +299,11 @@ func TestKeysShowAndRotate(t *testing.T) {
 		}
 		return out.PublicKeys
 	}
+	// The first rotation makes the first key (showing makes none:
+	// TestKeysShowWithoutKey).
+	if err := run(context.Background(), []string{"keys", "rotate", "--data-dir", dir}, nil, &bytes.Buffer{}, &bytes.Buffer{}, env); err != nil {
+		t.Fatal(err)
+	}
 	before := show()
 	if len(before) != 1 || before[0]["algorithm"] != "Ed25519" || before[0]["publicKeyEncoding"] != "base64" {
 		t.Fatalf("keys show = %v, want one Ed25519 key", before)
@@ -308,5 +314,45 @@ func TestKeysShowAndRotate(t *testing.T) {
 	after := show()
 	if len(after) != 2 || after[0]["keyVersion"] != before[0]["keyVersion"] || after[1]["keyVersion"] == before[0]["keyVersion"] {
 		t.Errorf("after rotate keys = %v, want the old key and a new one", after)
+	}
+}
+
+// TestKeysShowWithoutKey: `verifier keys show` on a data dir without a key
+// says there is none and how to make one, exits 1 and creates nothing.
+func TestKeysShowWithoutKey(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		setup func(t *testing.T, dataDir string)
+	}{
+		{"no data dir", func(*testing.T, string) {}},
+		{"empty key folder", func(t *testing.T, dataDir string) {
+			if err := os.MkdirAll(filepath.Join(dataDir, "keys"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dataDir := filepath.Join(t.TempDir(), "data")
+			tt.setup(t, dataDir)
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), []string{"keys", "show", "--data-dir", dataDir}, nil, &stdout, &stderr, func(string) string { return "" })
+			var ee exitError
+			if !errors.As(err, &ee) || ee.code != 1 {
+				t.Errorf("keys show = %v, want exit 1", err)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", stdout.String())
+			}
+			if msg := stderr.String(); !strings.Contains(msg, "no signing key") || !strings.Contains(msg, "verifier keys rotate --data-dir "+dataDir) {
+				t.Errorf("stderr = %q, want that there is no key and the command that makes one", msg)
+			}
+			keys, _ := os.ReadDir(filepath.Join(dataDir, "keys"))
+			if len(keys) != 0 {
+				t.Errorf("keys show created %d entries in the key folder", len(keys))
+			}
+			if _, err := os.Stat(dataDir); tt.name == "no data dir" && !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("keys show created the data dir (stat: %v)", err)
+			}
+		})
 	}
 }

@@ -27,6 +27,7 @@ const (
 	defaultIdleTimeout       = 120 * time.Second
 	defaultShutdownTimeout   = 30 * time.Second
 	defaultMaxHeaderBytes    = 64 << 10
+	defaultStoreProbe        = 10 * time.Second
 	storeFile                = "verifier.db"
 )
 
@@ -42,6 +43,7 @@ type serverFlags struct {
 	maxConcurrent                int
 	maxQueued                    int
 	queueWait                    time.Duration
+	storeProbe                   time.Duration
 	engine                       engineFlags
 	payment                      paymentFlags
 }
@@ -61,6 +63,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&f.maxConcurrent, "max-concurrent", tools.DefaultMaxConcurrent(), "most verifications running at once; more wait in a bounded waiting room, then get 503 unavailable with Retry-After (0: no bound)")
 	fs.IntVar(&f.maxQueued, "max-queued", -1, "verifications that may wait for a slot, each at most --queue-wait (-1: 8 per --max-concurrent slot; 0: no waiting)")
 	fs.DurationVar(&f.queueWait, "queue-wait", tools.DefaultQueueWait, "longest a verification waits for a slot before it gets 503 unavailable")
+	fs.DurationVar(&f.storeProbe, "store-probe-interval", defaultStoreProbe, "how often a small write to the store checks that it still takes writes; GET /health answers 503 while the last write failed (HTTP; 0: no probe, only verifications' writes count)")
 	f.engine.register(fs)
 	f.payment.register(fs)
 	f.payment.getenv = getenv
@@ -80,6 +83,8 @@ func (f *serverFlags) check() error {
 		return errors.New("--max-concurrent must be 0 (no bound) or more")
 	case f.queueWait < 0:
 		return errors.New("--queue-wait must not be negative")
+	case f.storeProbe < 0:
+		return errors.New("--store-probe-interval must not be negative")
 	}
 	if f.publicURL != "" {
 		u, err := url.Parse(f.publicURL)
@@ -119,6 +124,9 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
+	if err := prepareDataDir(f.dataDir); err != nil {
+		return err
+	}
 	keys, err := openKeys(f.dataDir, getenv)
 	if err != nil {
 		return err
@@ -130,7 +138,11 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		queued = tools.DefaultMaxQueued(f.maxConcurrent)
 	}
 	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, f.queueWait, log)
-	st, err := openStore(f.dataDir)
+	var probe time.Duration // only GET /health, in HTTP mode, reads the probe's outcome
+	if f.httpAddr != "" {
+		probe = f.storeProbe
+	}
+	st, err := openStore(f.dataDir, probe)
 	if f.httpAddr == "" {
 		// Over stdio an MCP client may start a second server on the same data
 		// dir: it still verifies, without reputation.
@@ -159,11 +171,23 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return serveHTTP(ctx, &f, svc, log)
 }
 
-func openStore(dataDir string) (*store.Bolt, error) {
+// prepareDataDir creates the data folder (mode 0700) when it is missing,
+// and refuses one — or a store file in it — that group or others may write,
+// before anything (a first key) is created in it.
+func prepareDataDir(dataDir string) error {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating data dir: %w", err)
+		return fmt.Errorf("creating data dir: %w", err)
 	}
-	st, err := store.OpenBolt(filepath.Join(dataDir, storeFile), nil)
+	if err := store.CheckPermissions(filepath.Join(dataDir, storeFile)); err != nil {
+		return fmt.Errorf("opening store: %w", err)
+	}
+	return nil
+}
+
+// openStore opens the store in dataDir (prepared by prepareDataDir), with a
+// write probe every probe (0: none).
+func openStore(dataDir string, probe time.Duration) (*store.Bolt, error) {
+	st, err := store.OpenBolt(filepath.Join(dataDir, storeFile), &store.Options{ProbeInterval: probe})
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}

@@ -344,6 +344,7 @@ func TestServerFlagErrors(t *testing.T) {
 		{name: "public url with a query", args: []string{"--public-url", "https://example.org/?a=1"}, wantErr: "--public-url"},
 		{name: "no body allowed", args: []string{"--max-body", "0"}, wantErr: "--max-body"},
 		{name: "zero timeout", args: []string{"--read-header-timeout", "0s"}, wantErr: "timeout"},
+		{name: "negative store probe", args: []string{"--store-probe-interval", "-1s"}, wantErr: "--store-probe-interval"},
 		{name: "bad listen address", args: []string{"--http", "127.0.0.1:notaport"}, wantErr: "listening"},
 		{name: "unknown flag", args: []string{"--nope"}, wantExit: 2},
 		{name: "stray argument", args: []string{"serve"}, wantExit: 2},

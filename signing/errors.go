@@ -20,4 +20,7 @@ var (
 	// ErrInvalidSeed means a supplied seed (VERIFIER_SIGNING_KEY or a key
 	// file) is not standard base64 of 32 bytes. The error never contains it.
 	ErrInvalidSeed = errors.New("invalid signing key seed")
+	// ErrNoKey means OpenKeyStore with NoCreate found no key: the folder is
+	// missing or holds no key file, and no env key is set.
+	ErrNoKey = errors.New("no signing key")
 )

@@ -52,6 +52,10 @@ type KeyStoreOptions struct {
 	// Now gives the time that names new keys (their month). Nil means
 	// time.Now.
 	Now func() time.Time
+	// NoCreate opens the keys that exist and creates nothing: a missing
+	// folder, or one without a key file, is ErrNoKey (unless EnvSeed is
+	// set), where OpenKeyStore would otherwise make a first key.
+	NoCreate bool
 }
 
 func (o *KeyStoreOptions) now() time.Time {
@@ -60,6 +64,8 @@ func (o *KeyStoreOptions) now() time.Time {
 	}
 	return o.Now().UTC()
 }
+
+func (o *KeyStoreOptions) noCreate() bool { return o != nil && o.NoCreate }
 
 func (o *KeyStoreOptions) envSeed() string {
 	if o == nil {
@@ -80,9 +86,10 @@ type KeyStore struct {
 // OpenKeyStore opens the key folder dir (normally <data-dir>/keys).
 //
 // Without an env seed it creates dir (mode 0700) and a first key (0600) when
-// there is none, and the current key signs. With opts.EnvSeed the env key
-// signs, a missing dir is not created, and the folder's keys are still
-// published so older receipts keep verifying.
+// there is none — or, with opts.NoCreate, returns ErrNoKey —, and the
+// current key signs. With opts.EnvSeed the env key signs, a missing dir is
+// not created, and the folder's keys are still published so older receipts
+// keep verifying.
 //
 // It refuses a key folder or key file that group or others can access, with
 // an error (ErrInsecurePermissions) that states the chmod that fixes it.
@@ -98,12 +105,20 @@ func OpenKeyStore(dir string, opts *KeyStoreOptions) (*KeyStore, error) {
 		}
 	}
 	readOrInit := openOrInit
-	if env != nil {
-		readOrInit = readStateIfExists // the folder's keys are only published
+	if env != nil || opts.noCreate() {
+		readOrInit = readStateIfExists // the folder's keys are only read
 	}
 	st, err := readOrInit(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening key store: %w", err)
+	}
+	if env == nil && len(st.versions) == 0 {
+		return nil, fmt.Errorf("opening key store: %w: %s holds no key file", ErrNoKey, dir)
+	}
+	if env == nil && st.current == "" {
+		// A crash after the first key file but before "current": the newest
+		// key is the one openOrInit would make current.
+		st.current = st.versions[len(st.versions)-1]
 	}
 	ks := &KeyStore{byVer: make(map[string]ed25519.PublicKey, len(st.versions)+1)}
 	for _, v := range st.versions {

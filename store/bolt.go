@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +69,12 @@ type Options struct {
 	// MaxBatchSize caps how many concurrent writes share one commit.
 	// Default DefaultMaxBatchSize.
 	MaxBatchSize int
+	// ProbeInterval is how often a write probe — a small write transaction,
+	// committed and synced — checks that the file can still be written while
+	// no caller writes; Check reports the outcome of the last commit, the
+	// probe's or a caller's. Close stops the probe. Zero (the default) means
+	// no probe: only callers' writes are reported.
+	ProbeInterval time.Duration
 
 	// writeMode picks the commit strategy; benchmarks compare them.
 	writeMode writeMode
@@ -93,6 +100,10 @@ type Bolt struct {
 	nextPurge atomic.Int64          // unix nanos of the next opportunistic purge
 	purgeErr  atomic.Pointer[error] // the last purge's failure, nil after a success
 	records   *bufpool.Pool         // verdict records, each spare once its write is committed
+	health    *writeHealth          // the last commit's outcome
+	stopProbe chan struct{}         // closed by Close; nil without a probe
+	probeDone chan struct{}         // closed when the probe has stopped
+	closeOnce sync.Once
 }
 
 var _ Store = (*Bolt)(nil)
@@ -100,8 +111,13 @@ var _ Store = (*Bolt)(nil)
 // OpenBolt opens or creates the store file at path, creates its buckets,
 // migrates an older schema and purges expired entries. A file held by
 // another process is ErrLocked after opts.Timeout; a file that is not a
-// verifier store is ErrCorrupt; both errors name the file.
+// verifier store is ErrCorrupt; both errors name the file. A file or folder
+// that group or others may write is refused first (ErrInsecurePermissions,
+// see CheckPermissions).
 func OpenBolt(path string, opts *Options) (*Bolt, error) {
+	if err := CheckPermissions(path); err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -125,14 +141,18 @@ func OpenBolt(path string, opts *Options) (*Bolt, error) {
 	case err != nil:
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
-	ledger := newAllowanceLedger()
+	ledger, health := newAllowanceLedger(), &writeHealth{}
 	b := &Bolt{db: db, path: path, now: o.Now, writeMode: o.writeMode, ledger: ledger, records: bufpool.New(maxPooledRecord),
-		group: &groupCommit{db: db, maxSize: o.MaxBatchSize, ledger: ledger}}
+		health: health, group: &groupCommit{db: db, maxSize: o.MaxBatchSize, ledger: ledger, health: health}}
 	if err := b.init(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	b.nextPurge.Store(b.now().Add(purgeInterval).UnixNano()) // init purged
+	if o.ProbeInterval > 0 {
+		b.stopProbe, b.probeDone = make(chan struct{}), make(chan struct{})
+		go b.probeLoop(o.ProbeInterval, b.stopProbe, b.probeDone)
+	}
 	return b, nil
 }
 
@@ -202,9 +222,15 @@ func readSchemaVersion(tx *bolt.Tx) (uint64, error) {
 // Path returns the store file's path.
 func (b *Bolt) Path() string { return b.path }
 
-// Close closes the file. Writes in flight finish first, and free calls
-// counted in memory only are written.
+// Close stops the write probe and closes the file. Writes in flight finish
+// first, and free calls counted in memory only are written.
 func (b *Bolt) Close() error {
+	b.closeOnce.Do(func() {
+		if b.stopProbe != nil {
+			close(b.stopProbe)
+			<-b.probeDone
+		}
+	})
 	var flushErr error
 	if b.ledger.pending() {
 		flushErr = b.group.do(func(*bolt.Tx) error { return nil })
@@ -215,11 +241,16 @@ func (b *Bolt) Close() error {
 	return nil
 }
 
-// Check reports whether the store can serve requests: the file is open, its
-// schema version readable and the last purge of expired entries succeeded.
+// Check reports whether the store can serve requests: the last commit (a
+// caller's write or the write probe) succeeded — else ErrWriteFailing —, the
+// last purge of expired entries succeeded, and the file is open with its
+// schema version readable.
 func (b *Bolt) Check(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if err := b.health.err(); err != nil {
+		return fmt.Errorf("checking store %s: %w: %w", b.path, ErrWriteFailing, err)
 	}
 	if err := b.purgeErr.Load(); err != nil {
 		return fmt.Errorf("checking store %s: %w", b.path, *err)
@@ -235,15 +266,16 @@ func (b *Bolt) Check(ctx context.Context) error {
 }
 
 // write runs fn in a write transaction shared with concurrent writers
-// (groupCommit) and returns once it is committed. fn may run more than once,
-// each time in a fresh transaction, so it must only assign — never
-// accumulate into — variables outside it.
+// (groupCommit) and returns once it is committed; the commit's outcome is
+// recorded for Check. fn may run more than once, each time in a fresh
+// transaction, so it must only assign — never accumulate into — variables
+// outside it.
 func (b *Bolt) write(fn func(*bolt.Tx) error) error {
 	switch b.writeMode {
 	case writeTxPerWrite:
-		return b.db.Update(fn)
+		return b.health.update(b.db, fn)
 	case writeBoltBatch:
-		return b.db.Batch(fn)
+		return b.health.batch(b.db, fn)
 	}
 	return b.group.do(fn)
 }
@@ -259,7 +291,7 @@ func (b *Bolt) maybePurge() {
 		return
 	}
 	var failure *error
-	if err := b.db.Update(func(tx *bolt.Tx) error { return purge(tx, now) }); err != nil {
+	if err := b.health.update(b.db, func(tx *bolt.Tx) error { return purge(tx, now) }); err != nil {
 		err = fmt.Errorf("purging expired entries: %w", err)
 		failure = &err
 	}

@@ -25,6 +25,7 @@ type groupCommit struct {
 	db      *bolt.DB
 	maxSize int
 	ledger  *allowanceLedger
+	health  *writeHealth // records each commit's outcome
 
 	mu      sync.Mutex
 	queue   []pendingWrite
@@ -75,7 +76,7 @@ func (g *groupCommit) commit(batch []pendingWrite) {
 	for len(batch) > 0 {
 		failIdx := -1
 		snap := g.ledger.snapshot()
-		err := g.db.Update(func(tx *bolt.Tx) error {
+		err := g.health.update(g.db, func(tx *bolt.Tx) error {
 			if err := snap.apply(tx); err != nil {
 				return err
 			}
@@ -99,7 +100,7 @@ func (g *groupCommit) commit(batch []pendingWrite) {
 		break
 	}
 	for _, w := range failed {
-		w.done <- g.db.Update(func(tx *bolt.Tx) error { return safeCall(w.fn, tx) })
+		w.done <- g.health.update(g.db, func(tx *bolt.Tx) error { return safeCall(w.fn, tx) })
 	}
 }
 

@@ -30,7 +30,8 @@
 // Every bucket is created at open. Integers are big-endian; a "time" is Unix
 // nanoseconds as a uint64 with the sign bit flipped, so keys sort by time.
 //
-//	meta         "schema_version" → uint64 (2)
+//	meta         "schema_version" → uint64 (2); "write_probe" → int64 Unix
+//	             nanos of the last write probe (see Options.ProbeInterval)
 //	verdicts     time(verified_at), verification id → 0x01, uvarint n, n
 //	             bytes of the verdict's JSON without the receipt, then the
 //	             receipt bytes verbatim
@@ -67,7 +68,9 @@
 // [Bolt.Verify] reads the whole file: bbolt's page check, then every
 // verdict against its key, its id entry (and every id entry against its
 // verdict), its index entry and its agent's counters (for tests and offline
-// checks; [Bolt.Check] is the cheap readiness probe).
+// checks; [Bolt.Check] is the cheap readiness probe: it reports the outcome
+// of the last commit, a caller's or the periodic write probe's, so a disk
+// that stops taking writes shows there).
 //
 // Opening reads the schema version: a newer one is [ErrSchemaVersion], an
 // older one is migrated step by step in the opening transaction, and a bbolt

@@ -40,7 +40,8 @@ type Store interface {
 	// UsePayment records paymentID as used until expires. It reports
 	// first=false when the id was already recorded (a replay).
 	UsePayment(ctx context.Context, paymentID string, expires time.Time) (first bool, err error)
-	// Check reports whether the store can serve requests (readiness).
+	// Check reports whether the store can serve requests (readiness):
+	// ErrWriteFailing while its last write failed.
 	Check(ctx context.Context) error
 	// Close releases the store.
 	Close() error
@@ -69,6 +70,13 @@ var (
 	ErrInvalidPage = errors.New("invalid page")
 	// ErrInvalidArgument: an id that is empty or too long for a key.
 	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrWriteFailing: Check found that the store's last commit — a
+	// caller's write or the write probe — failed (a full or failing disk);
+	// it is reported until a commit succeeds.
+	ErrWriteFailing = errors.New("the last write to the store failed")
+	// ErrInsecurePermissions: the store file, or the folder holding it, can
+	// be written by group or other users (CheckPermissions).
+	ErrInsecurePermissions = errors.New("insecure store permissions")
 )
 
 // Results a verdict can have.

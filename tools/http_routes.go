@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/verifier-dev/verifier/engine"
@@ -223,14 +224,15 @@ func (h *HTTPHandler) receipt(w http.ResponseWriter, r *http.Request) {
 }
 
 // health serves GET /health: liveness and store readiness, and with
-// payments on the facilitator's last known state.
+// payments on the facilitator's last known state. A store whose last write
+// failed (a verification's, or the store's periodic write probe's) is not
+// ready: no verdict could be stored.
 func (h *HTTPHandler) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
 	defer cancel()
 	if err := h.svc.Store.Check(ctx); err != nil {
 		h.log.Error("store not ready", "correlation_id", w.Header().Get(CorrelationHeader), "err", err)
-		writeError(w, NewError(CodeUnavailable, http.StatusServiceUnavailable,
-			"The service is up but its store is not ready. Try again shortly.").WithRetryAfter(5))
+		writeError(w, NewError(CodeUnavailable, http.StatusServiceUnavailable, storeNotReady(err)).WithRetryAfter(5))
 		return
 	}
 	body, err := engine.MarshalJSON(struct {
@@ -246,6 +248,23 @@ func (h *HTTPHandler) health(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// storeNotReady says why GET /health finds the store not ready, in fixed
+// words: never the error's text, which names files. The cause of a failed
+// write is the operating system's name for it (such as "no space left on
+// device"), when the error carries one.
+func storeNotReady(err error) string {
+	if !errors.Is(err, store.ErrWriteFailing) {
+		return "The service is up but its store is not ready. Try again shortly."
+	}
+	cause := ""
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		cause = " (" + errno.Error() + ")"
+	}
+	return "The service is up but its last write to its store failed" + cause +
+		", so no verdict can be stored and no receipt issued. It is ready again once a write succeeds; try again later."
 }
 
 // storeError maps a store failure: an id the store cannot key is the
