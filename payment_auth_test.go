@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -365,6 +366,16 @@ func TestServeHTTPFacilitatorRefusals(t *testing.T) {
 	good := newCDPFacilitator(t, key, testnetKinds)
 	down := httptest.NewServer(http.NotFoundHandler())
 	down.Close()
+	var elsewhere atomic.Int32 // requests that reached the redirect's target
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		elsewhere.Add(1)
+		fmt.Fprint(w, testnetKinds)
+	}))
+	defer target.Close()
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
 	envKey := map[string]string{"CDP_API_KEY_ID": testCDPKeyID, "CDP_API_KEY_SECRET": key.secret}
 	envWrong := map[string]string{"CDP_API_KEY_ID": testCDPKeyID, "CDP_API_KEY_SECRET": wrong.secret}
 	pay := func(fac string, more ...string) []string {
@@ -379,6 +390,7 @@ func TestServeHTTPFacilitatorRefusals(t *testing.T) {
 		{"unreachable", envKey, pay(down.URL), "cannot be reached"},
 		{"credentials refused", envWrong, pay(good.url()), "refused the credentials (HTTP 401 on GET /supported): check CDP_API_KEY_ID"},
 		{"no credentials", nil, pay(good.url()), "refused the credentials (HTTP 401"},
+		{"redirected", envKey, pay(redirect.URL, "--facilitator-header", "X-Key: k"), "answered GET /supported with HTTP 307"},
 		{"network not supported", envKey, append(pay(good.url()), "--network", "mainnet"), `does not support x402 v2 "exact" payments on eip155:8453`},
 		{"secret without id", map[string]string{"CDP_API_KEY_SECRET": key.secret}, pay(good.url()), "CDP_API_KEY_SECRET is set but not the key's id"},
 		{"id without secret", nil, pay(good.url(), "--cdp-api-key-id", testCDPKeyID), "not its secret"},
@@ -403,6 +415,9 @@ func TestServeHTTPFacilitatorRefusals(t *testing.T) {
 			}
 			if strings.Contains(stderr.String(), "serving HTTP") {
 				t.Errorf("the server started:\n%s", stderr)
+			}
+			if elsewhere.Load() != 0 {
+				t.Errorf("a redirect took the credentials to another address")
 			}
 			out := err.Error() + stderr.String()
 			for _, leak := range append(append(key.leaks, wrong.leaks...), "Bearer ", "evil") {
