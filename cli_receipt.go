@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -29,9 +30,9 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 		fmt.Fprintln(stderr, usage)
 		return exitError{2}
 	}
-	receipt, err := os.ReadFile(fs.Arg(0))
+	receipt, err := readInputFile("the receipt", fs.Arg(0))
 	if err != nil {
-		return fmt.Errorf("reading receipt: %w", err)
+		return err
 	}
 	var keys signing.KeyResolver
 	switch {
@@ -42,9 +43,9 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 			return fmt.Errorf("reading --key: %w", err)
 		}
 	case *card != "":
-		data, err := os.ReadFile(*card)
+		data, err := readInputFile("--card", *card)
 		if err != nil {
-			return fmt.Errorf("reading --card: %w", err)
+			return err
 		}
 		if keys, err = signing.KeysFromAgentCard(data); err != nil {
 			return fmt.Errorf("reading --card: %w", err)
@@ -62,8 +63,8 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 	}
 	var request []byte
 	if *requestFile != "" {
-		if request, err = os.ReadFile(*requestFile); err != nil {
-			return fmt.Errorf("reading --request: %w", err)
+		if request, err = readInputFile("--request", *requestFile); err != nil {
+			return err
 		}
 	}
 	v, err := ef.verifier()
@@ -81,7 +82,11 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 			if !c.OK {
 				mark = "FAIL"
 			}
-			fmt.Fprintf(stdout, "%s %-18s %s\n", mark, c.Name, c.Detail)
+			if c.Detail == "" {
+				fmt.Fprintf(stdout, "%s %s\n", mark, c.Name)
+			} else {
+				fmt.Fprintf(stdout, "%s %-18s %s\n", mark, c.Name, c.Detail)
+			}
 		}
 		if report.Valid {
 			fmt.Fprintf(stdout, "receipt valid (context %s, key %s)\n", report.Context, report.KeyVersion)
@@ -93,4 +98,18 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 		return exitError{1}
 	}
 	return nil
+}
+
+// readInputFile reads a file named on the command line for what (a flag or
+// "the receipt"). An empty file is an error that says so, not a JSON
+// parse error: the usual cause is a download that saved nothing.
+func readInputFile(what, path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", what, err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("reading %s: the file %s is empty", what, path)
+	}
+	return data, nil
 }

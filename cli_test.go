@@ -317,6 +317,70 @@ func TestKeysShowAndRotate(t *testing.T) {
 	}
 }
 
+// TestReceiptVerifyCLIText: the text report names every check with what it
+// found; no line is a bare name with an empty detail.
+func TestReceiptVerifyCLIText(t *testing.T) {
+	dir := t.TempDir()
+	reqPath := filepath.Join("testdata", "invoice-pass.json")
+	req, _ := os.ReadFile(reqPath)
+	answer, code := runCLI(t, string(req), "verify", "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("verify exit code = %d, want 0", code)
+	}
+	receipt := filepath.Join(dir, "receipt.json")
+	if err := os.WriteFile(receipt, answer, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runCLI(t, "", "receipt", "verify", "--data-dir", dir, "--request", reqPath, receipt)
+	if code != 0 {
+		t.Fatalf("receipt verify exit code = %d, want 0; report:\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	for _, line := range lines[:len(lines)-1] {
+		mark, rest, _ := strings.Cut(line, " ")
+		name, detail, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		if mark != "ok" || name == "" || strings.TrimSpace(detail) == "" || strings.TrimSpace(line) != line {
+			t.Errorf("check line %q: want \"ok <check> <detail>\" with a detail and no trailing space", line)
+		}
+	}
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "receipt valid (context ") {
+		t.Errorf("last line = %q, want the verdict", last)
+	}
+}
+
+// TestReceiptVerifyCLIEmptyFile: an empty receipt, card or request file is
+// named as empty, not reported as a JSON syntax error.
+func TestReceiptVerifyCLIEmptyFile(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.json")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := os.ReadFile(filepath.Join("testdata", "invoice-pass.json"))
+	answer, _ := runCLI(t, string(req), "verify", "--data-dir", dir)
+	receipt := filepath.Join(dir, "receipt.json")
+	if err := os.WriteFile(receipt, answer, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"card", []string{"--card", empty, receipt}, "reading --card: the file " + empty + " is empty"},
+		{"request", []string{"--data-dir", dir, "--request", empty, receipt}, "reading --request: the file " + empty + " is empty"},
+		{"receipt", []string{"--data-dir", dir, empty}, "reading the receipt: the file " + empty + " is empty"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), append([]string{"receipt", "verify"}, tt.args...), strings.NewReader(""), &stdout, &stderr, testEnv)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("receipt verify %v: error %v, want %q", tt.args, err, tt.want)
+			}
+		})
+	}
+}
+
 // TestKeysShowWithoutKey: `verifier keys show` on a data dir without a key
 // says there is none and how to make one, exits 1 and creates nothing.
 func TestKeysShowWithoutKey(t *testing.T) {

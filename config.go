@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/engine/schema"
@@ -14,25 +15,42 @@ import (
 	"github.com/verifier-dev/verifier/tools"
 )
 
-// buildVersion is set with -ldflags "-X main.buildVersion=…"; otherwise the
-// module version or VCS revision from the build info is used.
+// buildVersion is set with -ldflags "-X main.buildVersion=…" by a release
+// build; it overrides every other source of the version.
 var buildVersion = ""
 
+// sourceVersion is the version of this source tree between releases.
+const sourceVersion = "0.1.0-dev"
+
+// version is verifier_version in every answer.
 func version() string {
 	if buildVersion != "" {
 		return buildVersion
 	}
-	if info, ok := debug.ReadBuildInfo(); ok {
-		if v := info.Main.Version; v != "" && v != "(devel)" {
-			return v
-		}
-		for _, s := range info.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "0.1.0+" + s.Value[:12]
-			}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return sourceVersion
+	}
+	return versionOf(info)
+}
+
+// versionOf derives the version from a binary's build info. A build from a
+// checkout reports sourceVersion: `go build` stamps VCS data (the commit,
+// and a module version derived from it) while `go run` does not, and one
+// commit must give one verifier_version however it was started. Only a
+// build of a published module (`go install …@v1.2.3`, from the module
+// cache, so with no VCS data) reports its module version, without the "v".
+func versionOf(info *debug.BuildInfo) string {
+	v := info.Main.Version
+	if v == "" || v == "(devel)" {
+		return sourceVersion
+	}
+	for _, s := range info.Settings {
+		if strings.HasPrefix(s.Key, "vcs") {
+			return sourceVersion
 		}
 	}
-	return "0.1.0-dev"
+	return strings.TrimPrefix(v, "v")
 }
 
 // defaultDataDir is $XDG_DATA_HOME/verifier or ~/.local/share/verifier.

@@ -241,8 +241,12 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	// The URLs a person opens first, at the address actually bound (a port
+	// of 0 is the chosen one): the MCP endpoint, the docs, llms.txt.
+	local := derivePublicURL(ln.Addr())
 	log.Info("serving HTTP", "addr", ln.Addr().String(), "public_url", svc.PublicURL, "version", svc.Version,
-		"data_dir", f.dataDir, "key_version", svc.Keys.Current().KeyVersion())
+		"data_dir", f.dataDir, "key_version", svc.Keys.Current().KeyVersion(),
+		"mcp", local+"/mcp", "docs", local+"/docs", "llms_txt", local+"/llms.txt")
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving HTTP: %w", err)

@@ -104,61 +104,65 @@ func decodeMembers(members map[string][]byte, opts *ijson.Options, p *problems) 
 }
 
 // splitObject reads a JSON object's members as raw values without decoding
-// them, rejecting duplicate names and invalid UTF-8 as it goes.
-func splitObject(body []byte) (map[string][]byte, error) {
+// them, rejecting duplicate names and invalid UTF-8 as it goes; a failure
+// names the field at fault.
+func splitObject(body []byte) (map[string][]byte, *syntaxError) {
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	tok, err := dec.ReadToken()
 	if err != nil {
-		return nil, classify(err, "the body")
+		return nil, bodyError(classify(err))
 	}
 	if tok.Kind() != '{' {
-		return nil, errors.New("the body must be a JSON object")
+		return nil, bodyError("must be a JSON object")
 	}
 	members := make(map[string][]byte)
 	for dec.PeekKind() != '}' {
 		name, err := dec.ReadToken()
 		if err != nil {
-			return nil, classify(err, "the body")
+			return nil, bodyError(classify(err))
 		}
 		key := name.String()
 		val, err := dec.ReadValue()
 		if err != nil {
-			return nil, &memberError{name: key, err: classify(err, memberName("", key, len(members)))}
+			return nil, &syntaxError{field: memberName("", key, len(members)), problem: classify(err)}
 		}
 		members[key] = bytes.Clone(val)
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return nil, classify(err, "the body")
+		return nil, bodyError(classify(err))
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
-		return nil, errors.New("the body has data after the JSON object")
+		return nil, bodyError("has data after the JSON object")
 	}
 	return members, nil
 }
 
-// classify describes a syntax error without quoting the input.
-func classify(err error, where string) error {
+// classify describes a syntax error without quoting the input, as a
+// predicate of the field it is in ("is not valid JSON …").
+func classify(err error) string {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%s is empty or truncated JSON", where)
+		return "is empty or truncated JSON"
 	}
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
 		switch {
 		case errors.Is(se.Err, jsontext.ErrDuplicateName):
-			return fmt.Errorf("%s has a duplicate object key (I-JSON forbids it)", where)
+			return "has a duplicate object key (I-JSON forbids it)"
 		case bytes.Contains([]byte(se.Err.Error()), []byte("UTF-8")):
-			return fmt.Errorf("%s has invalid UTF-8 at byte %d", where, se.ByteOffset)
+			return fmt.Sprintf("has invalid UTF-8 at byte %d", se.ByteOffset)
 		}
-		return fmt.Errorf("%s is not valid JSON (syntax error at byte %d)", where, se.ByteOffset)
+		return fmt.Sprintf("is not valid JSON (syntax error at byte %d)", se.ByteOffset)
 	}
-	return fmt.Errorf("%s is not valid JSON", where)
+	return "is not valid JSON"
 }
 
-// memberError is a syntax error inside one member's value.
-type memberError struct {
-	name string
-	err  error
+// syntaxError is a body that does not split into members: the field at
+// fault ("body", or the member whose value is malformed) and the problem,
+// a predicate of that field, as a FieldProblem reads them.
+type syntaxError struct {
+	field, problem string
 }
 
-func (e *memberError) Error() string { return e.err.Error() }
-func (e *memberError) Unwrap() error { return e.err }
+func bodyError(problem string) *syntaxError { return &syntaxError{field: "body", problem: problem} }
+
+func (e *syntaxError) Error() string { return e.field + " " + e.problem }

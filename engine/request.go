@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"regexp"
@@ -172,14 +171,9 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 		ok = decodeMembersFast(body, memberOpts, &r.raw, &decoded)
 	}
 	if !ok {
-		members, err := splitObject(body)
-		if err != nil {
-			field := "body"
-			var me *memberError
-			if errors.As(err, &me) && slices.Contains(topLevelFields, me.name) {
-				field = me.name
-			}
-			p.add(field, err.Error(), "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request.")
+		members, se := splitObject(body)
+		if se != nil {
+			p.add(se.field, se.problem, "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request.")
 			return nil, p.err()
 		}
 		r.raw = requestMembers{}

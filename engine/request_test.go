@@ -17,7 +17,10 @@ func TestDecodeRequestProblems(t *testing.T) {
 		wantField string
 	}{
 		{"not an object", `["` + marker + `"]`, "body"},
+		{"empty body", ``, "body"},
+		{"not JSON", `{` + marker, "body"},
 		{"malformed", `{"task_id":"` + marker, "task_id"},
+		{"malformed member with odd name", `{"<` + marker + `>":tru`, "(member #1)"},
 		{"trailing data", `{"task_id":"t"} {"` + marker + `":1}`, "body"},
 		{"duplicate top-level key", `{"task_id":"t","task_id":"` + marker + `","expected_schema":{},"submitted_output":1}`, "body"},
 		{"duplicate key in output", `{"task_id":"t","expected_schema":{},"submitted_output":{"a":"` + marker + `","a":2}}`, "submitted_output"},
@@ -71,6 +74,11 @@ func TestDecodeRequestProblems(t *testing.T) {
 				}
 				if strings.Contains(f.Field+f.Problem+f.Fix, marker) {
 					t.Errorf("problem %+v echoes the input", f)
+				}
+				// A message reads "<field> <problem>": the problem must not
+				// name its field again ("body the body is not valid JSON").
+				if first, _, _ := strings.Cut(f.Problem, " "); first == f.Field || first == "the" {
+					t.Errorf("problem %+v repeats its field: it reads %q", f, f.Field+" "+f.Problem)
 				}
 			}
 			if !found {

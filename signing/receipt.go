@@ -161,7 +161,7 @@ func (r *ReceiptReport) parse(receipt []byte) (map[string]json.RawMessage, error
 	if err != nil {
 		return nil, r.fail(CheckJSON, ErrMalformedReceipt, "%v", err)
 	}
-	r.pass(CheckJSON, "")
+	r.pass(CheckJSON, "one I-JSON object, every number exact")
 	return top, nil
 }
 
@@ -198,7 +198,7 @@ func (r *ReceiptReport) attestation(raw json.RawMessage) (Attestation, error) {
 		return Attestation{}, r.fail(CheckAttestation, ErrMalformedReceipt, "attestation has an unknown member %s",
 			brief(slices.Sorted(maps.Keys(m))[0]))
 	}
-	r.pass(CheckAttestation, "")
+	r.pass(CheckAttestation, "algorithm, key_version, timestamp and signature, nothing else")
 	return a, nil
 }
 
@@ -237,7 +237,7 @@ func (r *ReceiptReport) verifyKeyVersion(raw json.RawMessage, kv string) error {
 	if got != kv {
 		return r.fail(CheckVerifyKeyVersion, ErrMalformedReceipt, "verify.key_version %s differs from attestation.key_version %s", brief(got), brief(kv))
 	}
-	r.pass(CheckVerifyKeyVersion, "")
+	r.pass(CheckVerifyKeyVersion, "verify.key_version equals attestation.key_version "+brief(kv))
 	return nil
 }
 

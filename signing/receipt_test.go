@@ -54,6 +54,9 @@ func TestVerifyReceiptRoundTrip(t *testing.T) {
 					if !c.OK {
 						t.Errorf("check %s failed on a valid receipt: %s", c.Name, c.Detail)
 					}
+					if c.Detail == "" {
+						t.Errorf("check %s has no detail: a reader sees \"ok %s:\" and learns nothing", c.Name, c.Name)
+					}
 					names = append(names, c.Name)
 				}
 				want := []string{CheckJSON, CheckAttestation, CheckAlgorithm, CheckTimestamp, CheckVerifyKeyVersion, CheckKey, CheckSignature}

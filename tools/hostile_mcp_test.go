@@ -161,7 +161,7 @@ func TestFrameGuardLongFrame(t *testing.T) {
 	g.max = 100
 	var got []any
 	for {
-		msg, err := g.next()
+		msg, _, err := g.next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

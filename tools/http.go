@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -320,9 +323,38 @@ func (h *HTTPHandler) unrouted(w http.ResponseWriter, r *http.Request) {
 		e.NextActions[0].Action = "use_allowed_method"
 		writeError(w, e)
 	default:
+		if r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			// The root answers by what the client reads: a browser is
+			// sent to the interactive docs, a program keeps the JSON 404.
+			w.Header().Add("Vary", "Accept")
+			if acceptsHTML(r.Header) {
+				http.Redirect(w, r, "/docs", http.StatusSeeOther)
+				return
+			}
+		}
 		writeError(w, NewError(CodeNotFound, http.StatusNotFound,
 			"No route matches this URL. Nothing was charged; the routes are listed at /openapi.json, /llms.txt and /docs."))
 	}
+}
+
+// acceptsHTML reports whether the Accept header names text/html (with a
+// quality above 0), as a browser's does.
+func acceptsHTML(h http.Header) bool {
+	for _, value := range h.Values("Accept") {
+		for part := range strings.SplitSeq(value, ",") {
+			mediaType, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil || mediaType != "text/html" {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func (h *HTTPHandler) logRequest(r *http.Request, sw *statusWriter, cid string, d time.Duration) {

@@ -105,6 +105,9 @@ func (h *HTTPHandler) buildOpenAPI() (staticDoc, error) {
 	if info["version"], err = json.Marshal(h.svc.Version); err != nil {
 		return staticDoc{}, fmt.Errorf("encoding openapi.json info: %w", err)
 	}
+	if info["description"], err = withErrorTable(info["description"]); err != nil {
+		return staticDoc{}, err
+	}
 	if top["info"], err = orderedJSON([]string{"title", "summary", "description", "version"}, info); err != nil {
 		return staticDoc{}, err
 	}
@@ -126,6 +129,27 @@ func (h *HTTPHandler) buildOpenAPI() (staticDoc, error) {
 		return staticDoc{}, fmt.Errorf("indenting openapi.json: %w", err)
 	}
 	return newStaticDoc("openapi.json", "application/json", "public, max-age=300", indented.Bytes()), nil
+}
+
+// errorTablePlaceholder marks where info.description of openapi.json takes
+// the error table, rendered from ErrorCodes like /llms.txt's.
+const errorTablePlaceholder = "{{error_table}}"
+
+// withErrorTable puts the error table into openapi.json's description.
+func withErrorTable(rawDescription json.RawMessage) (json.RawMessage, error) {
+	var description string
+	if err := json.Unmarshal(rawDescription, &description); err != nil {
+		return nil, fmt.Errorf("decoding openapi.json info.description: %w", err)
+	}
+	if strings.Count(description, errorTablePlaceholder) != 1 {
+		return nil, fmt.Errorf("openapi.json info.description must hold %s once", errorTablePlaceholder)
+	}
+	description = strings.Replace(description, errorTablePlaceholder, strings.TrimSuffix(ErrorTable(), "\n"), 1)
+	out, err := json.Marshal(description)
+	if err != nil {
+		return nil, fmt.Errorf("encoding openapi.json info.description: %w", err)
+	}
+	return out, nil
 }
 
 // addOperations adds the extra routes' operations to the paths object.

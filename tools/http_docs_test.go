@@ -243,17 +243,6 @@ func TestHTTPExtraRouteErrors(t *testing.T) {
 	}
 }
 
-func TestHTTPOpenAPIErrorCodes(t *testing.T) {
-	f := newHTTPFixture(t, nil, nil)
-	_, doc := openAPIDoc(t, f)
-	description := doc["info"].(map[string]any)["description"].(string)
-	for _, c := range ErrorCodes() {
-		if !strings.Contains(description, fmt.Sprintf("| %s | %d |", c.Code, c.Status)) {
-			t.Errorf("the OpenAPI error table lacks %s (%d)", c.Code, c.Status)
-		}
-	}
-}
-
 // schemaValidator checks JSON against a schema of the OpenAPI document's
 // components, with the engine's own JSON Schema evaluator.
 type schemaValidator struct{ components any }

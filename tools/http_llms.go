@@ -41,6 +41,18 @@ func ErrorCodes() []ErrorCode {
 	}
 }
 
+// ErrorTable renders ErrorCodes as the Markdown table that /llms.txt and
+// /openapi.json publish (and README.md copies): code, HTTP status,
+// retryable, meaning.
+func ErrorTable() string {
+	var b strings.Builder
+	b.WriteString("| code | HTTP | retryable | meaning |\n|---|---|---|---|\n")
+	for _, c := range ErrorCodes() {
+		fmt.Fprintf(&b, "| %s | %d | %t | %s |\n", c.Code, c.Status, c.Retryable, c.Meaning)
+	}
+	return b.String()
+}
+
 // llmsText renders /llms.txt from its embedded template.
 type llmsText struct{ tmpl *template.Template }
 
@@ -59,7 +71,7 @@ type llmsData struct {
 	VerifyTimeout               string
 	Pricing                     *Pricing // nil: neither limited nor charged
 	Resets                      string
-	Errors                      []ErrorCode
+	ErrorTable                  string
 	ContextVerify, ContextScore string
 	Canonicalization, Hash      string
 	ExampleRequest              string
@@ -71,7 +83,7 @@ func (h *HTTPHandler) llmsTxt(w http.ResponseWriter, r *http.Request) {
 		URL: h.svc.publicURL(), Version: h.svc.Version, KeyVersion: h.svc.Keys.Current().KeyVersion(),
 		MaxBody:       fmt.Sprintf("%d bytes (%s)", h.opts.MaxBodyBytes, humanBytes(h.opts.MaxBodyBytes)),
 		VerifyTimeout: h.opts.VerifyTimeout.String(),
-		Errors:        ErrorCodes(),
+		ErrorTable:    ErrorTable(),
 		ContextVerify: signing.ContextVerify, ContextScore: signing.ContextTrustScore,
 		Canonicalization: engine.Canonicalization, Hash: engine.HashAlgorithm,
 		ExampleRequest: strings.ReplaceAll(exampleRequest, "\n", "\n    "),

@@ -59,9 +59,10 @@ func newFrameGuard(in io.Reader, out io.Writer) *frameGuard {
 }
 
 // next returns the next message of the input, decoded by the SDK's
-// jsonrpc.DecodeMessage, after answering every bad frame before it. At the
-// end of the input it returns io.EOF (or the read error).
-func (g *frameGuard) next() (jsonrpc.Message, error) {
+// jsonrpc.DecodeMessage, and the length of its frame, after answering every
+// bad frame before it. At the end of the input it returns io.EOF (or the
+// read error).
+func (g *frameGuard) next() (jsonrpc.Message, int, error) {
 	for {
 		line, err := g.readLine()
 		if len(line) > 0 {
@@ -69,11 +70,11 @@ func (g *frameGuard) next() (jsonrpc.Message, error) {
 			if code != 0 {
 				g.refuse(code, problem)
 			} else if msg != nil {
-				return msg, nil // at the end of the input, the next call says so
+				return msg, len(line), nil // at the end of the input, the next call says so
 			}
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 }
@@ -139,8 +140,13 @@ func rpcErrorFrame(code int, message string) []byte {
 // sdkErrorGuard replaces the plain-text error bodies the MCP SDK writes over
 // HTTP (http.Error: "malformed payload: unmarshaling jsonrpc message: json:
 // invalid character … : }}}", which quotes the request) with a JSON-RPC
-// error of a fixed message, keeping the status. Every other response passes
-// through untouched.
+// error of a fixed message, keeping the status, and makes every JSON-RPC
+// error in a JSON body safe (safeRPCBody): the SDK answers a method it does
+// not serve, or params it cannot decode, before any middleware runs, with
+// the caller's text in the message. The SDK writes each JSON body with one
+// Write (writeJSONRPCError, and the flush of a JSON response in
+// stream.deliverLocked), so each Write is one body. Every other response
+// (event streams, successes) passes through untouched.
 type sdkErrorGuard struct {
 	http.ResponseWriter
 	replaced bool
@@ -164,6 +170,12 @@ func (g *sdkErrorGuard) Write(p []byte) (int, error) {
 	if g.replaced {
 		return len(p), nil // the SDK's text, dropped
 	}
+	if strings.HasPrefix(g.Header().Get("Content-Type"), "application/json") {
+		if _, err := g.ResponseWriter.Write(safeRPCBody(p)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return g.ResponseWriter.Write(p)
 }
 
@@ -173,7 +185,9 @@ func (g *sdkErrorGuard) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 func sdkErrorMessage(status int) string {
 	switch status {
 	case http.StatusBadRequest:
-		return "Invalid Request: the body is not a JSON-RPC 2.0 message (or batch) this server accepts. Nothing was charged."
+		return "Invalid Request: the body is not a JSON-RPC 2.0 message this server accepts " +
+			"(one JSON object; a request with an \"id\", a notification without; a method it serves). " +
+			"Methods: " + methodChoices + ". Nothing was charged."
 	case http.StatusNotAcceptable:
 		return "Not Acceptable: send the header Accept: application/json, text/event-stream. Nothing was charged."
 	case http.StatusUnsupportedMediaType:

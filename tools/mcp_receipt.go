@@ -179,7 +179,11 @@ func receiptText(a receiptAnswer) string {
 		if !c.OK {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(&b, "%s %s: %s\n", mark, c.Name, c.Detail)
+		if c.Detail == "" {
+			fmt.Fprintf(&b, "%s %s\n", mark, c.Name)
+		} else {
+			fmt.Fprintf(&b, "%s %s: %s\n", mark, c.Name, c.Detail)
+		}
 	}
 	if !a.RequestChecked {
 		b.WriteString("The original request was not given, so the hashes were not recomputed: pass it as request to tie the receipt to the output you hold.")

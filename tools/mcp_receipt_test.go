@@ -81,6 +81,12 @@ func TestMCPVerifyReceipt(t *testing.T) {
 			if !strings.HasPrefix(text(res), wantWord) {
 				t.Errorf("text = %q, want it to start with %q", text(res), wantWord)
 			}
+			for _, line := range strings.Split(text(res), "\n") {
+				isCheck := strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "FAIL ")
+				if isCheck && (strings.HasSuffix(line, ":") || strings.TrimSpace(line) != line) {
+					t.Errorf("check line %q has an empty detail", line)
+				}
+			}
 		})
 	}
 }

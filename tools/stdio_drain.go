@@ -21,10 +21,27 @@ import (
 // A client that writes its requests and closes stdin at once (a pipe, a
 // script) still gets every answer: at end of input the EOF is held back
 // until each request read has been answered, or ctx is done.
+//
+// Reading is bounded by answering (back-pressure): the SDK handles every
+// request in a goroutine of its own and keeps its answer until the answer
+// is written, so a client that pipelines requests without reading stdout
+// made the server read and hold them all (40,000 pipelined tools/list held
+// 1.4 GiB). The connection reads the next frame only while fewer than
+// maxPendingCalls requests, and fewer than maxPendingBytes of their frames,
+// wait for their answers to be written; a client that does not read stdout
+// stops the server reading stdin until it does.
 type stdioTransport struct {
 	ctx   context.Context
 	guard *frameGuard
 }
+
+// Bounds of the requests a stdio connection holds unanswered (see
+// stdioTransport). One request is always taken, however long its frame
+// (up to MaxStdioFrame).
+const (
+	maxPendingCalls = 64
+	maxPendingBytes = 16 << 20
+)
 
 // newStdioTransport serves in and out through a frameGuard.
 func newStdioTransport(ctx context.Context, in io.Reader, out io.Writer) *stdioTransport {
@@ -39,6 +56,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan messageOrErr),
 		closed:   make(chan struct{}),
 		changed:  make(chan struct{}, 1),
+		sizes:    make(map[jsonrpc.ID]int),
 	}
 	go c.readLoop()
 	return c, nil
@@ -60,49 +78,113 @@ type stdioConn struct {
 	closed    chan struct{}
 	closeOnce sync.Once
 
-	mu      sync.Mutex
-	pending int           // requests read and not yet answered
+	mu           sync.Mutex
+	pending      int                // requests read and not yet answered
+	pendingBytes int                // the length of their frames
+	sizes        map[jsonrpc.ID]int // the frame length of each, by id
+	// unnamed are the frame lengths of requests whose answer carries no
+	// id: the SDK answers a request that reuses the id of one in flight
+	// with a null id.
+	unnamed []int
 	changed chan struct{} // signalled when pending drops
 }
 
 // readLoop passes the input's messages to Read until the input ends or the
-// connection is closed, counting the requests among them.
+// connection is closed, counting the requests among them, and reads the
+// next one only when there is room for it (waitRoom).
 func (c *stdioConn) readLoop() {
 	for {
-		msg, err := c.guard.next()
+		if !c.waitRoom() {
+			c.deliver(messageOrErr{err: io.EOF})
+			return
+		}
+		msg, size, err := c.guard.next()
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			c.mu.Lock()
-			c.pending++
-			c.mu.Unlock()
+			c.taken(req.ID, size)
 		}
 		if errors.Is(err, io.EOF) {
 			c.waitAnswered()
 		}
-		select {
-		case c.incoming <- messageOrErr{msg, err}:
-		case <-c.closed:
-			return
-		}
-		if err != nil {
+		if !c.deliver(messageOrErr{msg, err}) || err != nil {
 			return
 		}
 	}
 }
 
+// deliver hands m to Read, or reports false when the connection closed
+// first.
+func (c *stdioConn) deliver(m messageOrErr) bool {
+	select {
+	case c.incoming <- m:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// taken counts a request read, of id and a frame of size bytes.
+func (c *stdioConn) taken(id jsonrpc.ID, size int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending++
+	c.pendingBytes += size
+	if _, inFlight := c.sizes[id]; inFlight {
+		c.unnamed = append(c.unnamed, size)
+	} else {
+		c.sizes[id] = size
+	}
+}
+
+// answered counts the answer to the request of id written.
+func (c *stdioConn) answered(id jsonrpc.ID) {
+	c.mu.Lock()
+	size, ok := c.sizes[id]
+	if ok {
+		delete(c.sizes, id)
+	} else if len(c.unnamed) > 0 {
+		size, c.unnamed = c.unnamed[0], c.unnamed[1:]
+	}
+	c.pending--
+	c.pendingBytes -= size
+	c.mu.Unlock()
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// waitRoom waits until another request may be read: none is unanswered, or
+// fewer than maxPendingCalls are and their frames total less than
+// maxPendingBytes. It reports false when ctx is done or the connection
+// closed first.
+func (c *stdioConn) waitRoom() bool {
+	return c.waitUntil(func() bool {
+		return c.pending <= 0 || c.pending < maxPendingCalls && c.pendingBytes < maxPendingBytes
+	})
+}
+
+// waitAnswered waits until every request read has been answered, ctx is
+// done or the connection closed.
 func (c *stdioConn) waitAnswered() {
+	c.waitUntil(func() bool { return c.pending <= 0 })
+}
+
+// waitUntil waits until cond (called with c.mu held) holds, and reports
+// false when ctx is done or the connection closed first.
+func (c *stdioConn) waitUntil(cond func() bool) bool {
 	for {
 		c.mu.Lock()
-		done := c.pending <= 0
+		done := cond()
 		c.mu.Unlock()
 		if done {
-			return
+			return true
 		}
 		select {
 		case <-c.changed:
 		case <-c.ctx.Done():
-			return
+			return false
 		case <-c.closed:
-			return
+			return false
 		}
 	}
 }
@@ -124,26 +206,28 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// Write writes msg as one line, and counts an answered request.
+// Write writes msg as one line, and counts an answered request. An error
+// answer goes out as safeRPCError makes it: the SDK answers an unknown
+// method, or params it cannot decode, before any middleware runs, quoting
+// the caller.
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	default:
 	}
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.Error != nil {
+		safe := *resp
+		safe.Error = safeRPCError(resp.Error)
+		msg = &safe
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
 	_, err = c.guard.out.Write(append(data, '\n'))
-	if _, ok := msg.(*jsonrpc.Response); ok {
-		c.mu.Lock()
-		c.pending--
-		c.mu.Unlock()
-		select {
-		case c.changed <- struct{}{}:
-		default:
-		}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.answered(resp.ID)
 	}
 	return err
 }
