@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ func paidGate(t *testing.T, c *clock, mutate func(*Config)) (*Gate, *fakeFacilit
 	if err != nil {
 		t.Fatal(err)
 	}
+	g.SetLog(slog.New(slog.DiscardHandler))
 	return g, fac
 }
 
@@ -112,6 +114,56 @@ func TestNotFreeKeepsAllowance(t *testing.T) {
 	}
 }
 
+// TestRefuseUnpaidBody: the free tier's size limit, before decoding,
+// refuses exactly the unpaid verify calls over it, as Admit would, and
+// leaves every other call to Admit.
+func TestRefuseUnpaidBody(t *testing.T) {
+	c := newClock(testNow)
+	g, fac := paidGate(t, c, func(cfg *Config) { cfg.FreePerDay = 5; cfg.FreeTierMaxBody = 1000 })
+	ctx := context.Background()
+	verify := testRoute(KindVerify)
+	for _, tt := range []struct {
+		name    string
+		req     Request
+		refused bool
+	}{
+		{"body over the free tier", Request{Route: verify, Client: "192.0.2.1", BodySize: 1001}, true},
+		{"body at the free tier's limit", Request{Route: verify, Client: "192.0.2.1", BodySize: 1000}, false},
+		{"paid over the free tier (header)", Request{Route: verify, Client: "192.0.2.1", BodySize: 1001, PaymentHeader: "eyJ4NDAyVmVyc2lvbiI6Mn0="}, false},
+		{"paid over the free tier (MCP)", Request{Route: verify, Client: "192.0.2.1", BodySize: 1001, PaymentJSON: []byte(`{}`)}, false},
+		{"a probe", Request{Route: verify, Client: "192.0.2.1", Probe: true}, false},
+		{"a score", Request{Route: testRoute(KindScore), Client: "192.0.2.1", BodySize: 1001}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := g.RefuseUnpaidBody(ctx, tt.req)
+			if !tt.refused {
+				if err != nil {
+					t.Errorf("refused: %v; want it left to Admit", err)
+				}
+				return
+			}
+			e := refusal(t, err, CodePaymentRequired)
+			if e.FreeTrial == nil || e.FreeTrial.Reason != ReasonBodyTooLarge || e.FreeTrial.RemainingCallsToday != 5 {
+				t.Errorf("free_trial = %+v, want reason %s with the 5 free calls kept", e.FreeTrial, ReasonBodyTooLarge)
+			}
+		})
+	}
+	off, err := NewGate(Config{FreePerDay: 5, FreeTierMaxBody: 1000}, tempStore(t, c.Now), c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := off.RefuseUnpaidBody(ctx, Request{Route: verify, Client: "192.0.2.1", BodySize: 1 << 30}); err != nil {
+		t.Errorf("payment off: refused %v; the free tier's limit applies only when paying is possible", err)
+	}
+	var none *Gate
+	if err := none.RefuseUnpaidBody(ctx, Request{Route: verify, BodySize: 1 << 30}); err != nil {
+		t.Errorf("nil gate: refused %v", err)
+	}
+	if fac.count("/verify") != 0 {
+		t.Errorf("facilitator called for an unpaid request")
+	}
+}
+
 func TestPaidFlow(t *testing.T) {
 	c := newClock(testNow)
 	g, fac := paidGate(t, c, nil)
@@ -132,7 +184,7 @@ func TestPaidFlow(t *testing.T) {
 	if fac.count("/settle") != 0 {
 		t.Fatal("settled before the work")
 	}
-	sr, err := adm.Settle(ctx)
+	sr, err := adm.Settle(ctx, Answer{})
 	if err != nil || !sr.Success {
 		t.Fatalf("Settle = %+v, %v", sr, err)
 	}
@@ -140,7 +192,7 @@ func TestPaidFlow(t *testing.T) {
 	if err != nil || !got.Success || got.Transaction != "0xabc" || got.Network != "eip155:84532" {
 		t.Errorf("PAYMENT-RESPONSE decodes to %+v, %v", got, err)
 	}
-	if sr2, err := adm.Settle(ctx); sr2 != sr || err != nil || fac.count("/settle") != 1 {
+	if sr2, err := adm.Settle(ctx, Answer{}); sr2 != sr || err != nil || fac.count("/settle") != 1 {
 		t.Errorf("second Settle = %v, %v with %d settle calls, want the first outcome and one call", sr2, err, fac.count("/settle"))
 	}
 
@@ -321,11 +373,15 @@ func TestSettleFailures(t *testing.T) {
 				t.Fatal(err)
 			}
 			fac.set(func(f *fakeFacilitator) { f.settle, f.delay = tt.settle, tt.delay })
-			sr, err := adm.Settle(ctx)
+			sr, err := adm.Settle(ctx, Answer{})
 			if sr != nil {
 				t.Errorf("Settle returned a settlement %+v with the failure", sr)
 			}
-			e := refusal(t, err, tt.code)
+			charged := ChargeNone
+			if tt.code == CodeFacilitatorUnavailable { // sent, never answered: it may have settled
+				charged = ChargeUnknown
+			}
+			e := refusalCharged(t, err, tt.code, charged)
 			if tt.code == CodeSettlementFailed {
 				if e.Status != 402 || e.Settlement == nil || e.Settlement.Success || e.PaymentRequired.Error != e.Settlement.ErrorReason {
 					t.Errorf("settlement_failed = %d, settlement %+v, x402 error %q", e.Status, e.Settlement, e.PaymentRequired.Error)
@@ -337,7 +393,7 @@ func TestSettleFailures(t *testing.T) {
 			} else if e.Status != 503 || !e.Retryable {
 				t.Errorf("facilitator failure = %d retryable %v", e.Status, e.Retryable)
 			}
-			if _, again := adm.Settle(ctx); again != err {
+			if _, again := adm.Settle(ctx, Answer{}); again != err {
 				t.Errorf("second Settle = %v, want the first failure", again)
 			}
 		})
@@ -375,7 +431,7 @@ func TestMCPPayment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Admit with _meta payment: %v", err)
 	}
-	sr, err := adm.Settle(ctx)
+	sr, err := adm.Settle(ctx, Answer{})
 	if err != nil || !sr.Success {
 		t.Fatalf("Settle = %+v, %v", sr, err)
 	}
