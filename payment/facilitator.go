@@ -97,6 +97,11 @@ func (f *Facilitator) newRequest(ctx context.Context, method, path string, body 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if f.Auth != nil {
+		if err := f.Auth.Authorize(req); err != nil {
+			return nil, authError{err}
+		}
+	}
 	return req, nil
 }
 
@@ -118,12 +123,7 @@ func (f *Facilitator) do(ctx context.Context, method, path string, body []byte, 
 	}
 	req, err := f.newRequest(ctx, method, path, rd)
 	if err != nil {
-		return fmt.Errorf("%w: %s %s: building the request: %v", ErrFacilitatorUnavailable, method, path, err)
-	}
-	if f.Auth != nil {
-		if err := f.Auth.Authorize(req); err != nil {
-			return fmt.Errorf("%w: %w", ErrFacilitatorUnavailable, authError{err})
-		}
+		return fmt.Errorf("%w: %s %s: building the request: %w", ErrFacilitatorUnavailable, method, path, err)
 	}
 	client := f.Client
 	if client == nil {
