@@ -3,18 +3,25 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/verifier-dev/verifier/engine/schema"
 )
 
-// checkBound evaluates one bound. It returns counted=false when the bound is
-// skipped (if_present and no value).
-func checkBound(b *Bound, out any) (f *Finding, counted bool) {
+// checkBound evaluates one bound, spending from budget. It returns
+// counted=false when the bound is skipped (if_present and no value), or
+// when budget stopped it (the caller checks budget).
+func checkBound(b *Bound, out any, budget *schema.Budget) (f *Finding, counted bool) {
 	fail := func(path, found, msg string) (*Finding, bool) {
 		return &Finding{
 			Source: SourceIntegrity, Check: CheckBounds, Path: path, Expected: b.describe(),
 			Found: found, Message: msg, Gate: GateBounds, Blocking: true,
 		}, true
 	}
-	matches := b.Path.Resolve(out)
+	var room [8]Match // the matches of most bounds, without an allocation
+	matches := b.Path.appendMatches(room[:0], out, budget)
+	if budget.Stopped() {
+		return nil, false
+	}
 	if len(matches) == 0 {
 		if b.IfPresent {
 			return nil, false
@@ -23,6 +30,9 @@ func checkBound(b *Bound, out any) (f *Finding, counted bool) {
 		return fail(where, "no value", fmt.Sprintf("no value at %s; add it, or set if_present to skip the bound when it is absent", where))
 	}
 	for _, m := range matches {
+		if !budget.Charge(readSteps(m.Value)) {
+			return nil, false
+		}
 		if !b.holds(m.Value) {
 			return fail(m.Loc().String(), brief(m.Value), fmt.Sprintf("%s is %s, expected %s", m.Loc(), brief(m.Value), b.describe()))
 		}
