@@ -10,123 +10,15 @@ package payment
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/verifier-dev/verifier/internal/x402test"
 )
-
-// e2eCDPKey is a CDP API key made for the test: the secret as CDP hands it
-// out, and the key file of the facilitator's CDP mode (the public half).
-type e2eCDPKey struct {
-	secret  string
-	pubFile []byte
-}
-
-func newE2ECDPKey(t *testing.T, alg, keyID string) e2eCDPKey {
-	t.Helper()
-	var secret string
-	var pub any
-	switch alg {
-	case "ES256":
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		der, err := x509.MarshalECPrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		secret, pub = string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})), &k.PublicKey
-	case "EdDSA":
-		p, k, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		secret, pub = base64.StdEncoding.EncodeToString(k), p
-	}
-	spki, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := json.Marshal(map[string]string{"keyId": keyID, "alg": alg,
-		"publicKey": string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: spki}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e2eCDPKey{secret: secret, pubFile: file}
-}
-
-// startCDPFacilitator runs facilitator.mjs in its cdp mode, accepting key
-// only, and returns its base URL.
-func (env e2eEnv) startCDPFacilitator(t *testing.T, key e2eCDPKey) string {
-	t.Helper()
-	keyFile := filepath.Join(t.TempDir(), "cdp-key.json")
-	if err := os.WriteFile(keyFile, key.pubFile, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, "node", "facilitator.mjs", "0")
-	cmd.Dir = env.tools
-	cmd.Env = append(os.Environ(), "X402_FACILITATOR_MODE=cdp", "X402_FACILITATOR_CDP_KEY="+keyFile)
-	var out lockedLog
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-	listening := regexp.MustCompile(`facilitator \(cdp\) on (127\.0\.0\.1:\d+)`)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		m := listening.FindStringSubmatch(out.String())
-		if m == nil {
-			continue
-		}
-		base := "http://" + m[1]
-		resp, err := http.Get(base + "/supported")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Fatalf("the cdp-mode facilitator answered GET /supported without a token: HTTP %d", resp.StatusCode)
-		}
-		return base
-	}
-	t.Fatalf("the cdp-mode facilitator did not start:\n%s", out.String())
-	return ""
-}
-
-// lockedLog collects a child process's output.
-type lockedLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // otherPath signs each request with a token for another path of the same
 // facilitator (verify's for settle and the rest, settle's for verify).
@@ -183,8 +75,8 @@ func TestE2ECDPAuth(t *testing.T) {
 	const body = `{"output":{"total":3}}`
 	for _, alg := range []string{"ES256", "EdDSA"} {
 		t.Run(alg, func(t *testing.T) {
-			key, wrong := newE2ECDPKey(t, alg, keyID), newE2ECDPKey(t, alg, keyID)
-			fac := env.startCDPFacilitator(t, key)
+			key, wrong := x402test.NewCDPKey(t, alg, keyID), x402test.NewCDPKey(t, alg, keyID)
+			fac := x402test.StartCDPFacilitator(t, env.tools, key)
 			st := tempStore(t, nil)
 			auth := func(secret string, now func() time.Time) *CDPAuth {
 				a, err := NewCDPAuth(keyID, secret, now)
@@ -193,7 +85,7 @@ func TestE2ECDPAuth(t *testing.T) {
 				}
 				return a
 			}
-			good := auth(key.secret, nil)
+			good := auth(key.Secret, nil)
 			serve := func(a Authorizer) (*Gate, string) {
 				g, err := NewGate(Config{FreePerDay: -1, PayToEVM: testPayTo, FacilitatorURL: fac, Network: Testnet, FacilitatorAuth: a}, st, nil, nil)
 				if err != nil {
@@ -230,8 +122,8 @@ func TestE2ECDPAuth(t *testing.T) {
 				auth   Authorizer
 				reason string // what jose (or the uris check) said
 			}{
-				{"wrong key", auth(wrong.secret, nil), "ERR_JWS_SIGNATURE_VERIFICATION_FAILED"},
-				{"expired token", auth(key.secret, func() time.Time { return time.Now().Add(-10 * time.Minute) }), "ERR_JWT_EXPIRED"},
+				{"wrong key", auth(wrong.Secret, nil), "ERR_JWS_SIGNATURE_VERIFICATION_FAILED"},
+				{"expired token", auth(key.Secret, func() time.Time { return time.Now().Add(-10 * time.Minute) }), "ERR_JWT_EXPIRED"},
 				{"token for another path", otherPath{good}, "uris"},
 			} {
 				t.Run(bad.name, func(t *testing.T) {
