@@ -49,9 +49,18 @@ func loadX402E2E(t *testing.T) x402E2E {
 // args, and returns its base URL once it listens.
 func (e x402E2E) startVerifier(t *testing.T, args ...string) string {
 	t.Helper()
+	base, _ := e.startVerifierEnv(t, nil, args...)
+	return base
+}
+
+// startVerifierEnv is startVerifier with env ("NAME=value") added to the
+// process's environment; it also returns what the process logs.
+func (e x402E2E) startVerifierEnv(t *testing.T, env []string, args ...string) (string, *lockedBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	all := append([]string{"--http", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)
 	cmd := exec.CommandContext(ctx, e.bin, all...)
+	cmd.Env = append(os.Environ(), env...)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -64,12 +73,12 @@ func (e x402E2E) startVerifier(t *testing.T, args ...string) string {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if m := servingLine.FindStringSubmatch(stderr.String()); m != nil {
-			return "http://" + m[1]
+			return "http://" + m[1], stderr
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("the verifier did not start:\n%s", stderr)
-	return ""
+	return "", nil
 }
 
 type payOutcome struct {
@@ -177,10 +186,11 @@ func TestE2EVerifierProcess(t *testing.T) {
 	}
 
 	// Payments signed for another price or payee, at verifiers whose
-	// facilitator is down (503 there, nothing stored), are refused here.
+	// facilitator is down (503 there, nothing stored; started without the
+	// check at start, which would refuse), are refused here.
 	for _, other := range [][]string{{"--price-verify", "0.001"}, {"--pay-to-evm", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"}} {
 		args := append([]string{"--network", "testnet", "--pay-to-evm", e2ePayTo, "--facilitator", "http://127.0.0.1:9",
-			"--facilitator-timeout", "1s", "--free-per-day", "0"}, other...)
+			"--facilitator-timeout", "1s", "--free-per-day", "0", "--facilitator-check=false"}, other...)
 		down := e.startVerifier(t, args...)
 		p := e.pay(t, "POST", down+"/verify/schema", passFile)
 		if p.Status != 503 || p.Body["code"] != payment.CodeFacilitatorUnavailable || p.Body["retryable"] != true || p.PaymentSignature == nil {

@@ -72,6 +72,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	f.engine.register(fs)
 	f.payment.register(fs)
 	f.metrics.register(fs)
+	f.payment.getenv = getenv
 }
 
 func (f *serverFlags) check() error {
@@ -239,6 +240,9 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 		return err
 	}
 	gate, err := f.payment.gate(svc.Store, f.maxBody, log)
+	if err == nil {
+		err = f.payment.checkFacilitator(ctx, gate, log)
+	}
 	if err != nil {
 		ln.Close()
 		return err

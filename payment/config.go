@@ -70,6 +70,9 @@ type Config struct {
 	// FacilitatorTimeout bounds each call to the facilitator. Default
 	// DefaultFacilitatorTimeout.
 	FacilitatorTimeout time.Duration
+	// FacilitatorAuth authenticates each call to the facilitator (a CDP API
+	// key, --facilitator-header). nil: calls carry no credentials.
+	FacilitatorAuth Authorizer
 	// PriceVerify and PriceScore are prices in USDC as decimal strings
 	// ("0.02"), at most 6 decimals. Defaults DefaultPriceVerify and
 	// DefaultPriceScore.

@@ -36,6 +36,13 @@
 // answer is kept with it (and a paid verdict stored only then). If the
 // settlement fails the answer is withheld and nothing is kept.
 //
+// Calls to the facilitator carry the credentials of [Config].FacilitatorAuth:
+// a [CDPAuth] (Coinbase's facilitator: a bearer JWT signed per request with
+// a CDP API key) and [StaticHeaders] (--facilitator-header). A 401 or 403
+// is the credentials refused, never a verdict on the payment. The server
+// checks the facilitator once at start ([Gate.CheckFacilitator]) and
+// /health reports the outcome of the last call ([Gate.FacilitatorState]).
+//
 // The wire types follow x402 v2 (PAYMENT-REQUIRED, PAYMENT-SIGNATURE and
 // PAYMENT-RESPONSE as standard base64 JSON; MCP's _meta "x402/payment" and
 // "x402/payment-response" as plain JSON objects).

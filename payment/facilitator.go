@@ -26,6 +26,11 @@ type Facilitator struct {
 	URL     string       // base URL, without the trailing slash
 	Client  *http.Client // nil means http.DefaultClient
 	Timeout time.Duration
+	// Auth, when set, authenticates each request (a CDP bearer token,
+	// static headers).
+	Auth Authorizer
+
+	health facilitatorHealth // the outcome of the last call, for /health
 }
 
 // facilitatorRequest is the body of POST /verify and POST /settle.
@@ -92,6 +97,11 @@ func (f *Facilitator) newRequest(ctx context.Context, method, path string, body 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if f.Auth != nil {
+		if err := f.Auth.Authorize(req); err != nil {
+			return nil, authError{err}
+		}
+	}
 	return req, nil
 }
 
@@ -99,20 +109,21 @@ func (f *Facilitator) newRequest(ctx context.Context, method, path string, body 
 // expected answer (valid says so): the reference client treats a non-2xx
 // reply carrying isValid/success as that answer. Anything else, including a
 // timeout, wraps ErrFacilitatorUnavailable.
-func (f *Facilitator) do(ctx context.Context, method, path string, body []byte, out any, valid func(map[string]json.RawMessage) bool) error {
+func (f *Facilitator) do(ctx context.Context, method, path string, body []byte, out any, valid func(map[string]json.RawMessage) bool) (err error) {
 	timeout := f.Timeout
 	if timeout <= 0 {
 		timeout = DefaultFacilitatorTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	defer func() { f.health.record(ctx, err) }()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := f.newRequest(ctx, method, path, rd)
 	if err != nil {
-		return fmt.Errorf("%w: %s %s: building the request: %v", ErrFacilitatorUnavailable, method, path, err)
+		return fmt.Errorf("%w: %s %s: building the request: %w", ErrFacilitatorUnavailable, method, path, err)
 	}
 	client := f.Client
 	if client == nil {
@@ -134,8 +145,10 @@ func (f *Facilitator) do(ctx context.Context, method, path string, body []byte, 
 		return fmt.Errorf("%w: reading the reply: %v", ErrFacilitatorUnavailable, err)
 	}
 	var fields map[string]json.RawMessage
-	if json.Unmarshal(reply, &fields) != nil || !valid(fields) {
-		return fmt.Errorf("%w: %s %s answered HTTP %d without a valid x402 reply", ErrFacilitatorUnavailable, method, path, resp.StatusCode)
+	// A refusal of the credentials is never an answer about the payment.
+	refused := resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden
+	if refused || json.Unmarshal(reply, &fields) != nil || !valid(fields) {
+		return &FacilitatorStatusError{Method: method, Path: path, Status: resp.StatusCode}
 	}
 	if err := json.Unmarshal(reply, out); err != nil {
 		return fmt.Errorf("%w: %s %s: %v", ErrFacilitatorUnavailable, method, path, err)

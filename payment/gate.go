@@ -89,7 +89,7 @@ func NewGate(cfg Config, st store.Store, now func() time.Time, client *http.Clie
 	g.amounts[KindVerify], _ = atomicAmount(cfg.PriceVerify)
 	g.amounts[KindScore], _ = atomicAmount(cfg.PriceScore)
 	if cfg.PaymentOn() {
-		g.fac = &Facilitator{URL: cfg.FacilitatorURL, Client: client, Timeout: cfg.FacilitatorTimeout}
+		g.fac = &Facilitator{URL: cfg.FacilitatorURL, Client: client, Timeout: cfg.FacilitatorTimeout, Auth: cfg.FacilitatorAuth}
 	}
 	return g, nil
 }

@@ -230,9 +230,10 @@ func (h *HTTPHandler) receipt(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, v.Receipt)
 }
 
-// health serves GET /health: liveness and store readiness. A store whose
-// last write failed (a verification's, or the store's periodic write
-// probe's) is not ready: no verdict could be stored.
+// health serves GET /health: liveness and store readiness, and with
+// payments on the facilitator's last known state. A store whose last write
+// failed (a verification's, or the store's periodic write probe's) is not
+// ready: no verdict could be stored.
 func (h *HTTPHandler) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
 	defer cancel()
@@ -246,7 +247,9 @@ func (h *HTTPHandler) health(w http.ResponseWriter, r *http.Request) {
 		Store      string `json:"store"`
 		Version    string `json:"version"`
 		KeyVersion string `json:"key_version"`
-	}{"ok", "ok", h.svc.Version, h.svc.Keys.Current().KeyVersion()})
+		// Facilitator is the payment facilitator's last known state.
+		Facilitator *facilitatorHealth `json:"facilitator,omitempty"`
+	}{"ok", "ok", h.svc.Version, h.svc.Keys.Current().KeyVersion(), h.facilitatorHealth()})
 	if err != nil {
 		h.fail(w, r, err)
 		return

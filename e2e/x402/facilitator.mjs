@@ -17,13 +17,18 @@
 //   GET  /log        every verify and settle so far, oldest first:
 //                    {op: "verify", isValid, reason?} or
 //                    {op: "settle", success, reason?}; a request that threw
-//                    is {op: <path>, error}
+//                    is {op: <path>, error}; one the cdp mode refused is
+//                    {op: <path>, auth: "refused", reason}
 //
-// X402_FACILITATOR_MODE picks how it answers (see modes below); the default,
-// and today the only one, is "simulated".
+// X402_FACILITATOR_MODE picks how it answers (see modes below): "simulated"
+// (the default) or "cdp", which, like Coinbase's facilitator, answers every
+// route only to a request carrying a bearer JWT of the CDP API key whose
+// public half X402_FACILITATOR_CDP_KEY names (cdp-auth.mjs); any other is a
+// 401 and a log entry {op: <path>, auth: "refused", reason}.
 import http from "node:http";
 import { x402Facilitator } from "@x402/core/facilitator";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { loadCdpAuth } from "./cdp-auth.mjs";
 import {
   decodeFunctionData,
   encodeAbiParameters,
@@ -263,7 +268,7 @@ for (const t of tokens) facilitator.register(t.network, new ExactEvmScheme(signe
 // log is what the facilitator was asked, for GET /log.
 const log = [];
 
-// routes answer one request each: (body) -> [status, JSON value].
+// routes answer one request each: (body, req) -> [status, JSON value].
 const routes = {
   "GET /supported": async () => [200, facilitator.getSupported()],
   "GET /log": async () => [200, log],
@@ -282,12 +287,24 @@ const routes = {
 };
 
 // modes change how the facilitator answers, never what it checks: each
-// takes the routes and returns the routes to serve. "simulated" answers
-// every request at once. A further mode (a CDP-style JWT on every request, a
-// fault such as a late settle or a dropped connection) is one more entry
-// that wraps the routes it changes.
+// takes the routes and returns (or resolves to) the routes to serve.
+// "simulated" answers every request at once; "cdp" first checks the
+// request's CDP bearer token. A further mode (a fault such as a late settle
+// or a dropped connection) is one more entry that wraps the routes it
+// changes.
 const modes = {
   simulated: (r) => r,
+  cdp: async (r) => {
+    const file = process.env.X402_FACILITATOR_CDP_KEY;
+    if (!file) throw new Error("the cdp mode needs X402_FACILITATOR_CDP_KEY, the key file {keyId, alg, publicKey}");
+    const check = await loadCdpAuth(file);
+    return Object.fromEntries(Object.entries(r).map(([name, route]) => [name, async (body, req) => {
+      const refusal = await check(req);
+      if (refusal === null) return route(body, req);
+      log.push({ op: name.split(" ")[1], auth: "refused", reason: refusal });
+      return [401, { errorType: "unauthorized", errorMessage: "a valid CDP bearer token is required" }];
+    }]));
+  },
 };
 
 // maxBody bounds a request body; the SDK's payloads are a few KB.
@@ -326,7 +343,7 @@ function serve(served) {
     const route = served[`${req.method} ${path}`];
     if (!route) return send(404, { error: `no route ${req.method} ${path}` });
     try {
-      const [status, value] = await route(await readBody(req));
+      const [status, value] = await route(await readBody(req), req);
       send(status, value);
     } catch (e) {
       const error = String(e).slice(0, 200);
@@ -336,7 +353,7 @@ function serve(served) {
   });
 }
 
-function main() {
+async function main() {
   const modeName = process.env.X402_FACILITATOR_MODE || "simulated";
   const mode = modes[modeName];
   if (!mode) {
@@ -348,7 +365,14 @@ function main() {
     console.error(`facilitator: the port must be a number from 0 to 65535, got ${JSON.stringify(process.argv[2])}`);
     process.exit(2);
   }
-  const server = serve(mode(routes));
+  let served;
+  try {
+    served = await mode(routes);
+  } catch (e) {
+    console.error(`facilitator: mode ${modeName}: ${e.message}`);
+    process.exit(2);
+  }
+  const server = serve(served);
   server.listen(port, "127.0.0.1", () => {
     console.log(`facilitator (${modeName}) on 127.0.0.1:${server.address().port}`);
   });

@@ -1,0 +1,132 @@
+// Package x402test starts the loopback x402 facilitator of e2e/x402 in its
+// cdp mode and makes the CDP API keys it accepts, for the end-to-end tests
+// of CDP authentication (built with -tags x402e2e). It is used by tests
+// only.
+package x402test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// CDPKey is a CDP API key made for a test: its id, its secret as the CDP
+// portal hands it out (a PEM EC P-256 key for ES256, the base64 of a
+// 64-byte Ed25519 key for EdDSA), and the key file of the facilitator's cdp
+// mode, which holds the public half.
+type CDPKey struct {
+	ID, Alg, Secret string
+	PublicFile      []byte // {"keyId", "alg", "publicKey": SPKI PEM}
+}
+
+// NewCDPKey makes a fresh key: alg is "ES256" or "EdDSA".
+func NewCDPKey(t testing.TB, alg, id string) CDPKey {
+	t.Helper()
+	var secret string
+	var pub any
+	switch alg {
+	case "ES256":
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, err := x509.MarshalECPrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, pub = string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})), &k.PublicKey
+	case "EdDSA":
+		p, k, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, pub = base64.StdEncoding.EncodeToString(k), p
+	default:
+		t.Fatalf("no CDP key algorithm %q", alg)
+	}
+	spki, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := json.Marshal(map[string]string{"keyId": id, "alg": alg,
+		"publicKey": string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: spki}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return CDPKey{ID: id, Alg: alg, Secret: secret, PublicFile: file}
+}
+
+// listening is the facilitator's first line on stdout.
+var listening = regexp.MustCompile(`facilitator \(cdp\) on (127\.0\.0\.1:\d+)`)
+
+// StartCDPFacilitator runs tools/facilitator.mjs (tools holds e2e/x402
+// with its node_modules) in its cdp mode, accepting key only, until the
+// test ends, and returns its base URL.
+func StartCDPFacilitator(t testing.TB, tools string, key CDPKey) string {
+	t.Helper()
+	keyFile := filepath.Join(t.TempDir(), "cdp-key.json")
+	if err := os.WriteFile(keyFile, key.PublicFile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, "node", "facilitator.mjs", "0")
+	cmd.Dir = tools
+	cmd.Env = append(os.Environ(), "X402_FACILITATOR_MODE=cdp", "X402_FACILITATOR_CDP_KEY="+keyFile)
+	var out output
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		m := listening.FindStringSubmatch(out.String())
+		if m == nil {
+			continue
+		}
+		base := "http://" + m[1]
+		resp, err := http.Get(base + "/supported")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("the cdp-mode facilitator answered GET /supported without a token: HTTP %d", resp.StatusCode)
+		}
+		return base
+	}
+	t.Fatalf("the cdp-mode facilitator did not start:\n%s", out.String())
+	return ""
+}
+
+// output collects a child process's output.
+type output struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
+}
