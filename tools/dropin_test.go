@@ -92,3 +92,16 @@ func TestVerifyReceiptHostedCard(t *testing.T) {
 	res = c.call(t, ToolVerifyReceipt, `{"receipt":`+string(receipt)+`,"agent_card":`+string(card)+`,"public_key":"`+seed+`"}`)
 	wantError(t, res, CodeInvalidRequest, 422, "agent_card")
 }
+
+// TestVerifyBlockServiceName: verify.service is the hosted service's name,
+// in full and compact answers.
+func TestVerifyBlockServiceName(t *testing.T) {
+	c := connectMCP(t, quietService(t, false))
+	for _, detail := range []string{"full", "compact"} {
+		ans := structured(t, c.call(t, ToolVerifySchema, string(withDetail(t, readTestdata(t, "invoice-pass.json"), detail))))
+		verify, _ := ans["verify"].(map[string]any)
+		if verify["service"] != "Agent Output Verifier" {
+			t.Errorf("%s answer: verify.service = %v, want \"Agent Output Verifier\"", detail, verify["service"])
+		}
+	}
+}
