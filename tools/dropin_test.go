@@ -3,12 +3,17 @@ package tools
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 )
 
@@ -103,5 +108,118 @@ func TestVerifyBlockServiceName(t *testing.T) {
 		if verify["service"] != "Agent Output Verifier" {
 			t.Errorf("%s answer: verify.service = %v, want \"Agent Output Verifier\"", detail, verify["service"])
 		}
+	}
+}
+
+// freeTrialMembers are the free_trial members the hosted service documents
+// (SPEC §7), then ours.
+var freeTrialMembers = []string{
+	"available", "via", "transport", "url", "tool", "calls_per_client_per_day", "remaining_calls_today",
+	"resets_at", "client", "rest_free", "launch", "message",
+	"reason", "max_free_body_bytes", "covers",
+}
+
+// TestFreeTrialMembers: a 402's free_trial carries every documented
+// member, with this server's MCP URL, over REST and in MCP's _meta; code is
+// free_trial_exhausted once the allowance is used up, and absent before.
+func TestFreeTrialMembers(t *testing.T) {
+	fac := &fakeFacilitator{}
+	fac.settleOK.Store(true)
+	fs := httptest.NewServer(fac)
+	defer fs.Close()
+	ts, svc := paymentServer(t, payment.Config{FreePerDay: 1, PayToEVM: testPayToEVM, FacilitatorURL: fs.URL, Network: payment.Testnet})
+	invoice := readTestdata(t, "invoice-pass.json")
+
+	check := func(t *testing.T, ft map[string]any, remaining int, exhausted bool) {
+		t.Helper()
+		for _, name := range freeTrialMembers {
+			if _, ok := ft[name]; !ok && name != "reason" {
+				t.Errorf("free_trial lacks %s: %v", name, ft)
+			}
+		}
+		want := map[string]any{
+			"available": remaining > 0, "via": "mcp+rest", "transport": "streamable-http", "url": svc.PublicURL + "/mcp",
+			"tool": "verify_schema", "calls_per_client_per_day": float64(1), "remaining_calls_today": float64(remaining), "rest_free": true,
+		}
+		for name, v := range want {
+			if ft[name] != v {
+				t.Errorf("free_trial.%s = %v, want %v", name, ft[name], v)
+			}
+		}
+		if resets, _ := ft["resets_at"].(string); resets == "" {
+			t.Errorf("free_trial.resets_at = %v, want a time", ft["resets_at"])
+		} else if _, err := time.Parse(time.RFC3339, resets); err != nil {
+			t.Errorf("free_trial.resets_at %q: %v", resets, err)
+		}
+		client, _ := ft["client"].(string)
+		if !strings.Contains(client, "IP address") || !strings.Contains(client, "MCP") || !strings.Contains(client, "REST") {
+			t.Errorf("free_trial.client = %q, want how a client is identified and that MCP and REST share the allowance", client)
+		}
+		if msg, _ := ft["message"].(string); !strings.Contains(msg, "1 free verifications per UTC day") {
+			t.Errorf("free_trial.message = %q, want the allowance sentence", msg)
+		}
+		if launch, _ := ft["launch"].(string); launch == "" {
+			t.Error("free_trial.launch is empty")
+		}
+		if code, has := ft["code"]; exhausted != has || (exhausted && code != payment.CodeFreeTrialExhausted) {
+			t.Errorf("free_trial.code = %v (present %v), want free_trial_exhausted only when used up (%v)", code, has, exhausted)
+		}
+		for name := range ft {
+			if !slices.Contains(freeTrialMembers, name) && name != "code" {
+				t.Errorf("free_trial has an undocumented member %s", name)
+			}
+		}
+	}
+
+	// Before the allowance is used: a score (never free) shows it whole.
+	score := do(t, "GET", ts.URL+"/score/nobody", nil, "")
+	ft, _ := score.body["free_trial"].(map[string]any)
+	if score.status != 402 {
+		t.Fatalf("score = %d %v, want 402", score.status, score.body)
+	}
+	check(t, ft, 1, false)
+
+	if free := do(t, "POST", ts.URL+"/verify/schema", invoice, ""); free.status != 200 {
+		t.Fatalf("first call = %d, want free", free.status)
+	}
+	unpaid := do(t, "POST", ts.URL+"/verify/schema", invoice, "")
+	ft, _ = unpaid.body["free_trial"].(map[string]any)
+	if unpaid.status != 402 {
+		t.Fatalf("second call = %d %v, want 402", unpaid.status, unpaid.body)
+	}
+	check(t, ft, 0, true)
+
+	r := callTool(t, ts.URL+"/mcp", ToolVerifySchema, json.RawMessage(invoice))
+	if !r.IsError || r.Meta["code"] != payment.CodeFreeTrialExhausted {
+		t.Fatalf("MCP call past the allowance = %+v, want the payment-required result", r)
+	}
+	metaTrial, _ := json.Marshal(r.Meta["free_trial"])
+	var mcpFT map[string]any
+	if err := json.Unmarshal(metaTrial, &mcpFT); err != nil {
+		t.Fatal(err)
+	}
+	check(t, mcpFT, 0, true)
+}
+
+// TestRecordOfUnknownAgentIsPaidOverMCP: with payment on,
+// get_verification_record for an agent with no history asks for payment
+// like any other (TestHTTPPaymentOn pays for one over REST); with payment
+// off it is free.
+func TestRecordOfUnknownAgentIsPaidOverMCP(t *testing.T) {
+	fac := &fakeFacilitator{}
+	fac.settleOK.Store(true)
+	fs := httptest.NewServer(fac)
+	defer fs.Close()
+	ts, _ := paymentServer(t, payment.Config{FreePerDay: 5, PayToEVM: testPayToEVM, FacilitatorURL: fs.URL, Network: payment.Testnet})
+	r := callTool(t, ts.URL+"/mcp", ToolRecord, json.RawMessage(`{"agent_id":"nobody-yet"}`))
+	var pr payment.PaymentRequired
+	decodeStructured(t, r, &pr)
+	if !r.IsError || r.Meta["code"] != payment.CodePaymentRequired || len(pr.Accepts) == 0 {
+		t.Errorf("record of an unknown agent with payment on = %+v, want a payment-required result", r)
+	}
+
+	off, _ := paymentServer(t, payment.Config{FreePerDay: 5})
+	if r := callTool(t, off.URL+"/mcp", ToolRecord, json.RawMessage(`{"agent_id":"nobody-yet"}`)); r.IsError {
+		t.Errorf("record of an unknown agent with payment off is refused: %+v", r)
 	}
 }
