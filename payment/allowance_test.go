@@ -221,7 +221,7 @@ func TestPaymentOff(t *testing.T) {
 			if adm.Paid() || len(adm.Header()) != 0 {
 				t.Errorf("admission = paid %v, headers %v; want free without allowance headers", adm.Paid(), adm.Header())
 			}
-			if sr, err := adm.Settle(ctx); sr != nil || err != nil {
+			if sr, err := adm.Settle(ctx, Answer{}); sr != nil || err != nil {
 				t.Errorf("Settle of a free admission = %v, %v", sr, err)
 			}
 		})
@@ -257,7 +257,7 @@ func TestAllowanceGivenBackWhenNotAnswered(t *testing.T) {
 			adm.Release()
 			continue
 		}
-		if sr, err := adm.Settle(ctx); sr != nil || err != nil {
+		if sr, err := adm.Settle(ctx, Answer{}); sr != nil || err != nil {
 			t.Fatalf("call %d: Settle of a free call = %v, %v", i, sr, err)
 		}
 		adm.Release() // a no-op after Settle

@@ -111,7 +111,8 @@ func (s *e2eServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if bytes.Contains(body, []byte(`"fail"`)) {
 		result = "fail"
 	}
-	sr, err := adm.Settle(r.Context())
+	answer := []byte(`{"result":"` + result + `"}`)
+	sr, err := adm.Settle(r.Context(), Answer{Body: answer})
 	if errors.As(err, &refused) {
 		refused.Write(w)
 		return
@@ -123,7 +124,7 @@ func (s *e2eServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(HeaderPaymentResponse, sr.HeaderValue())
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Write([]byte(`{"result":"` + result + `"}`))
+	w.Write(answer)
 }
 
 // payResult is pay.mjs's output line.

@@ -2,6 +2,7 @@ package payment
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -19,9 +20,56 @@ const (
 	CodeFacilitatorUnavailable = "facilitator_unavailable" // 503: the facilitator is down or slow; retry
 )
 
+// Charge is what is known of whether a refused call was charged: the JSON
+// of an error's "charged" field is false (ChargeNone), true (ChargeMade)
+// or "unknown" (ChargeUnknown: the payment was sent for settlement and the
+// facilitator's answer never came; the message says how to get the answer).
+type Charge uint8
+
+// What is known of a charge.
+const (
+	ChargeNone Charge = iota
+	ChargeMade
+	ChargeUnknown
+)
+
+// chargeUnknownJSON is ChargeUnknown's JSON.
+const chargeUnknownJSON = `"unknown"`
+
+// MarshalJSON writes false, true or "unknown".
+func (c Charge) MarshalJSON() ([]byte, error) {
+	switch c {
+	case ChargeMade:
+		return []byte("true"), nil
+	case ChargeUnknown:
+		return []byte(chargeUnknownJSON), nil
+	}
+	return []byte("false"), nil
+}
+
+// UnmarshalJSON reads false, true or "unknown".
+func (c *Charge) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "false":
+		*c = ChargeNone
+	case "true":
+		*c = ChargeMade
+	case chargeUnknownJSON:
+		*c = ChargeUnknown
+	default:
+		return fmt.Errorf("charged is false, true or \"unknown\", not %.20s", b)
+	}
+	return nil
+}
+
 // CodeFreeTrialExhausted is free_trial.code (and the MCP _meta code) once a
 // client has used its free allowance for the day.
 const CodeFreeTrialExhausted = "free_trial_exhausted"
+
+// ActionRetrySamePayment is the next action of a paid call whose
+// settlement's outcome is not known yet: send the same request with the
+// same payment again to get the kept answer.
+const ActionRetrySamePayment = "retry_same_payment"
 
 // NextAction tells the caller what to do next; the JSON of engine.NextAction.
 type NextAction struct {
@@ -98,7 +146,7 @@ type Error struct {
 	Code        string       `json:"code"`
 	Status      int          `json:"status"`
 	Retryable   bool         `json:"retryable"`
-	Charged     bool         `json:"charged"`
+	Charged     Charge       `json:"charged"`
 	Message     string       `json:"message"`
 	RetryAfter  *int         `json:"retry_after,omitempty"`
 	NextActions []NextAction `json:"next_actions"`

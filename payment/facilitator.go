@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -80,6 +81,20 @@ func (f *Facilitator) post(ctx context.Context, path string, body any, out any, 
 	return f.do(ctx, http.MethodPost, path, b, out, valid)
 }
 
+// newRequest builds every request to the facilitator: the one place for
+// what each carries (its headers; an authorization header goes here).
+func (f *Facilitator) newRequest(ctx context.Context, method, path string, body io.Reader) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, f.URL+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
+}
+
 // do calls the facilitator. Any status is accepted when the body is the
 // expected answer (valid says so): the reference client treats a non-2xx
 // reply carrying isValid/success as that answer. Anything else, including a
@@ -95,13 +110,9 @@ func (f *Facilitator) do(ctx context.Context, method, path string, body []byte, 
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, f.URL+path, rd)
+	req, err := f.newRequest(ctx, method, path, rd)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrFacilitatorUnavailable, err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		return fmt.Errorf("%w: %s %s: building the request: %v", ErrFacilitatorUnavailable, method, path, err)
 	}
 	client := f.Client
 	if client == nil {
@@ -109,7 +120,13 @@ func (f *Facilitator) do(ctx context.Context, method, path string, body []byte, 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrFacilitatorUnavailable, err)
+		// The cause without the URL, which may carry the operator's
+		// credentials: "context deadline exceeded", "connection refused".
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return fmt.Errorf("%w: %s %s: %v", ErrFacilitatorUnavailable, method, path, err)
 	}
 	defer resp.Body.Close()
 	reply, err := io.ReadAll(io.LimitReader(resp.Body, maxFacilitatorReply))

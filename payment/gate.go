@@ -2,9 +2,12 @@ package payment
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -28,6 +31,16 @@ const feePayerRetry = 30 * time.Second
 // facilitatorRetryAfter is the retry_after of facilitator_unavailable.
 const facilitatorRetryAfter = 5
 
+// pendingRetryAfter is the retry_after of a retry that finds its payment
+// still being served.
+const pendingRetryAfter = 2
+
+// pendingAbandoned is how long a payment may stay pending (taken, its
+// settlement not recorded) before a retry takes it for abandoned: the
+// server stopped while serving it. Work and settlement are bounded far
+// below this.
+const pendingAbandoned = 15 * time.Minute
+
 // Gate decides, per request, whether it is served free (the daily
 // allowance), paid (an x402 payment verified by the facilitator, settled
 // after the work), or refused (429 past the allowance with payment off, 402
@@ -41,9 +54,19 @@ type Gate struct {
 	evm, svm Chain
 	amounts  map[Kind]string
 
+	log *slog.Logger
+
 	mu           sync.Mutex
 	feePayer     string    // Solana fee payer, "" until known
 	feePayerNext time.Time // no lookup before this time
+}
+
+// SetLog sets where the gate logs facilitator failures (default
+// slog.Default()).
+func (g *Gate) SetLog(l *slog.Logger) {
+	if g != nil && l != nil {
+		g.log = l
+	}
 }
 
 // NewGate checks cfg and builds the gate. st counts the allowance and the
@@ -61,7 +84,7 @@ func NewGate(cfg Config, st store.Store, now func() time.Time, client *http.Clie
 	if now == nil {
 		now = time.Now
 	}
-	g := &Gate{cfg: cfg, st: st, now: now, amounts: map[Kind]string{}, feePayer: cfg.SolanaFeePayer}
+	g := &Gate{cfg: cfg, st: st, now: now, amounts: map[Kind]string{}, feePayer: cfg.SolanaFeePayer, log: slog.Default()}
 	g.evm, g.svm = chains(cfg.Network)
 	g.amounts[KindVerify], _ = atomicAmount(cfg.PriceVerify)
 	g.amounts[KindScore], _ = atomicAmount(cfg.PriceScore)
@@ -121,6 +144,11 @@ type Request struct {
 	PaymentJSON   json.RawMessage
 	// BodySize is the request body's size in bytes (verify routes).
 	BodySize int64
+	// RequestKey identifies the request a payment pays for ([RequestKey]):
+	// a paid answer is kept under its payment, and a retry with the same
+	// payment and the same key gets it. "" matches nothing: such a retry
+	// is refused as a replay.
+	RequestKey string
 	// Probe marks the x402 discovery probe (a POST with no body to a verify
 	// route): with payment on it gets the 402, and uses no allowance.
 	Probe bool
@@ -128,7 +156,9 @@ type Request struct {
 
 // Admission is a request let through: free (the allowance, or payment off)
 // or paid (verified and recorded, not yet settled). After the work, call
-// Settle before answering; when the work fails, call Release.
+// Settle before answering; when the work fails, call Release. A paid
+// admission may instead carry a kept answer ([Admission.Kept]): the request
+// is a retry, with the same payment, of one already served.
 //
 // A free call of the allowance is held from Admit on: counted at once
 // (exactly, under any concurrency), written durably by Settle — without a
@@ -139,15 +169,41 @@ type Admission struct {
 	allowance *store.Allowance    // free verify calls: the allowance after this one
 	hold      store.AllowanceHold // free verify calls: the call held
 
-	gate    *Gate
-	route   Route
-	payload *PaymentPayload
-	req     PaymentRequirements
-	payer   string
+	gate       *Gate
+	route      Route
+	payload    *PaymentPayload
+	req        PaymentRequirements
+	payer      string
+	paymentID  string
+	requestKey string
+	kept       *store.PaymentUse // a retry's kept answer
 
 	mu        sync.Mutex
+	done      bool // settled, or released
 	settled   *SettleResponse
 	settleErr error
+}
+
+// Answer is what a paid call answers with, handed to [Admission.Settle]:
+// it is kept with the payment once the payment is settled (or sent for
+// settlement without an answer), so a retry with the same payment gets it.
+type Answer struct {
+	Body []byte // the signed answer, byte for byte
+	Text string // the MCP result's text ("" over REST)
+	// Verdict, when not nil, is stored with the kept answer, in the same
+	// transaction: a paid verdict counts (reputation, scores, receipt
+	// lookup) only once its answer is released.
+	Verdict *store.Verdict
+}
+
+// RequestKey is the [Request.RequestKey] of a request to target (a route
+// or tool) with body: a digest, so a retry matches only the same request.
+func RequestKey(target string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(target))
+	h.Write([]byte{0})
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // Paid reports whether the request is paid (Settle will charge it).
@@ -193,8 +249,8 @@ func setAllowanceHeaders(h http.Header, a store.Allowance) {
 
 // Admit lets a request through or refuses it. A refusal is an *Error
 // (errors.As): 429 rate_limited, 402 payment_required / payment_invalid /
-// payment_replayed, 503 facilitator_unavailable. Any other error is a fault
-// of the store (500). Call Admit after the request is known to be valid: an
+// payment_replayed, 503 facilitator_unavailable. Any other error wraps
+// ctx's error when ctx ended first, else is a fault of the store (500). Call Admit after the request is known to be valid: an
 // invalid request is rejected before any payment step.
 func (g *Gate) Admit(ctx context.Context, r Request) (*Admission, error) {
 	if g == nil {
@@ -241,12 +297,14 @@ func (g *Gate) Admit(ctx context.Context, r Request) (*Admission, error) {
 }
 
 // admitPaid checks a payment: decode, match against what is offered,
-// scheme checks, facilitator verify, then the replay guard. Nothing is
-// recorded unless the facilitator said the payment is valid.
+// scheme checks, the local record of used payments (a replay is refused,
+// and a retry of a request already served gets its kept answer, without a
+// word to the facilitator), facilitator verify, then the replay guard.
+// Nothing is recorded unless the facilitator said the payment is valid.
 func (g *Gate) admitPaid(ctx context.Context, r Request, now time.Time) (*Admission, error) {
 	offers, err := g.offers(ctx, r.Route.Kind)
 	if err != nil {
-		return nil, g.unavailable(err)
+		return nil, g.unavailable("listing offers", err)
 	}
 	var p *PaymentPayload
 	if r.PaymentHeader != "" {
@@ -276,9 +334,22 @@ func (g *Gate) admitPaid(ctx context.Context, r Request, now time.Time) (*Admiss
 	if reason != "" {
 		return nil, g.invalid(r, offers, reason, "The signed payment does not pay what the accepted requirement asks ("+reason+").")
 	}
-	vr, err := g.fac.Verify(ctx, p, *req)
+	adm := &Admission{gate: g, route: r.Route, payload: p, req: *req, paymentID: id, requestKey: r.RequestKey}
+	use, used, err := g.st.LookupPayment(ctx, id)
 	if err != nil {
-		return nil, g.unavailable(err)
+		return nil, fmt.Errorf("reading payment: %w", err)
+	}
+	if used {
+		return g.usedPayment(r, offers, adm, use, now)
+	}
+	vr, err := g.fac.Verify(ctx, p, *req)
+	if err != nil && ctx.Err() != nil {
+		// The client went away (or the deadline passed): no outage, and
+		// nothing was recorded or charged.
+		return nil, fmt.Errorf("verifying payment: request ended: %w", ctx.Err())
+	}
+	if err != nil {
+		return nil, g.unavailable("verifying payment", err)
 	}
 	if !vr.IsValid {
 		reason := vr.InvalidReason
@@ -287,25 +358,83 @@ func (g *Gate) admitPaid(ctx context.Context, r Request, now time.Time) (*Admiss
 		}
 		return nil, g.invalid(r, offers, reason, "The facilitator refused the payment ("+reason+").")
 	}
-	first, err := g.st.UsePayment(ctx, id, expires)
+	adm.payer = vr.Payer
+	first, use, err := g.st.UsePayment(ctx, id, expires, store.PaymentUse{State: store.PaymentPending, RequestKey: r.RequestKey, Since: now})
 	if err != nil {
 		return nil, fmt.Errorf("recording payment: %w", err)
 	}
 	if !first {
-		e := g.refusal402(r, offers, CodePaymentReplayed, "payment_already_used",
-			"This payment was already used; a payment is accepted once. Nothing was charged for this request; pay again with a fresh payment.", nil)
-		return nil, e
+		return g.usedPayment(r, offers, adm, use, now)
 	}
-	return &Admission{gate: g, route: r.Route, payload: p, req: *req, payer: vr.Payer}, nil
+	return adm, nil
+}
+
+// usedPayment answers a payment already recorded: the kept answer for a
+// retry of the same request, a retryable 503 while that request is still
+// being served, else payment_replayed. Nothing is sent to the facilitator.
+func (g *Gate) usedPayment(r Request, offers []PaymentRequirements, adm *Admission, use store.PaymentUse, now time.Time) (*Admission, error) {
+	same := r.RequestKey != "" && use.RequestKey == r.RequestKey
+	switch {
+	case same && (use.State == store.PaymentSettled || use.State == store.PaymentUnknown):
+		adm.kept = &use
+		adm.done = true
+		return adm, nil
+	case same && use.State == store.PaymentPending && now.Sub(use.Since) < pendingAbandoned:
+		e := &Error{
+			Code: CodeFacilitatorUnavailable, Status: http.StatusServiceUnavailable, Charged: ChargeUnknown,
+			Message:     "This payment is still being settled for this same request. Send the request again with the same payment in a few seconds to get the answer; the payment is not settled twice.",
+			NextActions: []NextAction{{Action: ActionRetrySamePayment}},
+		}
+		return nil, e.withRetryAfter(pendingRetryAfter)
+	case same && use.State == store.PaymentPending:
+		e := g.refusal402(r, offers, CodePaymentReplayed, "payment_already_used",
+			"This payment was taken for this request, but the server stopped before its settlement was recorded: it may have been charged, and no answer was kept. Pay again with a fresh payment.", nil)
+		e.Charged = ChargeUnknown
+		return nil, e
+	case same && use.State == store.PaymentFailed:
+		return nil, g.refusal402(r, offers, CodePaymentReplayed, "payment_already_used",
+			"This payment did not settle when it was used for this request, so the answer was withheld and nothing was charged. Pay again with a fresh payment.", nil)
+	}
+	msg := "This payment was already used for another request; a payment is accepted once. Nothing was charged for this request; pay again with a fresh payment."
+	if use.RequestKey == "" { // recorded without its request
+		msg = "This payment was already used; a payment is accepted once. Nothing was charged for this request; pay again with a fresh payment."
+	}
+	return nil, g.refusal402(r, offers, CodePaymentReplayed, "payment_already_used", msg, nil)
+}
+
+// Kept is the answer kept for this payment when the request is a retry,
+// with the same payment, of a request already served: answer with it (and
+// with the settlement, when the facilitator confirmed one) instead of doing
+// the work. Settle and Release are then no-ops. ok is false otherwise.
+func (a *Admission) Kept() (ans Answer, settled *SettleResponse, ok bool) {
+	if a == nil || a.kept == nil {
+		return Answer{}, nil, false
+	}
+	ans = Answer{Body: a.kept.Answer, Text: a.kept.Text}
+	if a.kept.State == store.PaymentSettled && len(a.kept.Settlement) > 0 {
+		var sr SettleResponse
+		if json.Unmarshal(a.kept.Settlement, &sr) == nil {
+			settled = &sr
+		}
+	}
+	return ans, settled, true
 }
 
 // Settle charges a paid admission after the work, or makes a free call of
 // the allowance durable (then returning nil, nil). It settles once; later
-// calls return the first outcome. A failure to settle a payment is an
-// *Error: settlement_failed (402, the payment did not go through) or
-// facilitator_unavailable (503); any other error is a fault of the store
-// recording a free call. Either way the answer must be withheld.
-func (a *Admission) Settle(ctx context.Context) (*SettleResponse, error) {
+// calls return the first outcome. The settlement is not cancelled by ctx
+// (a client that hangs up does not stop a payment under way): it is
+// bounded by the facilitator timeout.
+//
+// Once the facilitator settled the payment, or was asked to and never
+// answered, ans is kept with the payment (and its verdict stored), so a
+// retry with the same payment gets it. A settlement without an answer is an
+// *Error facilitator_unavailable with charged "unknown"; a refused one is
+// settlement_failed (402, nothing charged, ans discarded); any other error
+// is a fault of the store recording a free call. Either way the answer
+// must be withheld. When the answer cannot be kept, it is released at once
+// (nil, nil for an unknown outcome) rather than lost.
+func (a *Admission) Settle(ctx context.Context, ans Answer) (*SettleResponse, error) {
 	if !a.Paid() {
 		if a != nil && a.hold != nil {
 			if err := a.hold.Commit(); err != nil {
@@ -316,48 +445,107 @@ func (a *Admission) Settle(ctx context.Context) (*SettleResponse, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.settled != nil || a.settleErr != nil {
+	if a.kept != nil {
+		_, sr, _ := a.Kept()
+		return sr, nil
+	}
+	if a.done {
 		return a.settled, a.settleErr
 	}
+	a.done = true
 	g := a.gate
+	ctx = context.WithoutCancel(ctx)
 	sr, err := g.fac.Settle(ctx, a.payload, a.req)
 	switch {
 	case err != nil:
-		e := g.unavailable(err)
-		e.Message = "The payment could not be settled: the facilitator did not answer in time. The answer is withheld and, as far as this server knows, nothing was charged; send the request again with a fresh payment."
-		a.settleErr = e
+		g.log.Warn("settling payment: no answer from the facilitator, outcome unknown",
+			"network", a.req.Network, "err", err)
+		if !a.keep(ctx, store.PaymentUnknown, nil, ans) {
+			return nil, nil
+		}
+		e := &Error{
+			Code: CodeFacilitatorUnavailable, Status: http.StatusServiceUnavailable, Charged: ChargeUnknown,
+			Message: "The work was done and the payment was sent for settlement, but the facilitator did not confirm it in time, so whether it was charged is unknown. " +
+				"The answer is kept for this payment: send the same request with the same payment again to get it; the payment is not settled twice.",
+			NextActions: []NextAction{{Action: ActionRetrySamePayment}},
+		}
+		a.settleErr = e.withRetryAfter(facilitatorRetryAfter)
 	case !sr.Success:
-		reason := sr.ErrorReason
-		if reason == "" {
-			reason = "settlement_failed"
-		}
-		offers, oerr := g.offers(ctx, a.route.Kind)
-		if oerr != nil {
-			offers = []PaymentRequirements{a.req}
-		}
-		e := g.refusal402(Request{Route: a.route}, offers, CodeSettlementFailed, reason,
-			"The payment did not settle ("+reason+"), so the answer is withheld. Nothing was charged; send the request again with a fresh payment.", nil)
-		e.Settlement = sr
-		if h, herr := EncodeHeader(sr); herr == nil {
-			e.header().Set(HeaderPaymentResponse, h)
-		}
-		a.settleErr = e
+		a.settleErr = a.settlementFailed(ctx, sr)
 	default:
 		if sr.Payer == "" {
 			sr.Payer = a.payer
 		}
 		a.settled = sr
+		a.keep(ctx, store.PaymentSettled, sr, ans)
 	}
 	return a.settled, a.settleErr
 }
 
+// keep records the settlement's outcome with the answer and its verdict,
+// and reports whether that worked (a failure is logged: the caller then
+// releases the answer at once rather than lose it).
+func (a *Admission) keep(ctx context.Context, state store.PaymentState, sr *SettleResponse, ans Answer) bool {
+	g := a.gate
+	use := store.PaymentUse{State: state, RequestKey: a.requestKey, Since: g.now(), Text: ans.Text, Answer: ans.Body}
+	if sr != nil {
+		use.Settlement, _ = json.Marshal(sr) // a SettleResponse always marshals
+	}
+	if err := g.st.SettlePayment(ctx, a.paymentID, use, ans.Verdict); err != nil {
+		g.log.Error("keeping a paid answer: released without being kept", "state", state.String(), "err", err)
+		return false
+	}
+	return true
+}
+
+// settlementFailed records a refused settlement (no answer kept, no
+// verdict stored) and is its refusal: 402 settlement_failed.
+func (a *Admission) settlementFailed(ctx context.Context, sr *SettleResponse) *Error {
+	g := a.gate
+	use := store.PaymentUse{State: store.PaymentFailed, RequestKey: a.requestKey, Since: g.now()}
+	use.Settlement, _ = json.Marshal(sr)
+	if err := g.st.SettlePayment(ctx, a.paymentID, use, nil); err != nil {
+		g.log.Error("recording a failed settlement", "err", err)
+	}
+	reason := sr.ErrorReason
+	if reason == "" {
+		reason = "settlement_failed"
+	}
+	offers, oerr := g.offers(ctx, a.route.Kind)
+	if oerr != nil {
+		offers = []PaymentRequirements{a.req}
+	}
+	e := g.refusal402(Request{Route: a.route}, offers, CodeSettlementFailed, reason,
+		"The payment did not settle ("+reason+"), so the answer is withheld. Nothing was charged; send the request again with a fresh payment.", nil)
+	e.Settlement = sr
+	if h, herr := EncodeHeader(sr); herr == nil {
+		e.header().Set(HeaderPaymentResponse, h)
+	}
+	return e
+}
+
 // Release gives back what the admission holds when the work failed and the
-// call is not answered: the free call of the allowance. A paid admission is
-// never settled then, so nothing is charged; its payment stays used. A
-// no-op after Settle.
+// call is not answered: the free call of the allowance, or the payment,
+// which was not sent for settlement (nothing was charged) and may be used
+// again. A no-op after Settle.
 func (a *Admission) Release() {
-	if a != nil && a.hold != nil {
+	if a == nil {
+		return
+	}
+	if a.hold != nil {
 		a.hold.Release()
+	}
+	if !a.Paid() {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done {
+		return
+	}
+	a.done = true
+	if err := a.gate.st.ReleasePayment(context.Background(), a.paymentID); err != nil {
+		a.gate.log.Error("releasing an unsettled payment", "err", err)
 	}
 }
 
@@ -439,7 +627,7 @@ func (g *Gate) solanaFeePayer(ctx context.Context) (string, error) {
 func (g *Gate) paymentRequired(ctx context.Context, r Request, now time.Time, a *store.Allowance, reason string) error {
 	offers, err := g.offers(ctx, r.Route.Kind)
 	if err != nil {
-		return g.unavailable(err)
+		return g.unavailable("listing offers", err)
 	}
 	if a == nil {
 		peek, err := g.st.PeekAllowance(ctx, r.Client, now, g.cfg.freeLimit())
@@ -526,8 +714,10 @@ func (g *Gate) invalid(r Request, offers []PaymentRequirements, reason, msg stri
 	return g.refusal402(r, offers, CodePaymentInvalid, reason, msg+" Nothing was charged; pay again with one of the offered requirements.", nil)
 }
 
-// unavailable is the 503 when the facilitator cannot be reached.
-func (g *Gate) unavailable(err error) *Error {
+// unavailable is the 503 when the facilitator cannot be reached while
+// doing what (verifying payment, ...); the cause is logged.
+func (g *Gate) unavailable(what string, err error) *Error {
+	g.log.Warn("payment facilitator unavailable", "while", what, "err", err)
 	msg := "The payment facilitator is unavailable, so the payment could not be checked. Nothing was charged; send the request again shortly."
 	if !errors.Is(err, ErrFacilitatorUnavailable) {
 		msg = "The payment could not be checked. Nothing was charged; send the request again shortly."

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ func paidGate(t *testing.T, c *clock, mutate func(*Config)) (*Gate, *fakeFacilit
 	if err != nil {
 		t.Fatal(err)
 	}
+	g.SetLog(slog.New(slog.DiscardHandler))
 	return g, fac
 }
 
@@ -132,7 +134,7 @@ func TestPaidFlow(t *testing.T) {
 	if fac.count("/settle") != 0 {
 		t.Fatal("settled before the work")
 	}
-	sr, err := adm.Settle(ctx)
+	sr, err := adm.Settle(ctx, Answer{})
 	if err != nil || !sr.Success {
 		t.Fatalf("Settle = %+v, %v", sr, err)
 	}
@@ -140,7 +142,7 @@ func TestPaidFlow(t *testing.T) {
 	if err != nil || !got.Success || got.Transaction != "0xabc" || got.Network != "eip155:84532" {
 		t.Errorf("PAYMENT-RESPONSE decodes to %+v, %v", got, err)
 	}
-	if sr2, err := adm.Settle(ctx); sr2 != sr || err != nil || fac.count("/settle") != 1 {
+	if sr2, err := adm.Settle(ctx, Answer{}); sr2 != sr || err != nil || fac.count("/settle") != 1 {
 		t.Errorf("second Settle = %v, %v with %d settle calls, want the first outcome and one call", sr2, err, fac.count("/settle"))
 	}
 
@@ -321,11 +323,15 @@ func TestSettleFailures(t *testing.T) {
 				t.Fatal(err)
 			}
 			fac.set(func(f *fakeFacilitator) { f.settle, f.delay = tt.settle, tt.delay })
-			sr, err := adm.Settle(ctx)
+			sr, err := adm.Settle(ctx, Answer{})
 			if sr != nil {
 				t.Errorf("Settle returned a settlement %+v with the failure", sr)
 			}
-			e := refusal(t, err, tt.code)
+			charged := ChargeNone
+			if tt.code == CodeFacilitatorUnavailable { // sent, never answered: it may have settled
+				charged = ChargeUnknown
+			}
+			e := refusalCharged(t, err, tt.code, charged)
 			if tt.code == CodeSettlementFailed {
 				if e.Status != 402 || e.Settlement == nil || e.Settlement.Success || e.PaymentRequired.Error != e.Settlement.ErrorReason {
 					t.Errorf("settlement_failed = %d, settlement %+v, x402 error %q", e.Status, e.Settlement, e.PaymentRequired.Error)
@@ -337,7 +343,7 @@ func TestSettleFailures(t *testing.T) {
 			} else if e.Status != 503 || !e.Retryable {
 				t.Errorf("facilitator failure = %d retryable %v", e.Status, e.Retryable)
 			}
-			if _, again := adm.Settle(ctx); again != err {
+			if _, again := adm.Settle(ctx, Answer{}); again != err {
 				t.Errorf("second Settle = %v, want the first failure", again)
 			}
 		})
@@ -375,7 +381,7 @@ func TestMCPPayment(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Admit with _meta payment: %v", err)
 	}
-	sr, err := adm.Settle(ctx)
+	sr, err := adm.Settle(ctx, Answer{})
 	if err != nil || !sr.Success {
 		t.Fatalf("Settle = %+v, %v", sr, err)
 	}

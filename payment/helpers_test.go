@@ -187,8 +187,16 @@ func header(t *testing.T, p *PaymentPayload) string {
 	return h
 }
 
-// refusal asserts that err is a *Error with the code and returns it.
+// refusal asserts that err is a *Error with the code, saying nothing was
+// charged, and returns it.
 func refusal(t *testing.T, err error, code string) *Error {
+	t.Helper()
+	return refusalCharged(t, err, code, ChargeNone)
+}
+
+// refusalCharged asserts that err is a *Error with the code and the
+// charge, and returns it.
+func refusalCharged(t *testing.T, err error, code string, charged Charge) *Error {
 	t.Helper()
 	var e *Error
 	if !errors.As(err, &e) {
@@ -197,8 +205,10 @@ func refusal(t *testing.T, err error, code string) *Error {
 	if e.Code != code {
 		t.Fatalf("refusal code = %s (%s), want %s", e.Code, e.Message, code)
 	}
-	if e.Charged {
-		t.Errorf("refusal %s says charged", code)
+	if e.Charged != charged {
+		got, _ := e.Charged.MarshalJSON()
+		want, _ := charged.MarshalJSON()
+		t.Errorf("refusal %s says charged %s, want %s", code, got, want)
 	}
 	return e
 }

@@ -124,39 +124,6 @@ func decodeCount(v []byte) (uint64, error) {
 	return 0, fmt.Errorf("%w: allowance counter of %d bytes", ErrCorrupt, len(v))
 }
 
-// UsePayment records paymentID as used, kept until expires plus
-// PaymentRetention. first is false when the id was already recorded: the
-// payment is a replay.
-func (b *Bolt) UsePayment(ctx context.Context, paymentID string, expires time.Time) (first bool, err error) {
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	if err := checkKey("payment id", paymentID); err != nil {
-		return false, fmt.Errorf("recording payment: %w", err)
-	}
-	if expires.Before(minVerifiedAt) || !expires.Before(maxVerifiedAt) {
-		return false, fmt.Errorf("recording payment: %w: expiry %s out of range", ErrInvalidArgument, expires.Format(time.RFC3339))
-	}
-	id := []byte(paymentID)
-	deadline := appendTime(nil, expires.Add(PaymentRetention).UnixNano())
-	err = b.write(func(tx *bolt.Tx) error {
-		payments := tx.Bucket(bucketPayments)
-		first = payments.Get(id) == nil
-		if !first {
-			return nil
-		}
-		if err := payments.Put(id, deadline); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketPaymentExp).Put(append(bytes.Clone(deadline), id...), nil)
-	})
-	if err != nil {
-		return false, fmt.Errorf("recording payment: %w", err)
-	}
-	b.maybePurge()
-	return first, nil
-}
-
 // purge deletes allowance counters of UTC days before now's and payment ids
 // whose retention ended before now.
 func purge(tx *bolt.Tx, now time.Time) error {

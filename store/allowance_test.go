@@ -112,12 +112,12 @@ func TestUsePayment(t *testing.T) {
 	ctx := context.Background()
 	exp := t0.Add(5 * time.Minute)
 	for i, want := range []bool{true, false, false} {
-		first, err := s.UsePayment(ctx, "0xabc", exp)
+		first, _, err := s.UsePayment(ctx, "0xabc", exp, PaymentUse{})
 		if err != nil || first != want {
 			t.Errorf("UsePayment() call %d = %v, %v, want %v, nil", i+1, first, err, want)
 		}
 	}
-	if first, err := s.UsePayment(ctx, "0xdef", exp); err != nil || !first {
+	if first, _, err := s.UsePayment(ctx, "0xdef", exp, PaymentUse{}); err != nil || !first {
 		t.Errorf("UsePayment(other id) = %v, %v, want true, nil", first, err)
 	}
 	for _, tt := range []struct {
@@ -129,7 +129,7 @@ func TestUsePayment(t *testing.T) {
 		{"zero expiry", "0x1", time.Time{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := s.UsePayment(ctx, tt.id, tt.exp); !errors.Is(err, ErrInvalidArgument) {
+			if _, _, err := s.UsePayment(ctx, tt.id, tt.exp, PaymentUse{}); !errors.Is(err, ErrInvalidArgument) {
 				t.Errorf("UsePayment(%q, %v) error = %v, want ErrInvalidArgument", tt.id, tt.exp, err)
 			}
 		})
@@ -142,7 +142,7 @@ func TestUsePaymentConcurrentReplay(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 200 {
 		wg.Go(func() {
-			first, err := s.UsePayment(context.Background(), "0xreplayed", t0.Add(time.Hour))
+			first, _, err := s.UsePayment(context.Background(), "0xreplayed", t0.Add(time.Hour), PaymentUse{})
 			if err != nil {
 				t.Errorf("UsePayment() error = %v", err)
 			}
@@ -187,7 +187,7 @@ func TestPurgeExpired(t *testing.T) {
 		if _, err := s.TakeAllowance(ctx, fmt.Sprintf("client-%d", i), c.Now(), 10); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.UsePayment(ctx, fmt.Sprintf("pay-%d", i), c.Now().Add(time.Duration(i)*time.Hour)); err != nil {
+		if _, _, err := s.UsePayment(ctx, fmt.Sprintf("pay-%d", i), c.Now().Add(time.Duration(i)*time.Hour), PaymentUse{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,7 +198,7 @@ func TestPurgeExpired(t *testing.T) {
 	// Two and a half hours on: the next day has not begun, payments 0 and 1
 	// are past expiry plus PaymentRetention.
 	c.Add(150 * time.Minute)
-	if _, err := s.UsePayment(ctx, "pay-new", c.Now().Add(time.Hour)); err != nil {
+	if _, _, err := s.UsePayment(ctx, "pay-new", c.Now().Add(time.Hour), PaymentUse{}); err != nil {
 		t.Fatal(err)
 	}
 	if a, p, e := bucketLen(t, s, bucketAllowance), bucketLen(t, s, bucketPayments), bucketLen(t, s, bucketPaymentExp); a != 5 || p != 4 || e != 4 {
@@ -207,7 +207,7 @@ func TestPurgeExpired(t *testing.T) {
 	// A purged id is forgotten (its payment expired, so the payment check
 	// refuses it anyway); a kept one is still a replay.
 	for id, want := range map[string]bool{"pay-0": true, "pay-2": false} {
-		if first, err := s.UsePayment(ctx, id, c.Now()); err != nil || first != want {
+		if first, _, err := s.UsePayment(ctx, id, c.Now(), PaymentUse{}); err != nil || first != want {
 			t.Errorf("UsePayment(%s) = %v, %v, want %v", id, first, err, want)
 		}
 	}
@@ -221,7 +221,7 @@ func TestPurgeExpired(t *testing.T) {
 	if a, p, e := bucketLen(t, s, bucketAllowance), bucketLen(t, s, bucketPayments), bucketLen(t, s, bucketPaymentExp); a != 1 || p != 0 || e != 0 {
 		t.Errorf("a day later: %d allowance keys, %d payments, %d expiries, want 1, 0, 0", a, p, e)
 	}
-	if _, err := s.UsePayment(ctx, "pay-today", c.Now()); err != nil {
+	if _, _, err := s.UsePayment(ctx, "pay-today", c.Now(), PaymentUse{}); err != nil {
 		t.Fatal(err)
 	}
 	c.Add(24 * time.Hour)

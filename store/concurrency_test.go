@@ -45,7 +45,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 				if _, err := s.TakeAllowance(ctx, fmt.Sprintf("client-%d", w%4), t0, perWriter); err != nil {
 					t.Errorf("TakeAllowance() error = %v", err)
 				}
-				if _, err := s.UsePayment(ctx, fmt.Sprintf("pay-%d", i), t0.Add(time.Hour)); err != nil {
+				if _, _, err := s.UsePayment(ctx, fmt.Sprintf("pay-%d", i), t0.Add(time.Hour), PaymentUse{}); err != nil {
 					t.Errorf("UsePayment() error = %v", err)
 				}
 			}

@@ -45,7 +45,11 @@
 //	             bits), uvarint overall.passed and overall.total, then
 //	             task_id and output_hash each as uvarint length + bytes
 //	allowance    UTC date "20060102", client → uint64 free calls used
-//	payments     payment id → time(expiry + PaymentRetention)
+//	payments     payment id → time(expiry + PaymentRetention), then (a
+//	             value of 8 bytes is a payment merely used) 0x01, the state
+//	             (PaymentState), since (int64 Unix nanos), the request key,
+//	             the settle response and the MCP text each as uvarint
+//	             length + bytes, then the kept answer verbatim
 //	payment_exp  time(expiry + PaymentRetention), payment id → empty
 //
 // Verdicts are keyed by time, not by their random id, so that writes append:

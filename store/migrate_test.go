@@ -71,7 +71,7 @@ func addExtras(t *testing.T, s *Bolt) {
 			t.Fatalf("TakeAllowance() error = %v", err)
 		}
 	}
-	if _, err := s.UsePayment(ctx, "pay-1", t0.Add(time.Hour)); err != nil {
+	if _, _, err := s.UsePayment(ctx, "pay-1", t0.Add(time.Hour), PaymentUse{}); err != nil {
 		t.Fatalf("UsePayment() error = %v", err)
 	}
 }

@@ -46,7 +46,7 @@ func takeSnapshot(t *testing.T, s Store, all []Verdict) snapshot {
 	if snap.Allowance, err = s.PeekAllowance(ctx, "203.0.113.7", t0, 10); err != nil {
 		t.Fatalf("PeekAllowance() error = %v", err)
 	}
-	first, err := s.UsePayment(ctx, "pay-1", t0.Add(time.Hour))
+	first, _, err := s.UsePayment(ctx, "pay-1", t0.Add(time.Hour), PaymentUse{})
 	if err != nil {
 		t.Fatalf("UsePayment() error = %v", err)
 	}

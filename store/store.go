@@ -37,9 +37,21 @@ type Store interface {
 	// PeekAllowance reports the client's allowance for the UTC day of now
 	// without using any of it.
 	PeekAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error)
-	// UsePayment records paymentID as used until expires. It reports
-	// first=false when the id was already recorded (a replay).
-	UsePayment(ctx context.Context, paymentID string, expires time.Time) (first bool, err error)
+	// UsePayment records paymentID as used by use (pending, for one
+	// request) until expires. It reports first=false when the id was
+	// already recorded — a replay, or a retry of the same request — with
+	// what is recorded of it.
+	UsePayment(ctx context.Context, paymentID string, expires time.Time, use PaymentUse) (first bool, recorded PaymentUse, err error)
+	// LookupPayment reads what is recorded of paymentID, without recording
+	// anything: found is false for a payment never used.
+	LookupPayment(ctx context.Context, paymentID string) (use PaymentUse, found bool, err error)
+	// SettlePayment records the outcome of paymentID's settlement, with the
+	// answer kept for a retry, and stores v (when not nil) in the same
+	// transaction: a paid verdict counts once its answer is released.
+	SettlePayment(ctx context.Context, paymentID string, use PaymentUse, v *Verdict) error
+	// ReleasePayment forgets paymentID while it is still pending (its work
+	// failed before any settlement), so it can be used again.
+	ReleasePayment(ctx context.Context, paymentID string) error
 	// Check reports whether the store can serve requests (readiness):
 	// ErrWriteFailing while its last write failed.
 	Check(ctx context.Context) error

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/payment"
 )
 
 // Error codes (SPEC §6, §7). They are stable: clients branch on them.
@@ -26,7 +27,7 @@ type Error struct {
 	Code          string                `json:"code"`
 	Status        int                   `json:"status"`
 	Retryable     bool                  `json:"retryable"`
-	Charged       bool                  `json:"charged"`
+	Charged       payment.Charge        `json:"charged"` // false, true or "unknown"
 	Message       string                `json:"message"`
 	RetryAfter    *int                  `json:"retry_after,omitempty"`
 	NextActions   []engine.NextAction   `json:"next_actions"`

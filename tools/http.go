@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/verifier-dev/verifier/store"
 )
 
 // HTTP defaults: the zero values of HTTPOptions.
@@ -82,12 +84,16 @@ type Gate func(w http.ResponseWriter, r *http.Request, call GateCall) (adm Admit
 
 // Admitted is a call a [Gate] let through.
 type Admitted struct {
+	// Paid says the call is paid: its verdict is not stored by the work but
+	// handed to Settle with the answer, and stored only if the answer is
+	// released (a withheld answer never counts for reputation).
+	Paid bool
 	// Settle, when set, is called once the work has succeeded and before the
-	// answer is written: it may add headers (Payment-Response,
-	// Free-Allowance-*) and return true, or write a response of its own (a
-	// failed settlement) and return false, and the answer is dropped. A call
-	// whose work fails is never settled.
-	Settle func(w http.ResponseWriter) bool
+	// answer is written, with the answer: it may add headers
+	// (Payment-Response, Free-Allowance-*) and return true, or write a
+	// response of its own (a failed settlement) and return false, and the
+	// answer is dropped. A call whose work fails is never settled.
+	Settle func(w http.ResponseWriter, ans GateAnswer) bool
 	// Release, when set, is called when the call is not answered after all
 	// (the work failed, or the answer was dropped): the gate gives back what
 	// it held for the call (a free call of the allowance). It is also
@@ -95,8 +101,18 @@ type Admitted struct {
 	Release func()
 }
 
+// GateAnswer is a gated call's answer, handed to [Admitted.Settle].
+type GateAnswer struct {
+	Body []byte // the answer as it will be written
+	// Verdict is the verdict of a paid verification, not yet stored (nil
+	// otherwise).
+	Verdict *store.Verdict
+}
+
 // settle runs a's Settle, if any.
-func (a Admitted) settle(w http.ResponseWriter) bool { return a.Settle == nil || a.Settle(w) }
+func (a Admitted) settle(w http.ResponseWriter, ans GateAnswer) bool {
+	return a.Settle == nil || a.Settle(w, ans)
+}
 
 // release runs a's Release, if any.
 func (a Admitted) release() {
@@ -111,6 +127,9 @@ type GateCall struct {
 	Tool      string // the MCP tool it mirrors: "verify_schema" or "get_verification_record"
 	Probe     bool   // an x402 discovery probe: a POST with no body
 	BodyBytes int64  // the size of the (valid) request body; 0 for GET
+	// Body is the (valid) request body (nil for GET): with the method and
+	// path, it identifies the request a payment pays for.
+	Body []byte
 	// Check, when set, finds what only the work would otherwise find wrong
 	// with the request (an expected_schema that does not compile). The
 	// gate runs it before it verifies a payment or refuses the call, and

@@ -35,9 +35,9 @@ func ErrorCodes() []ErrorCode {
 		{CodeUnavailable, http.StatusServiceUnavailable, true, "Temporarily unable to serve (store not ready, verification over its time limit); retry after retry_after seconds."},
 		{payment.CodePaymentRequired, http.StatusPaymentRequired, false, "Pay to be served (x402 v2): past the free allowance, over the free-tier size, a trust record, or an empty POST probing a verify route. The Payment-Required header and the body carry the payment options; free_trial.code is free_trial_exhausted once the allowance is used up."},
 		{payment.CodePaymentInvalid, http.StatusPaymentRequired, false, "The Payment-Signature cannot be accepted (malformed, wrong amount, network or payee, or refused by the facilitator)."},
-		{payment.CodePaymentReplayed, http.StatusPaymentRequired, false, "The payment was already used for another call; each payment pays once."},
-		{payment.CodeSettlementFailed, http.StatusPaymentRequired, false, "The work was done but the payment did not settle, so the answer is withheld and nothing was charged."},
-		{payment.CodeFacilitatorUnavailable, http.StatusServiceUnavailable, true, "The payment facilitator is down or slow; retry after retry_after seconds."},
+		{payment.CodePaymentReplayed, http.StatusPaymentRequired, false, "The payment was already used for another call; each payment pays once. (The same payment sent again for the same call gets that call's kept answer instead.)"},
+		{payment.CodeSettlementFailed, http.StatusPaymentRequired, false, "The work was done but the payment did not settle, so the answer is withheld, its verdict is not recorded, and nothing was charged."},
+		{payment.CodeFacilitatorUnavailable, http.StatusServiceUnavailable, true, "The payment facilitator is down or slow; retry after retry_after seconds. charged is false when the payment was only being checked; \"unknown\" when it was sent for settlement and no answer came (or it is still being settled): the answer is kept, so send the same call with the same payment again to get it, never charged twice."},
 	}
 }
 

@@ -26,6 +26,7 @@ func (s *Service) WithPayment(opts *HTTPOptions, g *payment.Gate) {
 		return
 	}
 	s.Payment = g
+	g.SetLog(s.log())
 	opts.Gate = s.paymentGate(g)
 	opts.Pricing = func(r *http.Request) Pricing { return s.pricing(g, r) }
 	opts.Routes = append(opts.Routes, HTTPRoute{
@@ -36,11 +37,13 @@ func (s *Service) WithPayment(opts *HTTPOptions, g *payment.Gate) {
 }
 
 // paymentGate adapts g to the Gate hook: admit before the work (writing
-// the 402, 429 or 503 itself; a free call is held, not yet written), settle
-// after it (making the free call durable — usually already done by the
-// verdict's commit — and adding Payment-Response or the Free-Allowance-*
-// headers, or writing the failed settlement and dropping the answer), or
-// release the free call when the work failed.
+// the 402, 429 or 503 itself, or the answer kept for a retry with the same
+// payment; a free call is held, not yet written), settle after it (making
+// the free call durable — usually already done by the verdict's commit —
+// or settling the payment and keeping the answer and its verdict with it,
+// and adding Payment-Response or the Free-Allowance-* headers; or writing
+// the failed settlement and dropping the answer), or release the free call
+// or the unsettled payment when the work failed.
 func (s *Service) paymentGate(g *payment.Gate) Gate {
 	// The verify routes' input description, converted once: every call's
 	// Route carries it (for a 402), read only.
@@ -52,6 +55,7 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 			PaymentHeader: r.Header.Get(payment.HeaderPaymentSignature),
 			BodySize:      call.BodyBytes,
 			Probe:         call.Probe,
+			RequestKey:    payment.RequestKey(r.Method+" "+r.URL.Path, call.Body),
 		}
 		// call.Check runs before a payment is verified, else only before a
 		// refusal: a free call leaves it to the work.
@@ -73,8 +77,19 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 			s.writePaymentError(w, r, err)
 			return Admitted{}, false
 		}
-		settle := func(w http.ResponseWriter) bool {
-			settled, err := adm.Settle(r.Context())
+		if kept, settled, ok := adm.Kept(); ok {
+			// A retry with the same payment of a request already served:
+			// the kept answer, no work, no second settlement.
+			h := w.Header()
+			if settled != nil {
+				h.Set(payment.HeaderPaymentResponse, settled.HeaderValue())
+			}
+			h.Set("Access-Control-Expose-Headers", exposedPaymentHeaders)
+			writeJSON(w, http.StatusOK, kept.Body)
+			return Admitted{}, false
+		}
+		settle := func(w http.ResponseWriter, ans GateAnswer) bool {
+			settled, err := adm.Settle(r.Context(), payment.Answer{Body: ans.Body, Verdict: ans.Verdict})
 			if err != nil {
 				s.writePaymentError(w, r, err)
 				return false
@@ -87,7 +102,7 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 			h.Set("Access-Control-Expose-Headers", exposedPaymentHeaders)
 			return true
 		}
-		return Admitted{Settle: settle, Release: adm.Release}, true
+		return Admitted{Paid: adm.Paid(), Settle: settle, Release: adm.Release}, true
 	}
 }
 

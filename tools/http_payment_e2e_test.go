@@ -161,7 +161,8 @@ func TestE2EHTTPPayments(t *testing.T) {
 	t.Run("replay refused before the work", func(t *testing.T) {
 		n, _ := x.settled(t)
 		v := verdicts()
-		res := do(t, "POST", ts.URL+"/verify/schema", pass, sig)
+		// The same payment for another request (the same one gets its kept answer).
+		res := do(t, "POST", ts.URL+"/verify/deliverable", pass, sig)
 		if res.status != 402 || res.body["code"] != payment.CodePaymentReplayed {
 			t.Errorf("replay = %d %v", res.status, res.body["code"])
 		}

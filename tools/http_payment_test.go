@@ -168,8 +168,14 @@ func TestHTTPPaymentOn(t *testing.T) {
 	if paid.status != 200 || err != nil || !sr.Success || paid.body["result"] != "pass" {
 		t.Fatalf("paid = %d %v, Payment-Response %+v %v", paid.status, paid.body, sr, err)
 	}
-	replay := do(t, "POST", ts.URL+"/verify/schema", invoice, sig)
-	if replay.status != 402 || replay.body["code"] != payment.CodePaymentReplayed || fac.settles.Load() != 1 {
+	// The same payment for the same request: the kept answer, not settled
+	// again; for another request: refused as a replay.
+	again := do(t, "POST", ts.URL+"/verify/schema", invoice, sig)
+	if again.status != 200 || again.body["verification_id"] != paid.body["verification_id"] || again.header.Get("Payment-Response") != paid.header.Get("Payment-Response") {
+		t.Errorf("same payment, same request = %d %v, want the kept answer", again.status, again.body)
+	}
+	replay := do(t, "POST", ts.URL+"/verify/deliverable", invoice, sig)
+	if replay.status != 402 || replay.body["code"] != payment.CodePaymentReplayed || replay.body["charged"] != false || fac.settles.Load() != 1 {
 		t.Errorf("replay = %d %v after %d settlements", replay.status, replay.body, fac.settles.Load())
 	}
 

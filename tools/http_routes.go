@@ -47,7 +47,7 @@ func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, AsError(err))
 		return
 	}
-	call.BodyBytes = int64(len(body))
+	call.BodyBytes, call.Body = int64(len(body)), body
 	call.Check = func() *Error { return h.svc.compileSchema(req) }
 	adm, ok := h.admit(w, r, call)
 	if !ok {
@@ -56,12 +56,16 @@ func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
 	defer adm.release() // a call that is not answered gives back its free call
 	ctx, cancel := context.WithTimeout(r.Context(), h.opts.VerifyTimeout)
 	defer cancel()
-	res, err := h.svc.VerifyRequest(ctx, req)
+	res, err := h.svc.verifyRequest(ctx, req, !adm.Paid)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if !adm.settle(w) {
+	ans := GateAnswer{Body: res.Answer}
+	if adm.Paid {
+		ans.Verdict = &res.Verdict
+	}
+	if !adm.settle(w, ans) {
 		return
 	}
 	writeJSON(w, http.StatusOK, res.Answer)
@@ -109,7 +113,7 @@ func (h *HTTPHandler) score(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if !adm.settle(w) {
+	if !adm.settle(w, GateAnswer{Body: record}) {
 		return
 	}
 	writeJSON(w, http.StatusOK, record)

@@ -24,6 +24,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 )
@@ -200,7 +201,7 @@ func checkErrorShape(t *testing.T, resp *http.Response, body []byte, status int,
 			t.Errorf("error lacks %q: %s", k, body)
 		}
 	}
-	if e.Code != code || e.Status != resp.StatusCode || e.Charged || e.Message == "" || len(e.NextActions) == 0 {
+	if e.Code != code || e.Status != resp.StatusCode || e.Charged != payment.ChargeNone || e.Message == "" || len(e.NextActions) == 0 {
 		t.Errorf("error = %s; want code %q, status %d, not charged, a message and next actions", body, code, resp.StatusCode)
 	}
 	if e.Retryable != (e.RetryAfter != nil) {
@@ -383,6 +384,7 @@ func (g *gateLog) seen() []GateCall {
 func (g *gateLog) gate(w http.ResponseWriter, r *http.Request, call GateCall) (Admitted, bool) {
 	seen := call
 	seen.Check = nil // a func: calls are compared without it
+	seen.Body = nil  // the bytes sent: compared by BodyBytes
 	g.mu.Lock()
 	g.calls = append(g.calls, seen)
 	g.mu.Unlock()
@@ -407,12 +409,12 @@ func (g *gateLog) gate(w http.ResponseWriter, r *http.Request, call GateCall) (A
 		refuse(w, http.StatusTooManyRequests, "rate_limited")
 		return Admitted{}, false
 	case r.Header.Get("X-Test-Settle-Fail") != "":
-		return Admitted{Settle: func(w http.ResponseWriter) bool {
+		return Admitted{Settle: func(w http.ResponseWriter, _ GateAnswer) bool {
 			refuse(w, http.StatusPaymentRequired, "settlement_failed")
 			return false
 		}, Release: release}, true
 	}
-	return Admitted{Settle: func(w http.ResponseWriter) bool {
+	return Admitted{Settle: func(w http.ResponseWriter, _ GateAnswer) bool {
 		g.mu.Lock()
 		g.settled++
 		settled = true

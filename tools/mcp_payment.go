@@ -35,7 +35,8 @@ func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallTo
 	if req.Extra != nil && req.Extra.Header != nil {
 		hr.Header = req.Extra.Header
 	}
-	preq := payment.Request{Route: s.mcpPaymentRoute(req.Params.Name), Client: g.ClientID(hr), BodySize: bodySize}
+	preq := payment.Request{Route: s.mcpPaymentRoute(req.Params.Name), Client: g.ClientID(hr), BodySize: bodySize,
+		RequestKey: payment.RequestKey("mcp "+req.Params.Name, req.Params.Arguments)}
 	if v, ok := req.Params.GetMeta()[payment.MetaPayment]; ok && v != nil {
 		raw, err := json.Marshal(v)
 		if err != nil {
@@ -58,15 +59,41 @@ func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallTo
 		}
 		return nil, s.paymentResult(err)
 	}
+	if kept, settled, ok := adm.Kept(); ok {
+		// A retry with the same payment of a call already served: the kept
+		// answer, no work, no second settlement.
+		return nil, keptResult(kept, settled)
+	}
 	return adm, nil
 }
 
-// mcpSettle settles adm after the work: the result then carries
-// _meta["x402/payment-response"]. A failed settlement replaces the result
-// (the tool output is withheld) with the payment-required result that says
-// why.
-func (s *Service) mcpSettle(ctx context.Context, adm *payment.Admission, result *mcp.CallToolResult) *mcp.CallToolResult {
-	settled, err := adm.Settle(ctx)
+// refusedOutcome is how the call log names a result mcpAdmit answered
+// with instead of the work: a refusal, or a kept answer.
+func refusedOutcome(r *mcp.CallToolResult) string {
+	if r.IsError {
+		return "payment_refused"
+	}
+	return "kept_answer"
+}
+
+// keptResult is the tool result of a kept paid answer.
+func keptResult(kept payment.Answer, settled *payment.SettleResponse) *mcp.CallToolResult {
+	r := answerResult(kept.Text, kept.Body)
+	if settled != nil {
+		r.SetMeta(map[string]any{payment.MetaPaymentResponse: settled})
+	}
+	return r
+}
+
+// mcpSettle settles adm after the work, keeping ans (the result's text
+// and signed answer, and a paid verification's verdict, stored only now)
+// with the payment: the result then carries _meta["x402/payment-response"].
+// A failed settlement replaces the result (the tool output is withheld)
+// with the payment-required result that says why, or with the error
+// result of an unknown outcome (charged "unknown", the answer kept for a
+// retry with the same payment).
+func (s *Service) mcpSettle(ctx context.Context, adm *payment.Admission, result *mcp.CallToolResult, ans payment.Answer) *mcp.CallToolResult {
+	settled, err := adm.Settle(ctx, ans)
 	if err != nil {
 		return s.paymentResult(err)
 	}

@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/payment"
@@ -29,7 +28,7 @@ func paidTool(srv *mcp.Server, svc *Service, g *payment.Gate, work *atomic.Int32
 				return refused, nil
 			}
 			work.Add(1)
-			return svc.mcpSettle(ctx, adm, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the answer"}}}), nil
+			return svc.mcpSettle(ctx, adm, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the answer"}}}, payment.Answer{Body: []byte(`{"answer":1}`), Text: "the answer"}), nil
 		})
 }
 
@@ -42,30 +41,11 @@ func toolCall(t *testing.T, url, tool string, meta map[string]any) mcp.CallToolR
 // toolCallFrom is toolCall with an X-Forwarded-For header (when not "").
 func toolCallFrom(t *testing.T, url, tool string, meta map[string]any, xff string) mcp.CallToolResult {
 	t.Helper()
-	params := map[string]any{"name": tool, "arguments": map[string]any{"x": 1}}
-	if meta != nil {
-		params["_meta"] = meta
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if xff != "" {
-		req.Header.Set("X-Forwarded-For", xff)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	r, err := mcpToolCall(t, context.Background(), url, tool, map[string]any{"x": 1}, meta, xff)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var msg struct {
-		Result mcp.CallToolResult `json:"result"`
-	}
-	if err := json.Unmarshal(raw, &msg); err != nil {
-		t.Fatalf("response %s: %v", raw, err)
-	}
-	return msg.Result
+	return r
 }
 
 // decodeStructured decodes a result's structured content.
@@ -134,7 +114,16 @@ func TestMCPPayment(t *testing.T) {
 	if err := json.Unmarshal(b, &sr); paid.IsError || err != nil || !sr.Success || sr.Transaction == "" {
 		t.Fatalf("paid call = %+v (payment-response %s)", paid, b)
 	}
-	replay := toolCall(t, ts.URL, tool, map[string]any{payment.MetaPayment: pay})
+	// The same payment for the same call: the kept answer, no work; for
+	// another call: refused as a replay.
+	again := toolCall(t, ts.URL, tool, map[string]any{payment.MetaPayment: pay})
+	if again.IsError || work.Load() != 2 || !cmp.Equal(again.Meta, paid.Meta) {
+		t.Errorf("same payment, same call = %+v after %d calls of work, want the kept answer and no work", again, work.Load())
+	}
+	replay, err := mcpToolCall(t, context.Background(), ts.URL, tool, map[string]any{"x": 2}, map[string]any{payment.MetaPayment: pay}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !replay.IsError || replay.Meta["code"] != payment.CodePaymentReplayed || work.Load() != 2 {
 		t.Errorf("replay = %+v after %d calls of work, want payment_replayed and no work", replay, work.Load())
 	}

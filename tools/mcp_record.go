@@ -77,9 +77,10 @@ func (s *Service) mcpRecord(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	_ = json.Unmarshal(args["agent_id"], &agentID) // checked by recordArgs
 	adm, refused := s.admitRecord(ctx, req)
 	if refused != nil {
-		s.logCall(ctx, ToolRecord, start, "payment_refused")
+		s.logCall(ctx, ToolRecord, start, refusedOutcome(refused))
 		return refused, nil
 	}
+	defer adm.Release() // a call that is not answered gives back its payment (a no-op once settled)
 	signed, err := s.Record(ctx, agentID)
 	if err != nil {
 		e := AsError(err)
@@ -95,7 +96,7 @@ func (s *Service) mcpRecord(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	s.logCall(ctx, ToolRecord, start, "ok")
 	text := fmt.Sprintf("%s\nRecord %s, signed with Ed25519 key %s under the trust-score context; the structured content is the signed record.",
 		rec.Message, rec.RecordID, rec.Verify.KeyVersion)
-	return s.mcpSettle(ctx, adm, answerResult(text, signed)), nil
+	return s.mcpSettle(ctx, adm, answerResult(text, signed), payment.Answer{Body: signed, Text: text}), nil
 }
 
 // admitRecord is the payment step of get_verification_record: every

@@ -44,7 +44,7 @@ const (
 		`"required":["code","status","retryable","charged","message","next_actions"],"properties":{` +
 		`"code":{"type":"string","description":"stable: invalid_request, payload_too_large, not_found, rate_limited, internal_error, unavailable, …"},` +
 		`"status":{"type":"integer","description":"the matching HTTP status"},` +
-		`"retryable":{"type":"boolean"},"charged":{"type":"boolean"},"message":{"type":"string"},` +
+		`"retryable":{"type":"boolean"},"charged":{"enum":[false,true,"unknown"],"description":"unknown: the payment was sent for settlement and no answer came; call again with the same payment to get the kept answer"},"message":{"type":"string"},` +
 		`"retry_after":{"type":"integer","minimum":0,"description":"seconds to wait before retrying"},` +
 		`"next_actions":` + nextActionsSchema + `,` +
 		`"fields":{"type":"array","items":{"type":"object","required":["field","problem","fix"],"properties":{` +

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/payment"
 )
 
 // textHints is how many hints the text of a verify_schema result lists.
@@ -124,18 +125,23 @@ func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest)
 	}
 	adm, refused := s.mcpAdmit(ctx, s.Payment, req, int64(len(body)), func() *Error { return s.compileSchema(vreq) })
 	if refused != nil {
-		s.logCall(ctx, ToolVerifySchema, start, "payment_refused")
+		s.logCall(ctx, ToolVerifySchema, start, refusedOutcome(refused))
 		return refused, nil
 	}
-	defer adm.Release() // a call that is not answered gives back its free call (a no-op once settled)
-	v, err := s.VerifyRequest(ctx, vreq)
+	defer adm.Release()                               // a call that is not answered gives back its free call or payment (a no-op once settled)
+	v, err := s.verifyRequest(ctx, vreq, !adm.Paid()) // a paid verdict is stored once its answer is released
 	if err != nil {
 		e := AsError(err)
 		s.logCall(ctx, ToolVerifySchema, start, e.Code)
 		return errorResult(e), nil
 	}
 	s.logCall(ctx, ToolVerifySchema, start, v.Outcome.Result())
-	return s.mcpSettle(ctx, adm, answerResult(verifyText(v), v.Answer)), nil
+	text := verifyText(v)
+	ans := payment.Answer{Body: v.Answer, Text: text}
+	if adm.Paid() {
+		ans.Verdict = &v.Verdict
+	}
+	return s.mcpSettle(ctx, adm, answerResult(text, v.Answer), ans), nil
 }
 
 // verifyText renders a verification for a person: verdict, ratios, the

@@ -35,6 +35,14 @@ func (s *Service) Verify(ctx context.Context, body []byte) (*Verified, error) {
 // s.Limiter while it works, and fails with 503 unavailable when none can be
 // had.
 func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Verified, error) {
+	return s.verifyRequest(ctx, req, true)
+}
+
+// verifyRequest is VerifyRequest; with storeVerdict false the verdict
+// (its compact receipt included) is left for the caller to store: a paid
+// answer's verdict is stored with its settlement, once the answer is
+// released.
+func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeVerdict bool) (*Verified, error) {
 	release, busy := s.Limiter.acquire(ctx)
 	if busy != nil {
 		return nil, busy
@@ -107,6 +115,9 @@ func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Veri
 	// The write waits on the disk, not the CPU: the slot goes to the next
 	// verification meanwhile (the deferred release then does nothing).
 	release()
+	if !storeVerdict {
+		return v, nil
+	}
 	if err := s.Store.PutVerdict(ctx, v.Verdict); err != nil {
 		s.log().Error("storing verdict", "verification_id", meta.VerificationID, "err", err)
 		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 )
@@ -91,7 +92,7 @@ func TestVerifyInvalidRequest(t *testing.T) {
 	svc := newTestService(t, false)
 	_, err := svc.Verify(context.Background(), []byte(`{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"MARKER","field":"a"}]}`))
 	e := AsError(err)
-	if e.Code != CodeInvalidRequest || e.Status != 422 || e.Charged || e.Retryable {
+	if e.Code != CodeInvalidRequest || e.Status != 422 || e.Charged != payment.ChargeNone || e.Retryable {
 		t.Fatalf("error = %+v, want a 422 invalid_request", e)
 	}
 	if len(e.Fields) != 1 || e.Fields[0].Field != "rules[0].type" || e.Fields[0].Fix == "" {

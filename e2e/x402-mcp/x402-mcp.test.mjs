@@ -167,6 +167,7 @@ describe("x402 v2 over MCP: TS SDK client paying with the x402 client libraries"
   });
 
   let paidPayload;
+  let paidResult;
   test("a real PaymentPayload in _meta[\"x402/payment\"]: verified, served, settled", async () => {
     paidPayload = await payer.createPaymentPayload(verifyPR);
     assert.equal(paidPayload.x402Version, 2);
@@ -177,6 +178,7 @@ describe("x402 v2 over MCP: TS SDK client paying with the x402 client libraries"
     const logLength = (await facilitatorLog()).length;
     const r = await client.callTool({ name: "verify_schema", arguments: passArgs, _meta: meta(paidPayload) });
     assertSettled(r);
+    paidResult = r;
     assert.equal(r.structuredContent.result, "pass");
     assert.equal(r.structuredContent.agent_id, agent);
     assert.deepEqual(await verdicts(), { ...before, total: before.total + 1, passed: before.passed + 1 });
@@ -186,14 +188,18 @@ describe("x402 v2 over MCP: TS SDK client paying with the x402 client libraries"
     ]);
   });
 
-  test("a replay of the same payload is refused before the work is redone", async () => {
+  test("the same payload for the same call gets the kept answer, for another call it is refused, without the facilitator", async () => {
     const before = await verdicts();
     const logLength = (await facilitatorLog()).length;
-    const r = await client.callTool({ name: "verify_schema", arguments: passArgs, _meta: meta(paidPayload) });
+    const again = await client.callTool({ name: "verify_schema", arguments: passArgs, _meta: meta(paidPayload) });
+    assertSettled(again);
+    assert.deepEqual(again.structuredContent, paidResult.structuredContent, "the kept answer differs");
+    assert.deepEqual(again._meta["x402/payment-response"], paidResult._meta["x402/payment-response"]);
+    const r = await client.callTool({ name: "verify_schema", arguments: { ...passArgs, task_id: "another-task" }, _meta: meta(paidPayload) });
     assertPaymentRequired(r, { tool: "verify_schema", amount: PRICE_VERIFY, code: "payment_replayed" });
     assert.deepEqual(await verdicts(), before, "the replay was verified again");
     const asked = await facilitatorSince(logLength);
-    assert.ok(!asked.some((e) => e.op === "settle"), `the replay was settled: ${JSON.stringify(asked)}`);
+    assert.deepEqual(asked, [], `the facilitator was asked about a used payment: ${JSON.stringify(asked)}`);
   });
 
   test("a fail verdict is charged like a pass", async () => {
@@ -287,9 +293,10 @@ describe("x402 v2 over MCP: TS SDK client paying with the x402 client libraries"
     );
 
     const n = (await facilitatorLog()).length;
-    const replay = await client.callTool({ name: "get_verification_record", arguments: { agent_id: agent }, _meta: meta(payload) });
-    assertPaymentRequired(replay, { tool: "get_verification_record", amount: PRICE_RECORD, code: "payment_replayed" });
-    assert.ok(!(await facilitatorSince(n)).some((e) => e.op === "settle"), "the replayed record payment was settled");
+    const again = await client.callTool({ name: "get_verification_record", arguments: { agent_id: agent }, _meta: meta(payload) });
+    assertSettled(again);
+    assert.deepEqual(again.structuredContent, paid.structuredContent, "the kept record differs");
+    assert.deepEqual(await facilitatorSince(n), [], "the facilitator was asked about a used record payment");
 
     const m = (await facilitatorLog()).length;
     const invalid = await client.callTool({ name: "get_verification_record", arguments: { agent_id: "" }, _meta: meta(await payer.createPaymentPayload(recordPR)) });
