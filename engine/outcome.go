@@ -29,6 +29,7 @@ type Finding struct {
 	Source   string // SourceSchema or SourceIntegrity
 	Check    string // e.g. "schema:required", "consistency:sum_equals"
 	Path     string // where in submitted_output, "$.…"
+	Field    string // the rule's field or bound's key as the caller wrote it; "" for other checks
 	Expected string
 	Found    string // quotes the output briefly (≤ 80 characters)
 	Message  string
@@ -78,4 +79,14 @@ func (t *tally) record(ok bool) {
 	if ok {
 		t.passed++
 	}
+}
+
+// callerField is where a finding is in the caller's words, for flags and
+// errors lines: the rule's field or bound's key as written, else the
+// location (SPEC §2).
+func (f *Finding) callerField() string {
+	if f.Field != "" {
+		return f.Field
+	}
+	return f.Path
 }

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 )
@@ -221,5 +223,96 @@ func TestRecordOfUnknownAgentIsPaidOverMCP(t *testing.T) {
 	off, _ := paymentServer(t, payment.Config{FreePerDay: 5})
 	if r := callTool(t, off.URL+"/mcp", ToolRecord, json.RawMessage(`{"agent_id":"nobody-yet"}`)); r.IsError {
 		t.Errorf("record of an unknown agent with payment off is refused: %+v", r)
+	}
+}
+
+// answerTextCases are requests whose answer text (errors, errors_detail,
+// flags, hints) TestAnswerTextGolden holds to a golden: the documented
+// invoice example (total written 135.0, line totals summing to 129.5,
+// enforce_rules true) and one failure of every rule type and a bound.
+func answerTextCases(t *testing.T) []struct{ name, body string } {
+	const everyCheck = `{"task_id":"wording","expected_schema":{"type":"object"},"enforce_rules":true,
+	"submitted_output":{"items":[{"id":"a","qty":0,"price":10.5},{"id":"a","qty":3,"price":2}],"max_qty":2,
+	  "currency":"GBP","allowed":["USD","EUR"],"due":"2027-02-01","weight":1e3,"counts":[1,2]},
+	"bounds":{"due":{"min":"2026-01-01","max":"2026-12-31"},"weight":{"max":500},"absent":{"min":0}},
+	"rules":[
+	  {"type":"gte","field":"items[].qty","value":1.0},
+	  {"type":"lte","field":"items[].qty","other_field":"max_qty"},
+	  {"type":"exists_in","field":"currency","in_field":"allowed[]"},
+	  {"type":"exists_in","field":"items[].id","values":["b","c"]},
+	  {"type":"unique","field":"items[].id"},
+	  {"type":"sum_equals","field":"items[].price","equals":12.0},
+	  {"type":"sum_equals","field":"counts[]","equals":4},
+	  {"type":"sum_equals","field":"items[].qty","equals_field":"nowhere"},
+	  {"type":"gte","field":"currency","value":0},
+	  {"type":"unique","field":"missing[]"}]}`
+	return []struct{ name, body string }{
+		{"invoice-sum", string(readTestdata(t, "invoice-sum.json"))},
+		{"every-check", everyCheck},
+	}
+}
+
+// TestAnswerTextGolden holds the answer's text to
+// testdata/answer-text.golden.json (refresh with -update): the wording of
+// every integrity check, from the one table in engine/wording.go.
+func TestAnswerTextGolden(t *testing.T) {
+	svc := quietService(t, false)
+	got := map[string]any{}
+	for _, c := range answerTextCases(t) {
+		v, err := svc.Verify(t.Context(), []byte(c.body))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var ans map[string]any
+		if err := json.Unmarshal(v.Answer, &ans); err != nil {
+			t.Fatal(err)
+		}
+		text := map[string]any{}
+		for _, k := range []string{"errors", "errors_detail", "flags", "hints"} {
+			text[k] = ans[k]
+		}
+		got[c.name] = text
+	}
+	gotJSON, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotJSON = append(gotJSON, '\n')
+	path := filepath.Join("testdata", "answer-text.golden.json")
+	if *update {
+		if err := os.WriteFile(path, gotJSON, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(gotJSON)); diff != "" {
+		t.Errorf("answer text differs from %s (-golden +got):\n%s", path, diff)
+	}
+
+	// The documented example, line by line (SPEC §4).
+	inv := got["invoice-sum"].(map[string]any)
+	line := "enforce_rules: consistency:sum_equals at 'line_items[].line_total': values sum to 129.5, expected total (135.0)"
+	detail := inv["errors_detail"].([]any)[0].(map[string]any)
+	flag := inv["flags"].([]any)[0].(map[string]any)
+	hint := inv["hints"].([]any)[0].(map[string]any)
+	for _, c := range []struct{ what, got, want string }{
+		{"errors[0]", inv["errors"].([]any)[0].(string), line},
+		{"errors_detail[0].check", detail["check"].(string), "consistency:sum_equals"},
+		{"errors_detail[0].path", detail["path"].(string), "$.line_items[].line_total"},
+		{"errors_detail[0].expected", detail["expected"].(string), "a sum equal to total (135.0)"},
+		{"errors_detail[0].found", detail["found"].(string), "sum 129.5"},
+		{"errors_detail[0].message", detail["message"].(string), line},
+		{"flags[0].field", flag["field"].(string), "line_items[].line_total"},
+		{"flags[0].detail", flag["detail"].(string), "values sum to 129.5, expected total (135.0)"},
+		{"hints[0].path", hint["path"].(string), "$.line_items[].line_total"},
+		{"hints[0].expected", hint["expected"].(string), "a sum equal to total (135.0)"},
+		{"hints[0].found", hint["found"].(string), "sum 129.5"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %q, want %q", c.what, c.got, c.want)
+		}
 	}
 }
