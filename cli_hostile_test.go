@@ -163,3 +163,35 @@ func TestCLINaughtyStrings(t *testing.T) {
 		})
 	}
 }
+
+// TestCLINestedTooDeeply: `verifier verify` reports 100,000-deep nesting, in
+// the output or as the body, as nested too deeply with the limit (it was
+// "not valid JSON"), with exit 2.
+func TestCLINestedTooDeeply(t *testing.T) {
+	const deep = 100_000
+	objects := strings.Repeat(`{"a":`, deep) + "1" + strings.Repeat("}", deep)
+	request := func(output string) []byte {
+		return []byte(`{"task_id":"deep","expected_schema":{},"submitted_output":` + output + `}`)
+	}
+	dataDir := t.TempDir()
+	for _, tt := range []struct {
+		name        string
+		body        []byte
+		field, want string
+	}{
+		{"array output", request(strings.Repeat("[", deep) + strings.Repeat("]", deep)), "submitted_output", "is nested too deeply: the limit is 127 levels"},
+		{"object output", request(objects), "submitted_output", "is nested too deeply: the limit is 127 levels"},
+		{"object body", []byte(objects), "a", "is nested too deeply: the limit is 127 levels"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, line, code := runVerifyCLI(t, dataDir, tt.body)
+			fields, _ := m["fields"].([]any)
+			if code != 2 || m["code"] != "invalid_request" || len(fields) != 1 {
+				t.Fatalf("exit %d: %.300s; want 2 and an invalid_request of one problem", code, line)
+			}
+			if f, _ := fields[0].(map[string]any); f["field"] != tt.field || f["problem"] != tt.want {
+				t.Errorf("problem %v, want %s %q", f, tt.field, tt.want)
+			}
+		})
+	}
+}

@@ -106,9 +106,16 @@ type FieldProblem struct {
 	Fix     string `json:"fix"`
 }
 
-// InvalidRequestError lists every problem found in a request.
+// MaxReportedProblems is how many problems an *InvalidRequestError lists;
+// the others found are only counted (Omitted), so that a request of a
+// hundred thousand mistakes costs a short error, not a long one.
+const MaxReportedProblems = 20
+
+// InvalidRequestError lists the problems found in a request: the first
+// MaxReportedProblems of them, and how many more there were.
 type InvalidRequestError struct {
-	Fields []FieldProblem
+	Fields  []FieldProblem
+	Omitted int // problems found but not listed in Fields
 }
 
 func (e *InvalidRequestError) Error() string {
@@ -121,25 +128,48 @@ func (e *InvalidRequestError) Error() string {
 // FieldNames lists the fields named by the problems, once each, in order.
 func (e *InvalidRequestError) FieldNames() []string {
 	var names []string
+	seen := make(map[string]bool, len(e.Fields))
 	for _, f := range e.Fields {
-		if !slices.Contains(names, f.Field) {
+		if !seen[f.Field] {
+			seen[f.Field] = true
 			names = append(names, f.Field)
 		}
 	}
 	return names
 }
 
-type problems struct{ list []FieldProblem }
+// problems collects a request's problems: the first MaxReportedProblems,
+// and a count of the rest.
+type problems struct {
+	list    []FieldProblem
+	omitted int
+}
 
 func (p *problems) add(field, problem, fix string) {
+	if p.skip() {
+		return
+	}
 	p.list = append(p.list, FieldProblem{Field: field, Problem: problem, Fix: fix})
 }
 
+// skip counts a problem without listing it when the list is full, and says
+// so: a caller may then spare itself the problem's wording.
+func (p *problems) skip() bool {
+	if len(p.list) < MaxReportedProblems {
+		return false
+	}
+	p.omitted++
+	return true
+}
+
+// count is how many problems were found, listed or not.
+func (p *problems) count() int { return len(p.list) + p.omitted }
+
 func (p *problems) err() error {
-	if len(p.list) == 0 {
+	if p.count() == 0 {
 		return nil
 	}
-	return &InvalidRequestError{Fields: p.list}
+	return &InvalidRequestError{Fields: p.list, Omitted: p.omitted}
 }
 
 var ruleFields = []string{
@@ -153,8 +183,13 @@ var boundFields = []string{"min", "max", "if_present"}
 // without echoing anything but a field path.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9_.$-]{1,64}$`)
 
+// maxSafeName is the longest name safeName matches: a longer one is not
+// even looked at.
+const maxSafeName = 64
+
 // DecodeRequest decodes and validates a request body. Every problem is
-// reported at once as an *InvalidRequestError.
+// found at once and reported as an *InvalidRequestError, which lists the
+// first MaxReportedProblems and counts the others.
 func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 	return v.decodeRequest(body, true)
 }
@@ -171,16 +206,13 @@ func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 		ok = decodeMembersFast(body, memberOpts, &r.raw, &decoded)
 	}
 	if !ok {
-		members, se := splitObject(body)
+		split, se := splitObject(body, memberOpts.MaxDepth)
 		if se != nil {
-			p.add(se.field, se.problem, "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request.")
+			p.add(se.field, se.problem, se.fix)
 			return nil, p.err()
 		}
-		r.raw = requestMembers{}
-		for i, name := range topLevelFields {
-			r.raw[i] = members[name]
-		}
-		decoded = decodeMembers(members, memberOpts, &p)
+		r.raw = split.raw
+		decoded = decodeMembers(split, memberOpts, &p)
 	}
 	// On the fast path bounds and rules are checked, not decoded: bounds and
 	// rules sent before, byte for byte, are taken as decoded then.
@@ -356,6 +388,9 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 		}
 		b := Bound{Key: key, Path: path, decoded: entry}
 		for j, name := range unknownKeys(entry, boundFields) {
+			if p.skip() {
+				continue
+			}
 			p.add(memberName(field, name, j), "is not a known bound field", "Remove it; a bound has min, max and if_present.")
 		}
 		var bad bool
@@ -453,9 +488,12 @@ var ruleTargets = map[string][2]string{
 const ruleTypeFix = "Use one of: 'sum_equals', 'gte', 'lte', 'exists_in' or 'unique'."
 
 func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
-	before := len(p.list)
+	before := p.count()
 	r := Rule{Tolerance: DefaultTolerance, decoded: obj}
 	for j, name := range unknownKeys(obj, ruleFields) {
+		if p.skip() {
+			continue
+		}
 		p.add(memberName(field, name, j), "is not a known rule field",
 			"Remove it; a rule has type, field, equals_field, equals, other_field, value, in_field, values, tolerance and if_present.")
 	}
@@ -543,7 +581,7 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 		}
 		r.IfPresent = b
 	}
-	return r, len(p.list) == before
+	return r, p.count() == before
 }
 
 // member returns obj's member name and whether it is set: present and not
@@ -583,7 +621,7 @@ func memberName(parent, name string, position int) string {
 	if prefix != "" {
 		prefix += "."
 	}
-	if safeName.MatchString(name) {
+	if len(name) <= maxSafeName && safeName.MatchString(name) {
 		return prefix + name
 	}
 	return fmt.Sprintf("%s(member #%d)", prefix, position+1)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -112,5 +113,93 @@ func TestDecodeRequestDefaults(t *testing.T) {
 	}
 	if r := req.Rules[0]; r.Tolerance != DefaultTolerance || r.IfPresent {
 		t.Errorf("rule defaults not applied: %+v", r)
+	}
+}
+
+// manyMembers is n members "k0":1 … "k<n-1>":1, comma-separated.
+func manyMembers(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"k%d":1`, i)
+	}
+	return b.String()
+}
+
+// TestDecodeRequestCapsProblems checks that a request of many problems
+// lists the first MaxReportedProblems and counts the rest, wherever they
+// are: unknown top-level fields, unknown rule or bound fields, bad rules.
+func TestDecodeRequestCapsProblems(t *testing.T) {
+	const valid = `"task_id":"t","expected_schema":{},"submitted_output":1`
+	badRules := strings.TrimSuffix(strings.Repeat(`{"type":"x","field":"a"},`, 50), ",")
+	for _, tt := range []struct {
+		name      string
+		body      string
+		total     int    // problems found
+		wantFirst string // the first field named
+	}{
+		{"20 unknown fields: all listed", `{` + valid + `,` + manyMembers(20) + `}`, 20, "k0"},
+		{"21 unknown fields", `{` + valid + `,` + manyMembers(21) + `}`, 21, "k0"},
+		{"5,000 unknown fields", `{` + valid + `,` + manyMembers(5000) + `}`, 5000, "k0"},
+		{"5,000 unknown fields and a bad task_id", `{"task_id":1,"expected_schema":{},"submitted_output":1,` + manyMembers(5000) + `}`, 5001, "k0"},
+		{"5,000 unknown rule fields", `{` + valid + `,"rules":[{"type":"unique","field":"a",` + manyMembers(5000) + `}]}`, 5000, "rules[0].k0"},
+		{"5,000 unknown bound fields", `{` + valid + `,"bounds":{"a":{"min":1,` + manyMembers(5000) + `}}}`, 5000, `bounds["a"].k0`},
+		{"50 bad rules", `{` + valid + `,"rules":[` + badRules + `]}`, 50, "rules[0].type"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(nil).DecodeRequest([]byte(tt.body))
+			var inv *InvalidRequestError
+			if !errors.As(err, &inv) {
+				t.Fatalf("DecodeRequest error = %v, want *InvalidRequestError", err)
+			}
+			listed := min(tt.total, MaxReportedProblems)
+			if len(inv.Fields) != listed || inv.Omitted != tt.total-listed {
+				t.Errorf("%d problems listed and %d omitted, want %d and %d", len(inv.Fields), inv.Omitted, listed, tt.total-listed)
+			}
+			if len(inv.Fields) > 0 && inv.Fields[0].Field != tt.wantFirst {
+				t.Errorf("first problem %+v, want one naming %q", inv.Fields[0], tt.wantFirst)
+			}
+		})
+	}
+}
+
+// TestDecodeRequestNestedTooDeeply checks that nesting past the depth limit
+// is reported as such, with the limit, however deep it goes: 100,000
+// levels used to be "not valid JSON", because jsontext gives up at 10,000
+// with a syntax error before the limit is checked.
+func TestDecodeRequestNestedTooDeeply(t *testing.T) {
+	const deep = 100_000
+	arrays := strings.Repeat("[", deep) + strings.Repeat("]", deep)
+	objects := strings.Repeat(`{"a":`, deep) + "1" + strings.Repeat("}", deep)
+	request := func(output string) string {
+		return `{"task_id":"t","expected_schema":{},"submitted_output":` + output + `}`
+	}
+	for _, tt := range []struct {
+		name, body         string
+		field, wantProblem string
+	}{
+		{"100k-deep array output", request(arrays), "submitted_output", "is nested too deeply: the limit is 127 levels"},
+		{"100k-deep object output", request(objects), "submitted_output", "is nested too deeply: the limit is 127 levels"},
+		{"100k-deep unclosed output", request(strings.Repeat("[", deep)), "submitted_output", "is nested too deeply: the limit is 127 levels"},
+		{"100k-deep string-laden output", request(strings.Repeat(`["]\"",`, deep) + "1" + strings.Repeat("]", deep)), "submitted_output", "is nested too deeply: the limit is 127 levels"},
+		{"200-deep output", request(strings.Repeat("[", 200) + strings.Repeat("]", 200)), "submitted_output", "is nested too deeply: the limit is 127 levels"},
+		{"100k-deep schema", `{"task_id":"t","expected_schema":` + objects + `,"submitted_output":1}`, "expected_schema", "is nested too deeply: the limit is 127 levels"},
+		{"100k-deep unknown member", `{"a":` + objects + `}`, "a", "is nested too deeply: the limit is 127 levels"},
+		{"100k-deep object body", objects, "a", "is nested too deeply: the limit is 127 levels"},
+		{"100k-deep array body", arrays, "body", "must be a JSON object (and it is nested too deeply: the limit is 128 levels)"},
+		{"shallow but malformed: not valid JSON", request(`[[1}`), "submitted_output", "is not valid JSON (syntax error at byte 58)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(nil).DecodeRequest([]byte(tt.body))
+			var inv *InvalidRequestError
+			if !errors.As(err, &inv) || len(inv.Fields) != 1 {
+				t.Fatalf("DecodeRequest error = %v, want *InvalidRequestError with one problem", err)
+			}
+			if f := inv.Fields[0]; f.Field != tt.field || f.Problem != tt.wantProblem {
+				t.Errorf("problem %+v, want %s %q", f, tt.field, tt.wantProblem)
+			}
+		})
 	}
 }

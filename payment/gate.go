@@ -280,7 +280,7 @@ func (g *Gate) Admit(ctx context.Context, r Request) (*Admission, error) {
 		return &Admission{}, nil
 	case r.Probe:
 		return nil, g.paymentRequired(ctx, r, now, nil, ReasonProbe)
-	case payOn && r.BodySize > g.cfg.FreeTierMaxBody:
+	case g.unpaidOverFreeBody(r):
 		return nil, g.paymentRequired(ctx, r, now, nil, ReasonBodyTooLarge)
 	}
 	a, hold, err := g.st.ReserveAllowance(ctx, r.Client, now, g.cfg.freeLimit())
@@ -294,6 +294,25 @@ func (g *Gate) Admit(ctx context.Context, r Request) (*Admission, error) {
 		return nil, g.rateLimited(a, now)
 	}
 	return nil, g.paymentRequired(ctx, r, now, &a, "")
+}
+
+// RefuseUnpaidBody is the free tier's size limit, applied before the body
+// is decoded: with payment on, a verify call that carries no payment and a
+// body over the free tier's limit gets Admit's 402 at once, so that such a
+// body is never decoded unpaid (nor checked: an invalid one learns so when
+// paid, and is not charged). It returns nil for every other call, which
+// Admit decides.
+func (g *Gate) RefuseUnpaidBody(ctx context.Context, r Request) error {
+	if g == nil || !g.unpaidOverFreeBody(r) || r.PaymentHeader != "" || len(r.PaymentJSON) > 0 {
+		return nil
+	}
+	return g.paymentRequired(ctx, r, g.now(), nil, ReasonBodyTooLarge)
+}
+
+// unpaidOverFreeBody reports whether r, if it carries no payment, must pay
+// for the size of its body.
+func (g *Gate) unpaidOverFreeBody(r Request) bool {
+	return g.cfg.PaymentOn() && r.Route.Kind == KindVerify && !r.Probe && r.BodySize > g.cfg.FreeTierMaxBody
 }
 
 // admitPaid checks a payment: decode, match against what is offered,

@@ -114,6 +114,56 @@ func TestNotFreeKeepsAllowance(t *testing.T) {
 	}
 }
 
+// TestRefuseUnpaidBody: the free tier's size limit, before decoding,
+// refuses exactly the unpaid verify calls over it, as Admit would, and
+// leaves every other call to Admit.
+func TestRefuseUnpaidBody(t *testing.T) {
+	c := newClock(testNow)
+	g, fac := paidGate(t, c, func(cfg *Config) { cfg.FreePerDay = 5; cfg.FreeTierMaxBody = 1000 })
+	ctx := context.Background()
+	verify := testRoute(KindVerify)
+	for _, tt := range []struct {
+		name    string
+		req     Request
+		refused bool
+	}{
+		{"body over the free tier", Request{Route: verify, Client: "192.0.2.1", BodySize: 1001}, true},
+		{"body at the free tier's limit", Request{Route: verify, Client: "192.0.2.1", BodySize: 1000}, false},
+		{"paid over the free tier (header)", Request{Route: verify, Client: "192.0.2.1", BodySize: 1001, PaymentHeader: "eyJ4NDAyVmVyc2lvbiI6Mn0="}, false},
+		{"paid over the free tier (MCP)", Request{Route: verify, Client: "192.0.2.1", BodySize: 1001, PaymentJSON: []byte(`{}`)}, false},
+		{"a probe", Request{Route: verify, Client: "192.0.2.1", Probe: true}, false},
+		{"a score", Request{Route: testRoute(KindScore), Client: "192.0.2.1", BodySize: 1001}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := g.RefuseUnpaidBody(ctx, tt.req)
+			if !tt.refused {
+				if err != nil {
+					t.Errorf("refused: %v; want it left to Admit", err)
+				}
+				return
+			}
+			e := refusal(t, err, CodePaymentRequired)
+			if e.FreeTrial == nil || e.FreeTrial.Reason != ReasonBodyTooLarge || e.FreeTrial.RemainingCallsToday != 5 {
+				t.Errorf("free_trial = %+v, want reason %s with the 5 free calls kept", e.FreeTrial, ReasonBodyTooLarge)
+			}
+		})
+	}
+	off, err := NewGate(Config{FreePerDay: 5, FreeTierMaxBody: 1000}, tempStore(t, c.Now), c.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := off.RefuseUnpaidBody(ctx, Request{Route: verify, Client: "192.0.2.1", BodySize: 1 << 30}); err != nil {
+		t.Errorf("payment off: refused %v; the free tier's limit applies only when paying is possible", err)
+	}
+	var none *Gate
+	if err := none.RefuseUnpaidBody(ctx, Request{Route: verify, BodySize: 1 << 30}); err != nil {
+		t.Errorf("nil gate: refused %v", err)
+	}
+	if fac.count("/verify") != 0 {
+		t.Errorf("facilitator called for an unpaid request")
+	}
+}
+
 func TestPaidFlow(t *testing.T) {
 	c := newClock(testNow)
 	g, fac := paidGate(t, c, nil)

@@ -32,6 +32,7 @@ type Error struct {
 	RetryAfter    *int                  `json:"retry_after,omitempty"`
 	NextActions   []engine.NextAction   `json:"next_actions"`
 	Fields        []engine.FieldProblem `json:"fields,omitempty"`
+	FieldsOmitted int                   `json:"fields_omitted,omitempty"` // problems found past those listed in Fields
 	CorrelationID string                `json:"correlation_id,omitempty"`
 }
 
@@ -46,7 +47,7 @@ func AsError(err error) *Error {
 	}
 	var invalid *engine.InvalidRequestError
 	if errors.As(err, &invalid) {
-		return InvalidRequest(invalid.Fields)
+		return invalidRequest(invalid)
 	}
 	return &Error{
 		Code: CodeInternal, Status: http.StatusInternalServerError,
@@ -57,20 +58,30 @@ func AsError(err error) *Error {
 
 // InvalidRequest is the 422 for a request with field problems.
 func InvalidRequest(fields []engine.FieldProblem) *Error {
-	names := (&engine.InvalidRequestError{Fields: fields}).FieldNames()
+	return invalidRequest(&engine.InvalidRequestError{Fields: fields})
+}
+
+// invalidRequest is the 422 of an engine error: its listed problems, and
+// in fields_omitted how many more it found. The message counts them all.
+func invalidRequest(invalid *engine.InvalidRequestError) *Error {
+	fields := invalid.Fields
 	first := "the request"
 	if len(fields) > 0 {
 		first = fields[0].Field + " " + fields[0].Problem
 	}
 	more := ""
-	if len(fields) > 1 {
-		more = fmt.Sprintf(" (and %d more problem(s))", len(fields)-1)
+	if n := len(fields) - 1 + invalid.Omitted; n > 0 {
+		more = fmt.Sprintf(" (and %d more problem(s))", n)
+	}
+	if invalid.Omitted > 0 {
+		more += fmt.Sprintf("; fields lists the first %d, fields_omitted counts the %d others", len(fields), invalid.Omitted)
 	}
 	return &Error{
 		Code: CodeInvalidRequest, Status: http.StatusUnprocessableEntity,
-		Message:     fmt.Sprintf("The request is invalid: %s%s. Nothing was charged; fix the field(s) and send it again.", first, more),
-		NextActions: []engine.NextAction{{Action: "fix_request_fields", Fields: names}},
-		Fields:      fields,
+		Message:       fmt.Sprintf("The request is invalid: %s%s. Nothing was charged; fix the field(s) and send it again.", first, more),
+		NextActions:   []engine.NextAction{{Action: "fix_request_fields", Fields: invalid.FieldNames()}},
+		Fields:        fields,
+		FieldsOmitted: invalid.Omitted,
 	}
 }
 

@@ -44,6 +44,14 @@ type HTTPOptions struct {
 	// Gate admits, refuses or charges the calls that can cost something
 	// (nil: every call is served free). See [Gate].
 	Gate Gate
+	// SizeGate, when set, is called on a verify route with the body read
+	// but not yet decoded: it refuses (writing the whole response itself, and
+	// returning false) a call that its body's size alone rules out — with
+	// payments on, a body over the free tier's limit sent without a
+	// payment — so that such a body is never decoded unpaid. Such a call is
+	// asked to pay even when its body is invalid, which only decoding would
+	// show; paid, it is decoded, and an invalid one is the 422, uncharged.
+	SizeGate func(w http.ResponseWriter, r *http.Request, bodyBytes int64) (proceed bool)
 	// Pricing reports the live free allowance and prices that /llms.txt
 	// publishes (nil: the deployment neither limits nor charges).
 	Pricing func(r *http.Request) Pricing
@@ -276,6 +284,9 @@ func (h *HTTPHandler) mcpLimits(next http.Handler) http.Handler {
 		// call's, so the verification deadline of REST applies to it too.
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.VerifyTimeout)
 		defer cancel()
+		// The body is kept for the wording of the SDK's refusals
+		// (sdkErrorGuard).
+		ctx = context.WithValue(ctx, mcpBodyKey{}, body)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -28,6 +28,7 @@ func (s *Service) WithPayment(opts *HTTPOptions, g *payment.Gate) {
 	s.Payment = g
 	g.SetLog(s.log())
 	opts.Gate = s.paymentGate(g)
+	opts.SizeGate = s.sizeGate(g)
 	opts.Pricing = func(r *http.Request) Pricing { return s.pricing(g, r) }
 	opts.Routes = append(opts.Routes, HTTPRoute{
 		Pattern:   routeWellKnownX402,
@@ -103,6 +104,25 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 			return true
 		}
 		return Admitted{Paid: adm.Paid(), Settle: settle, Release: adm.Release}, true
+	}
+}
+
+// sizeGate adapts g's free-tier size limit (Gate.RefuseUnpaidBody) to the
+// SizeGate hook of the verify routes.
+func (s *Service) sizeGate(g *payment.Gate) func(w http.ResponseWriter, r *http.Request, bodyBytes int64) bool {
+	doc := routeDoc{input: json.RawMessage(verifySchemaInput), example: json.RawMessage(exampleRequest)}
+	return func(w http.ResponseWriter, r *http.Request, bodyBytes int64) bool {
+		preq := payment.Request{
+			Route:         s.paymentRoute(r, GateCall{Route: r.Pattern, Tool: ToolVerifySchema}, doc),
+			Client:        g.ClientID(r),
+			PaymentHeader: r.Header.Get(payment.HeaderPaymentSignature),
+			BodySize:      bodyBytes,
+		}
+		if err := g.RefuseUnpaidBody(r.Context(), preq); err != nil {
+			s.writePaymentError(w, r, err)
+			return false
+		}
+		return true
 	}
 }
 

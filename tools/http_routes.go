@@ -42,6 +42,9 @@ func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
 		h.emptyVerify(w, r, call)
 		return
 	}
+	if h.opts.SizeGate != nil && !h.opts.SizeGate(w, r, int64(len(body))) {
+		return
+	}
 	req, err := h.svc.Engine.DecodeRequest(body)
 	if err != nil {
 		h.fail(w, r, AsError(err))

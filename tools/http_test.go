@@ -186,7 +186,7 @@ func checkErrorShape(t *testing.T, resp *http.Response, body []byte, status int,
 	if err := json.Unmarshal(body, &raw); err != nil {
 		t.Fatalf("error body is not a JSON object: %v\n%s", err, body)
 	}
-	allowed := []string{"code", "status", "retryable", "charged", "message", "retry_after", "next_actions", "fields", "correlation_id"}
+	allowed := []string{"code", "status", "retryable", "charged", "message", "retry_after", "next_actions", "fields", "fields_omitted", "correlation_id"}
 	for k := range raw {
 		if !slices.Contains(allowed, k) {
 			t.Errorf("error has member %q, not in the error shape", k)

@@ -130,8 +130,18 @@ func mcpHTTPHandler(srv *mcp.Server, log *slog.Logger) http.Handler {
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set(RemoteAddrHeader, r.RemoteAddr)
-		h.ServeHTTP(&sdkErrorGuard{ResponseWriter: w}, r)
+		h.ServeHTTP(&sdkErrorGuard{ResponseWriter: w, body: mcpBody(r.Context())}, r)
 	})
+}
+
+// mcpBodyKey keys the body of an MCP request, as mcpLimits read it, in the
+// request's context.
+type mcpBodyKey struct{}
+
+// mcpBody is the body mcpLimits kept in ctx, or nil.
+func mcpBody(ctx context.Context) []byte {
+	body, _ := ctx.Value(mcpBodyKey{}).([]byte)
+	return body
 }
 
 // ClientAddr returns the client's address of a tool call that came over
@@ -168,6 +178,9 @@ func errorResult(e *Error) *mcp.CallToolResult {
 	fmt.Fprintf(&text, "Error %s (%d): %s", e.Code, e.Status, e.Message)
 	for _, f := range e.Fields {
 		fmt.Fprintf(&text, "\n- %s %s. Fix: %s", f.Field, f.Problem, f.Fix)
+	}
+	if e.FieldsOmitted > 0 {
+		fmt.Fprintf(&text, "\n- and %d more problem(s), not listed.", e.FieldsOmitted)
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: text.String()}, &mcp.TextContent{Text: string(body)}},

@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/verifier-dev/verifier/engine/ijson"
 )
 
 // MaxStdioFrame bounds one JSON-RPC frame read over stdio, as the SDK's
@@ -114,6 +116,9 @@ func decodeFrame(line []byte) (msg jsonrpc.Message, code int, problem string) {
 		return nil, 0, "" // a blank line: nothing to read
 	}
 	if !json.Valid(line) {
+		if ijson.Deeper(line, maxMessageDepth) {
+			return nil, rpcParseError, "Parse error: the frame " + tooDeepMessage
+		}
 		return nil, rpcParseError, "Parse error: the frame is not one valid JSON value (one message per line, no newlines inside it)."
 	}
 	if line[0] == '[' {
@@ -127,6 +132,14 @@ func decodeFrame(line []byte) (msg jsonrpc.Message, code int, problem string) {
 	}
 	return msg, 0, ""
 }
+
+// maxMessageDepth is the deepest nesting of a JSON-RPC message the SDK
+// reads (encoding/json's limit); past it, the SDK sees only a syntax error.
+const maxMessageDepth = 10000
+
+// tooDeepMessage ends the parse error of a message nested past
+// maxMessageDepth.
+const tooDeepMessage = "is nested too deeply: a message may nest arrays and objects at most 10000 levels, and a verification request at most the server's depth limit (--max-depth, 128 levels by default)."
 
 // refuse writes a JSON-RPC error with a null id.
 func (g *frameGuard) refuse(code int, message string) {
@@ -147,8 +160,13 @@ func rpcErrorFrame(code int, message string) []byte {
 // Write (writeJSONRPCError, and the flush of a JSON response in
 // stream.deliverLocked), so each Write is one body. Every other response
 // (event streams, successes) passes through untouched.
+//
+// A body nested past maxMessageDepth, which the SDK refuses as malformed,
+// gets a parse error that says so instead. body is the request body, when
+// known (mcpLimits keeps it in the request context).
 type sdkErrorGuard struct {
 	http.ResponseWriter
+	body     []byte
 	replaced bool
 }
 
@@ -157,6 +175,9 @@ func (g *sdkErrorGuard) WriteHeader(code int) {
 	if code >= 400 && strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
 		g.replaced = true
 		body := rpcErrorFrame(rpcInvalidRequest, sdkErrorMessage(code))
+		if code == http.StatusBadRequest && ijson.Deeper(g.body, maxMessageDepth) {
+			body = rpcErrorFrame(rpcParseError, "Parse error: the body "+tooDeepMessage)
+		}
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		g.ResponseWriter.WriteHeader(code)

@@ -29,21 +29,8 @@ func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallTo
 	if g == nil {
 		return &payment.Admission{}, nil
 	}
-	// The HTTP request as far as the client id needs it: the connection's
-	// address, and X-Forwarded-For when the gate trusts a proxy.
-	hr := &http.Request{RemoteAddr: ClientAddr(req), Header: http.Header{}}
-	if req.Extra != nil && req.Extra.Header != nil {
-		hr.Header = req.Extra.Header
-	}
-	preq := payment.Request{Route: s.mcpPaymentRoute(req.Params.Name), Client: g.ClientID(hr), BodySize: bodySize,
-		RequestKey: payment.RequestKey("mcp "+req.Params.Name, req.Params.Arguments)}
-	if v, ok := req.Params.GetMeta()[payment.MetaPayment]; ok && v != nil {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			raw = []byte(`"unreadable"`)
-		}
-		preq.PaymentJSON = raw
-	}
+	preq := s.mcpPaymentRequest(g, req, bodySize)
+	preq.RequestKey = payment.RequestKey("mcp "+req.Params.Name, req.Params.Arguments)
 	paying := g.PaymentOn() && len(preq.PaymentJSON) > 0
 	if paying && check != nil {
 		if e := check(); e != nil {
@@ -65,6 +52,40 @@ func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallTo
 		return nil, keptResult(kept, settled)
 	}
 	return adm, nil
+}
+
+// mcpPaymentRequest is a tool call as g sees it. The client is the call's
+// connection address (X-Forwarded-For with --trust-proxy); a payment rides
+// in _meta["x402/payment"] as a plain JSON object.
+func (s *Service) mcpPaymentRequest(g *payment.Gate, req *mcp.CallToolRequest, bodySize int64) payment.Request {
+	// The HTTP request as far as the client id needs it: the connection's
+	// address, and X-Forwarded-For when the gate trusts a proxy.
+	hr := &http.Request{RemoteAddr: ClientAddr(req), Header: http.Header{}}
+	if req.Extra != nil && req.Extra.Header != nil {
+		hr.Header = req.Extra.Header
+	}
+	preq := payment.Request{Route: s.mcpPaymentRoute(req.Params.Name), Client: g.ClientID(hr), BodySize: bodySize}
+	if v, ok := req.Params.GetMeta()[payment.MetaPayment]; ok && v != nil {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			raw = []byte(`"unreadable"`)
+		}
+		preq.PaymentJSON = raw
+	}
+	return preq
+}
+
+// mcpRefuseUnpaidBody is the free tier's size limit for a tool call whose
+// arguments are not yet decoded (Gate.RefuseUnpaidBody): the payment
+// result of the refusal, or nil to go on. A nil g refuses nothing (stdio).
+func (s *Service) mcpRefuseUnpaidBody(ctx context.Context, g *payment.Gate, req *mcp.CallToolRequest, bodySize int64) *mcp.CallToolResult {
+	if g == nil {
+		return nil
+	}
+	if err := g.RefuseUnpaidBody(ctx, s.mcpPaymentRequest(g, req, bodySize)); err != nil {
+		return s.paymentResult(err)
+	}
+	return nil
 }
 
 // refusedOutcome is how the call log names a result mcpAdmit answered

@@ -49,6 +49,7 @@ const (
 		`"next_actions":` + nextActionsSchema + `,` +
 		`"fields":{"type":"array","items":{"type":"object","required":["field","problem","fix"],"properties":{` +
 		`"field":{"type":"string"},"problem":{"type":"string"},"fix":{"type":"string"}}}},` +
+		`"fields_omitted":{"type":"integer","minimum":1,"description":"how many more problems were found than fields[] lists (it lists the first 20)"},` +
 		`"correlation_id":{"type":"string"}}}`
 )
 

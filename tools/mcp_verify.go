@@ -115,8 +115,13 @@ func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest)
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
-	// Decode first, and compile the schema before any payment step
-	// (mcpAdmit's check): an invalid request is never charged.
+	// A body over the free tier's limit sent unpaid is refused before it
+	// is decoded. Otherwise decode first, and compile the schema before any
+	// payment step (mcpAdmit's check): an invalid request is never charged.
+	if refused := s.mcpRefuseUnpaidBody(ctx, s.Payment, req, int64(len(body))); refused != nil {
+		s.logCall(ctx, ToolVerifySchema, start, "payment_refused")
+		return refused, nil
+	}
 	vreq, err := s.Engine.DecodeRequest(body)
 	if err != nil {
 		e := AsError(err)

@@ -22,7 +22,7 @@ func (s *Service) compileSchema(req *engine.Request) *Error {
 	_, err := s.Engine.CompileRequest(req, key)
 	var invalid *engine.InvalidRequestError
 	if errors.As(err, &invalid) {
-		return InvalidRequest(invalid.Fields)
+		return invalidRequest(invalid)
 	}
 	return nil
 }

@@ -62,8 +62,15 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkO
 		return dst, d.atEnd()
 	}
 	members = dst
+	maxMembers := 0
+	if opts != nil {
+		maxMembers = opts.MaxMembers
+	}
 	var seen map[string]bool // once members outgrow a linear scan
 	for {
+		if maxMembers > 0 && len(members)-len(dst) == maxMembers {
+			return nil, false
+		}
 		d.skipSpace()
 		name, ok := d.name()
 		if !ok {
