@@ -158,7 +158,7 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 			errs = append(errs, line)
 			details = append(details, ErrorDetail{Check: f.Check, Path: f.Path, Expected: f.Expected, Found: f.Found, Message: line})
 		}
-		if f.Source == SourceIntegrity {
+		if f.Source == SourceIntegrity || f.Advisory {
 			severity := "warning"
 			if f.Blocking {
 				severity = "error"

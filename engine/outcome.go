@@ -35,6 +35,9 @@ type Finding struct {
 	Message  string
 	Gate     string
 	Blocking bool
+	// Advisory marks a finding that is no check (CheckUnknownKeyword): it
+	// never blocks, counts in no ratio, and is flagged as a warning.
+	Advisory bool
 }
 
 // Ratio is a share of checks that held, rounded to 6 decimals; 1 when no

@@ -249,6 +249,8 @@ func answerTextCases(t *testing.T) []struct{ name, body string } {
 	return []struct{ name, body string }{
 		{"invoice-sum", string(readTestdata(t, "invoice-sum.json"))},
 		{"every-check", everyCheck},
+		{"keyword-typo", `{"task_id":"typo","expected_schema":{"type":"object","requried":["total"],` +
+			`"properties":{"total":{"type":"number","minimun":0}},"x-foo":1},"submitted_output":{"total":-1}}`},
 	}
 }
 
