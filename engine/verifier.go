@@ -179,6 +179,7 @@ func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash st
 	out.Findings = checkPlaceholders(req.SubmittedOutput, req.StrictContentCheck, &integrity, out.Findings)
 	out.Findings = checkUndeclared(req.SubmittedOutput, res.Described, res.Undeclared, req.StrictContentCheck, &integrity, out.Findings)
 	out.Findings = appendKeywordTypos(out.Findings, compiled.KeywordTypos())
+	markStringifiedOutput(out.Findings, req.SubmittedOutput)
 
 	out.Pass = true
 	for _, f := range out.Findings {

@@ -318,3 +318,20 @@ func TestAnswerTextGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPStringifiedOutputHint: over MCP, submitted_output sent as a string
+// holding the JSON object the schema wants gets a hint to send the value
+// itself.
+func TestMCPStringifiedOutputHint(t *testing.T) {
+	c := connectMCP(t, quietService(t, false))
+	res := c.call(t, ToolVerifySchema, `{"task_id":"t","expected_schema":{"type":"object"},"submitted_output":"{\"total\": 5}"}`)
+	ans := structured(t, res)
+	hints, _ := ans["hints"].([]any)
+	if len(hints) != 1 {
+		t.Fatalf("hints = %v, want the schema:type hint", ans["hints"])
+	}
+	hint := hints[0].(map[string]any)
+	if hint["check"] != "schema:type" || !strings.Contains(hint["expected"].(string), "not a string holding JSON") {
+		t.Errorf("hint = %v, want schema:type saying to send the value itself", hint)
+	}
+}
