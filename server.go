@@ -44,6 +44,7 @@ type serverFlags struct {
 	maxQueued                    int
 	queueWait                    time.Duration
 	storeProbe                   time.Duration
+	maxMemory                    int64
 	engine                       engineFlags
 	payment                      paymentFlags
 }
@@ -64,6 +65,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&f.maxQueued, "max-queued", -1, "verifications that may wait for a slot, each at most --queue-wait (-1: 8 per --max-concurrent slot; 0: no waiting)")
 	fs.DurationVar(&f.queueWait, "queue-wait", tools.DefaultQueueWait, "longest a verification waits for a slot before it gets 503 unavailable")
 	fs.DurationVar(&f.storeProbe, "store-probe-interval", defaultStoreProbe, "how often a small write to the store checks that it still takes writes; GET /health answers 503 while the last write failed (HTTP; 0: no probe, only verifications' writes count)")
+	fs.Int64Var(&f.maxMemory, "max-memory", tools.DefaultMaxMemory, "bytes of heap the verifications running at once may be expected to need, 64 per byte of each request; more wait as for a slot (0: not accounted)")
 	f.engine.register(fs)
 	f.payment.register(fs)
 }
@@ -84,6 +86,8 @@ func (f *serverFlags) check() error {
 		return errors.New("--queue-wait must not be negative")
 	case f.storeProbe < 0:
 		return errors.New("--store-probe-interval must not be negative")
+	case f.maxMemory < 0:
+		return errors.New("--max-memory must be 0 (not accounted) or more")
 	}
 	if f.publicURL != "" {
 		u, err := url.Parse(f.publicURL)
@@ -136,7 +140,7 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if queued < 0 {
 		queued = tools.DefaultMaxQueued(f.maxConcurrent)
 	}
-	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, f.queueWait, log)
+	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, f.queueWait, log).WithMemory(f.maxMemory)
 	var probe time.Duration // only GET /health, in HTTP mode, reads the probe's outcome
 	if f.httpAddr != "" {
 		probe = f.storeProbe

@@ -124,7 +124,7 @@ type Answer struct {
 // request's detail asks for.
 func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answer {
 	a := &Answer{
-		Summary:            Summary{Result: out.Result(), BlockingChecks: []string{}},
+		Summary:            Summary{Result: out.Result(), BlockingChecks: out.BlockingChecks()},
 		Result:             out.Result(),
 		VerificationID:     meta.VerificationID,
 		TaskID:             req.TaskID,
@@ -151,14 +151,11 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 	hints := []Hint{}
 	for _, f := range out.Findings {
 		if f.Blocking {
-			if !containsString(a.Summary.BlockingChecks, f.Check) {
-				a.Summary.BlockingChecks = append(a.Summary.BlockingChecks, f.Check)
-			}
 			line := fmt.Sprintf("%s: %s at '%s': %s", f.Gate, f.Check, f.callerField(), f.Message)
 			errs = append(errs, line)
 			details = append(details, ErrorDetail{Check: f.Check, Path: f.Path, Expected: f.Expected, Found: f.Found, Message: line})
 		}
-		if f.Source == SourceIntegrity || f.Advisory {
+		if f.flagged() {
 			severity := "warning"
 			if f.Blocking {
 				severity = "error"
@@ -172,12 +169,14 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 	}
 	a.RequestHash = &meta.Hashes.Request
 	limit := v.ListCap()
-	// The eight counts share one allocation.
+	// The eight counts share one allocation. The findings the outcome
+	// omitted count in the totals.
 	counts := new([8]int)
-	a.Errors, a.ErrorsTotal, a.ErrorsOmitted = capList(errs, limit, counts[0:2])
-	a.ErrorsDetail, a.ErrorsDetailTotal, a.ErrorsDetailOmit = capList(details, limit, counts[2:4])
-	a.Flags, a.FlagsTotal, a.FlagsOmitted = capList(flags, limit, counts[4:6])
-	a.Hints, a.HintsTotal, a.HintsOmitted = capList(hints, limit, counts[6:8])
+	om := &out.Omitted
+	a.Errors, a.ErrorsTotal, a.ErrorsOmitted = capList(errs, len(errs)+om.Blocking, limit, counts[0:2])
+	a.ErrorsDetail, a.ErrorsDetailTotal, a.ErrorsDetailOmit = capList(details, len(details)+om.Blocking, limit, counts[2:4])
+	a.Flags, a.FlagsTotal, a.FlagsOmitted = capList(flags, len(flags)+om.Integrity, limit, counts[4:6])
+	a.Hints, a.HintsTotal, a.HintsOmitted = capList(hints, len(hints)+om.All, limit, counts[6:8])
 	a.SchemaCompliance, a.IntegrityChecks, a.Overall = &out.Schema, &out.Integrity, &out.Overall
 	return a
 }
@@ -207,11 +206,11 @@ func formatVerifiedAt(t time.Time) string {
 }
 
 // capList keeps the first limit items (never nil, so an empty list is sent
-// as []) and reports the total and how many were left out, which it stores
-// in counts[0] and counts[1].
-func capList[T any](items []T, limit int, counts []int) ([]T, *int, *int) {
-	total := len(items)
-	if total > limit {
+// as []) and reports the total, the items and those counted without being
+// listed, and how many were left out, which it stores in counts[0] and
+// counts[1].
+func capList[T any](items []T, total, limit int, counts []int) ([]T, *int, *int) {
+	if len(items) > limit {
 		items = items[:limit]
 	}
 	if items == nil {
@@ -219,15 +218,6 @@ func capList[T any](items []T, limit int, counts []int) ([]T, *int, *int) {
 	}
 	counts[0], counts[1] = total, total-len(items)
 	return items, &counts[0], &counts[1]
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Marshal encodes the unsigned answer, without HTML escaping: exactly the

@@ -3,12 +3,15 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/verifier-dev/verifier/engine/schema"
 )
 
-// checkBound evaluates one bound. It returns counted=false when the bound is
-// skipped (if_present and no value). Its words are those of the wordings
-// table.
-func checkBound(b *Bound, out any) (f *Finding, counted bool) {
+// checkBound evaluates one bound, spending from budget. It returns
+// counted=false when the bound is skipped (if_present and no value), or
+// when budget stopped it (the caller checks budget). Its words are those of
+// the wordings table.
+func checkBound(b *Bound, out any, budget *schema.Budget) (f *Finding, counted bool) {
 	fail := func(path, kind string, args failureArgs) (*Finding, bool) {
 		args["field"], args["range"] = b.Key, b.describe()
 		expected, found, detail := word(kind, args)
@@ -17,7 +20,11 @@ func checkBound(b *Bound, out any) (f *Finding, counted bool) {
 			Found: found, Message: detail, Gate: GateBounds, Blocking: true,
 		}, true
 	}
-	matches := b.Path.Resolve(out)
+	var room [8]Match // the matches of most bounds, without an allocation
+	matches := b.Path.appendMatches(room[:0], out, budget)
+	if budget.Stopped() {
+		return nil, false
+	}
 	if len(matches) == 0 {
 		if b.IfPresent {
 			return nil, false
@@ -25,6 +32,9 @@ func checkBound(b *Bound, out any) (f *Finding, counted bool) {
 		return fail(b.Path.String(), failNoValue, failureArgs{"what": "bound"})
 	}
 	for _, m := range matches {
+		if !budget.Charge(readSteps(m.Value)) {
+			return nil, false
+		}
 		if !b.holds(m.Value) {
 			return fail(m.Loc().String(), failBound, failureArgs{"at": callerPath(m.Loc().String()), "value": valueText(m.Value)})
 		}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/verifier-dev/verifier/engine/schema"
 )
 
 // Path is a parsed path into submitted_output (SPEC §2): dotted keys,
@@ -210,22 +212,24 @@ func (l Location) String() string {
 // A key on a non-object, an index out of range or `[]` on a non-array
 // reaches nothing.
 func (p Path) Resolve(root any) []Match {
-	return p.appendMatches(nil, root)
+	return p.appendMatches(nil, root, unlimited())
 }
 
 // appendMatches appends Resolve's matches to dst, so a caller can resolve
-// into memory of its own.
-func (p Path) appendMatches(dst []Match, root any) []Match {
+// into memory of its own. The values a `[]` fans out to cost b a step per
+// valuesPerStep;
+// once b stops, the matches are incomplete and b.Err() says why.
+func (p Path) appendMatches(dst []Match, root any, b *schema.Budget) []Match {
 	var fan [8]int // the indexes taken at the `[]` steps, while they fit
 	var arena []int
-	return resolveFrom(dst, p.steps, 0, root, fan[:0], &arena)
+	return resolveFrom(dst, p.steps, 0, root, fan[:0], &arena, b)
 }
 
 // resolveFrom appends the matches that steps[i:] reach from v, in document
 // order, depth first. fan holds the indexes taken at the `[]` steps before
 // i. The fan indexes of every match are slices of one arena, sized at the
 // first `[]` for the matches it makes.
-func resolveFrom(dst []Match, steps []step, i int, v any, fan []int, arena *[]int) []Match {
+func resolveFrom(dst []Match, steps []step, i int, v any, fan []int, arena *[]int, b *schema.Budget) []Match {
 	for ; i < len(steps); i++ {
 		switch st := &steps[i]; st.kind {
 		case stepKey:
@@ -244,7 +248,7 @@ func resolveFrom(dst []Match, steps []step, i int, v any, fan []int, arena *[]in
 			v = arr[st.index]
 		case stepAll:
 			arr, ok := v.([]any)
-			if !ok {
+			if !ok || !b.Charge(len(arr)/valuesPerStep) {
 				return dst
 			}
 			if *arena == nil {
@@ -252,7 +256,9 @@ func resolveFrom(dst []Match, steps []step, i int, v any, fan []int, arena *[]in
 			}
 			dst = slices.Grow(dst, len(arr))
 			for j, e := range arr {
-				dst = resolveFrom(dst, steps, i+1, e, append(fan, j), arena)
+				if dst = resolveFrom(dst, steps, i+1, e, append(fan, j), arena, b); b.Stopped() {
+					return dst
+				}
 			}
 			return dst
 		}

@@ -185,7 +185,7 @@ func FuzzResolve(f *testing.F) {
 			return
 		}
 		want := resolveLevels(p, root)
-		appended := p.appendMatches([]Match{{Value: "before"}}, root)
+		appended := p.appendMatches([]Match{{Value: "before"}}, root, unlimited())
 		if appended[0].Value != "before" {
 			t.Fatalf("appendMatches(%q) changed the match before it to %v", text, appended[0].Value)
 		}

@@ -6,15 +6,20 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/verifier-dev/verifier/engine/schema"
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
-// checkRule evaluates one rule against the output. It returns counted=false
-// when the rule is skipped (if_present and nothing to check). Its words are
-// those of the wordings table.
-func checkRule(r *Rule, out any) (f *Finding, counted bool) {
+// checkRule evaluates one rule against the output, spending from b. It
+// returns counted=false when the rule is skipped (if_present and nothing to
+// check), or when b stopped it (the caller checks b). Its words are those
+// of the wordings table.
+func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 	var room [8]Match // the matches of most rules, without an allocation
-	matches := r.Field.appendMatches(room[:0], out)
+	matches := r.Field.appendMatches(room[:0], out, b)
+	if b.Stopped() {
+		return nil, false
+	}
 	fail := func(path, kind string, args failureArgs) (*Finding, bool) {
 		if _, named := args["field"]; !named { // a target failure names its member's path
 			args["field"] = r.FieldText
@@ -37,6 +42,9 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 		sum := 0.0
 		addends := make([]json.Number, 0, len(matches))
 		for _, m := range matches {
+			if !b.Charge(readSteps(m.Value)) {
+				return nil, false
+			}
 			n, ok := asNumber(m.Value)
 			if !ok {
 				return fail(m.Loc().String(), failNotNumber, failureArgs{"at": at(m), "value": valueText(m.Value)})
@@ -44,7 +52,10 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 			sum += n
 			addends = append(addends, m.Value.(json.Number))
 		}
-		target, label, tf := r.target(out, r.EqualsField, r.Equals, "equals_field")
+		target, label, tf := r.target(out, r.EqualsField, r.Equals, "equals_field", b)
+		if b.Stopped() {
+			return nil, false
+		}
 		if tf != nil {
 			return fail(r.Field.String(), tf.kind, tf.args)
 		}
@@ -52,11 +63,17 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 			return fail(r.Field.String(), failSum, failureArgs{"sum": formatSum(sum, addends), "target": label})
 		}
 	case RuleGTE, RuleLTE:
-		target, label, tf := r.target(out, r.OtherField, r.Value, "other_field")
+		target, label, tf := r.target(out, r.OtherField, r.Value, "other_field", b)
+		if b.Stopped() {
+			return nil, false
+		}
 		if tf != nil {
 			return fail(r.Field.String(), tf.kind, tf.args)
 		}
 		for _, m := range matches {
+			if !b.Charge(readSteps(m.Value)) {
+				return nil, false
+			}
 			n, ok := asNumber(m.Value)
 			if !ok {
 				return fail(m.Loc().String(), failNotNumber, failureArgs{"at": at(m), "value": valueText(m.Value)})
@@ -74,27 +91,40 @@ func checkRule(r *Rule, out any) (f *Finding, counted bool) {
 		label := "the given values"
 		if r.InField != nil {
 			allowed = nil
-			for _, m := range r.InField.Resolve(out) {
+			for _, m := range r.InField.appendMatches(nil, out, b) {
 				allowed = append(allowed, m.Value)
+			}
+			if b.Stopped() {
+				return nil, false
 			}
 			label = "the values at " + r.memberText("in_field")
 		}
 		set := newValueIndex(len(allowed))
 		for i, a := range allowed {
-			set.add(a, i)
+			if !set.add(a, i, b) {
+				return nil, false
+			}
 		}
 		for _, m := range matches {
-			if _, ok := set.find(m.Value); !ok {
+			_, ok := set.find(m.Value, b)
+			if b.Stopped() {
+				return nil, false
+			}
+			if !ok {
 				return fail(m.Loc().String(), failExistsIn, failureArgs{"at": at(m), "value": valueText(m.Value), "allowed": label})
 			}
 		}
 	case RuleUnique:
 		seen := newValueIndex(len(matches)) // value → index of its first match
 		for i, m := range matches {
-			if first, dup := seen.find(m.Value); dup {
+			first, dup := seen.find(m.Value, b)
+			if b.Stopped() {
+				return nil, false
+			}
+			if dup {
 				return fail(m.Loc().String(), failUnique, failureArgs{"at": at(m), "value": valueText(m.Value), "first": at(matches[first])})
 			}
-			seen.add(m.Value, i)
+			seen.add(m.Value, i, nil)
 		}
 	}
 	return nil, true
@@ -107,11 +137,11 @@ type targetFailure struct {
 	args failureArgs
 }
 
-// target reads the number a rule compares with: the single number at path,
-// or the literal. label names it in the rule's words: the path as the
-// caller wrote it with the number as written there (`total (135.0)`), or
-// the literal as the caller wrote it.
-func (r *Rule) target(out any, path *Path, literal *float64, member string) (n float64, label string, tf *targetFailure) {
+// target reads the number a rule compares with, spending from b: the
+// single number at path, or the literal. label names it in the rule's
+// words: the path as the caller wrote it with the number as written there
+// (`total (135.0)`), or the literal as the caller wrote it.
+func (r *Rule) target(out any, path *Path, literal *float64, member string, b *schema.Budget) (n float64, label string, tf *targetFailure) {
 	if path == nil {
 		name := "equals"
 		if member == "other_field" {
@@ -121,7 +151,7 @@ func (r *Rule) target(out any, path *Path, literal *float64, member string) (n f
 	}
 	written := r.memberText(member)
 	var room [2]Match
-	matches := path.appendMatches(room[:0], out)
+	matches := path.appendMatches(room[:0], out, b)
 	args := failureArgs{"member": member, "field": written}
 	switch {
 	case len(matches) == 0:
@@ -159,32 +189,54 @@ func asNumber(v any) (float64, bool) {
 // every other value goes by its equalityKey.
 type valueIndex struct {
 	strs, others map[string]int
+	size         int // the entries expected, for each map when first used
 }
 
-func newValueIndex(size int) valueIndex {
-	return valueIndex{strs: make(map[string]int, size), others: make(map[string]int)}
+func newValueIndex(size int) *valueIndex {
+	return &valueIndex{size: size}
 }
 
-// add maps v to i, unless v has an entry already.
-func (x valueIndex) add(v any, i int) {
-	m, k := x.entry(v)
+// add maps v to i, unless v has an entry already. It spends from b (nil:
+// nothing) and reports false, adding nothing, once b stops.
+func (x *valueIndex) add(v any, i int, b *schema.Budget) bool {
+	m, k, ok := x.entry(v, b)
+	if !ok {
+		return false
+	}
 	if _, ok := m[k]; !ok {
 		m[k] = i
 	}
+	return true
 }
 
-// find returns the int v maps to.
-func (x valueIndex) find(v any) (int, bool) {
-	m, k := x.entry(v)
+// find returns the int v maps to. It spends from b (nil: nothing), and
+// finds nothing once b stops.
+func (x *valueIndex) find(v any, b *schema.Budget) (int, bool) {
+	m, k, ok := x.entry(v, b)
+	if !ok {
+		return 0, false
+	}
 	i, ok := m[k]
 	return i, ok
 }
 
-func (x valueIndex) entry(v any) (map[string]int, string) {
-	if s, ok := v.(string); ok {
-		return x.strs, s
+// entry is v's map and key, found at the cost of a step and a step per
+// bytesPerStep bytes of the key, which b (when not nil) is charged; ok is
+// false once b stops. A map is made, sized for every entry, when first
+// needed: the values of a list are mostly all strings or all not.
+func (x *valueIndex) entry(v any, b *schema.Budget) (m map[string]int, key string, ok bool) {
+	if s, isStr := v.(string); isStr {
+		if x.strs == nil {
+			x.strs = make(map[string]int, x.size)
+		}
+		m, key = x.strs, s
+	} else {
+		if x.others == nil {
+			x.others = make(map[string]int, x.size)
+		}
+		m, key = x.others, equalityKey(v)
 	}
-	return x.others, equalityKey(v)
+	return m, key, b == nil || b.Charge(1+len(key)/bytesPerStep)
 }
 
 // equalityKey maps a value to a string that is equal for JSON-equal values:

@@ -55,7 +55,7 @@ func TestRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := decodeRuleT(t, tt.rule)
-			f, counted := checkRule(&r, doc)
+			f, counted := checkRule(&r, doc, unlimited())
 			if counted == tt.skipped {
 				t.Fatalf("counted = %v, want %v", counted, !tt.skipped)
 			}
@@ -101,7 +101,7 @@ func TestBounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, counted := checkBound(&req.Bounds[0], doc)
+			f, counted := checkBound(&req.Bounds[0], doc, unlimited())
 			if counted == tt.skipped {
 				t.Fatalf("counted = %v, want %v", counted, !tt.skipped)
 			}

@@ -10,17 +10,16 @@ import (
 // misspelt keyword is ignored and so silently weakens the schema.
 const CheckUnknownKeyword = "schema:unknown_keyword"
 
-// appendKeywordTypos appends a finding per likely misspelt keyword.
-func appendKeywordTypos(dst []Finding, typos []schema.KeywordTypo) []Finding {
+// addKeywordTypos adds to out a finding per likely misspelt keyword.
+func addKeywordTypos(out *Outcome, typos []schema.KeywordTypo) {
 	for _, t := range typos {
 		where := "expected_schema#" + t.Pointer
 		suggestion := "did you mean `" + t.Suggestion + "`?"
-		dst = append(dst, Finding{
+		out.add(Finding{
 			Source: SourceSchema, Check: CheckUnknownKeyword, Path: where, Field: where,
 			Expected: suggestion, Found: "unknown keyword `" + t.Keyword + "`",
 			Message: "`" + t.Keyword + "` at " + where + " is not a keyword of the schema's draft, so it checks nothing; " + suggestion,
 			Gate:    GateSchema, Advisory: true,
 		})
 	}
-	return dst
 }

@@ -129,65 +129,82 @@ func (v *Verifier) Check(req *Request, schemaHash string) (*Outcome, error) {
 }
 
 // CheckContext is Check that gives up once ctx is done, with an error
-// wrapping ctx.Err(): the schema evaluation checks ctx as it goes, so a
-// request deadline bounds it even where the step limit does not.
+// wrapping ctx.Err(). Every stage (the schema evaluation, then bounds,
+// rules and content checks) spends from one step budget, the schema's
+// limit, which checks ctx as it goes: so a request deadline bounds the whole
+// check even where the step limit does not, and past the step limit the
+// request is an *InvalidRequestError naming the field whose checks needed
+// the steps. The outcome keeps the findings an answer can show, and counts
+// the rest (Outcome.Omitted).
 func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash string) (*Outcome, error) {
+	return v.check(ctx, req, schemaHash, v.opts.listCap())
+}
+
+// check is CheckContext keeping keep findings per list of the answer (0:
+// every finding).
+func (v *Verifier) check(ctx context.Context, req *Request, schemaHash string, keep int) (*Outcome, error) {
 	compiled, err := v.CompileRequest(req, schemaHash)
 	if err != nil {
 		return nil, err
 	}
-	res, err := compiled.EvaluateContext(ctx, req.SubmittedOutput)
+	budget := schema.NewBudget(ctx, compiled.MaxSteps())
+	res, err := compiled.EvaluateWith(req.SubmittedOutput, &budget, keep)
 	if err != nil {
-		if errors.Is(err, schema.ErrTooComplex) {
-			return nil, &InvalidRequestError{Fields: []FieldProblem{{
-				Field:   "expected_schema",
-				Problem: "needs more evaluation steps than the limit allows for this output",
-				Fix:     "Simplify the schema (fewer nested combinators or references) or verify a smaller output.",
-			}}}
-		}
-		return nil, fmt.Errorf("evaluating schema: %w", err)
+		return nil, stageError(err, "evaluating schema", "expected_schema", fixSchemaSteps)
 	}
-	out := &Outcome{}
+	out := &Outcome{keep: keep}
 	for _, f := range res.Failures {
 		path := PointerLocation(req.SubmittedOutput, f.InstancePath).String()
-		out.Findings = append(out.Findings, Finding{
+		out.add(Finding{
 			Source: SourceSchema, Check: "schema:" + f.Keyword, Path: path,
 			Expected: f.Expected, Found: f.Found, Message: reportedMessage(f, path),
 			Gate: GateSchema, Blocking: true,
 		})
 	}
+	if om := res.Omitted; om != nil && om.Failures > 0 {
+		// One finding per keyword names it; the others repeat the first.
+		for _, kw := range om.Keywords {
+			out.omit(1, true, false, "schema:"+kw)
+		}
+		out.omit(om.Failures-len(om.Keywords), true, false, "schema:"+om.Keywords[0])
+	}
 	var integrity tally
 	for i := range req.Bounds {
-		f, counted := checkBound(&req.Bounds[i], req.SubmittedOutput)
+		f, counted := checkBound(&req.Bounds[i], req.SubmittedOutput, &budget)
+		if budget.Stopped() {
+			return nil, stageError(budget.Err(), "checking bounds", "bounds", fixBoundsSteps)
+		}
 		if counted {
 			integrity.record(f == nil)
 		}
 		if f != nil {
-			out.Findings = append(out.Findings, *f)
+			out.add(*f)
 		}
 	}
 	for i := range req.Rules {
-		f, counted := checkRule(&req.Rules[i], req.SubmittedOutput)
+		f, counted := checkRule(&req.Rules[i], req.SubmittedOutput, &budget)
+		if budget.Stopped() {
+			return nil, stageError(budget.Err(), "checking rules", "rules", fixRulesSteps)
+		}
 		if counted {
 			integrity.record(f == nil)
 		}
 		if f != nil {
 			f.Blocking = req.EnforceRules
-			out.Findings = append(out.Findings, *f)
+			out.add(*f)
 		}
 	}
-	out.Findings = checkPlaceholders(req.SubmittedOutput, req.StrictContentCheck, &integrity, out.Findings)
-	out.Findings = checkUndeclared(req.SubmittedOutput, res.Described, res.Undeclared, req.StrictContentCheck, &integrity, out.Findings)
-	out.Findings = appendKeywordTypos(out.Findings, compiled.KeywordTypos())
+	checkPlaceholders(req.SubmittedOutput, req.StrictContentCheck, &integrity, out, &budget)
+	if !budget.Stopped() {
+		checkUndeclared(req.SubmittedOutput, res, req.StrictContentCheck, &integrity, out, &budget)
+	}
+	if budget.Stopped() {
+		return nil, stageError(budget.Err(), "checking content", "submitted_output", fixContentSteps)
+	}
+	addKeywordTypos(out, compiled.KeywordTypos())
 	markStringifiedOutput(out.Findings, req.SubmittedOutput)
 
-	out.Pass = true
-	for _, f := range out.Findings {
-		if f.Blocking {
-			out.Pass = false
-			break
-		}
-	}
+	out.Pass = out.seen.blocking == 0
 	out.Schema = NewRatio(res.Passed, res.Total)
 	out.Integrity = NewRatio(integrity.passed, integrity.total)
 	out.Overall = NewRatio(res.Passed+integrity.passed, res.Total+integrity.total)

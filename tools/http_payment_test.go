@@ -233,7 +233,7 @@ func TestHTTPAllowanceUsedOnlyWhenAnswered(t *testing.T) {
 	ts, svc := paymentServer(t, payment.Config{FreePerDay: 1})
 	svc.Limiter = NewLimiter(1)
 	invoice := readTestdata(t, "invoice-pass.json")
-	release, busy := svc.Limiter.acquire(t.Context())
+	release, busy := svc.Limiter.acquire(t.Context(), 0)
 	if busy != nil {
 		t.Fatal(busy)
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -28,6 +29,25 @@ const DefaultQueueWait = 2 * time.Second
 // verifications per slot may wait for one.
 func DefaultMaxQueued(slots int) int { return 8 * slots }
 
+// DefaultMaxMemory is the default memory budget of the verifications
+// running at once (--max-memory): 1 GiB.
+const DefaultMaxMemory = 1 << 30
+
+// MemoryPerBodyByte is the heap a verification is admitted for per byte of
+// its request: the bound SECURITY.md states for the peak heap of one
+// request, 64 times its body.
+const MemoryPerBodyByte = 64
+
+// memoryPerRequest is the least heap a verification is admitted for, what
+// a small request's evaluation, answer and signing take.
+const memoryPerRequest = 64 << 10
+
+// ExpectedMemory is the heap a verification of a request of size bytes is
+// admitted for: MemoryPerBodyByte per byte, and at least 64 KiB.
+func ExpectedMemory(size int) int64 {
+	return max(MemoryPerBodyByte*int64(size), memoryPerRequest)
+}
+
 // ShedReportEvery is the least time between two warnings of a Limiter that
 // reports its refusals: each warning counts the refusals since the last.
 const ShedReportEvery = 10 * time.Second
@@ -48,12 +68,22 @@ const ShedReportEvery = 10 * time.Second
 // reports them as one warning per ShedReportEvery at most, with their
 // count, instead of a line each.
 //
+// A Limiter with a memory budget (WithMemory) also admits a verification
+// only when the heap it is expected to need (ExpectedMemory) fits in what
+// the running ones leave of the budget; it waits for that as for a slot, in
+// the waiting room. A verification larger than the whole budget runs alone.
+// Waiting for memory is not first come, first served: a small request
+// passes a large one that waits for memory to be given back, so a burst of
+// large requests cannot hold up small ones (a large one that waits past the
+// wait gets the 503).
+//
 // A nil *Limiter admits everything (the CLI and tests that need no bound).
 // It is safe for concurrent use.
 type Limiter struct {
 	slots chan struct{}
 	queue chan struct{} // places in the waiting room; nil: no waiting
 	wait  time.Duration
+	mem   *memoryBudget // nil: memory not accounted
 
 	log     *slog.Logger // nil: refusals are not reported
 	refused atomic.Int64 // refusals since the last report
@@ -84,6 +114,35 @@ func NewQueuedLimiter(n, queue int, wait time.Duration, log *slog.Logger) *Limit
 	return l
 }
 
+// WithMemory gives the Limiter a memory budget of size bytes for the
+// verifications running at once (size <= 0: none) and returns it. It is
+// called before the Limiter is used.
+func (l *Limiter) WithMemory(size int64) *Limiter {
+	if l != nil && size > 0 {
+		l.mem = &memoryBudget{size: size, free: size, freed: make(chan struct{})}
+	}
+	return l
+}
+
+// MemoryBudget is the memory budget in bytes; 0 when there is none.
+func (l *Limiter) MemoryBudget() int64 {
+	if l == nil || l.mem == nil {
+		return 0
+	}
+	return l.mem.size
+}
+
+// MemoryInUse is the part of the memory budget the running verifications
+// hold; 0 when there is none.
+func (l *Limiter) MemoryInUse() int64 {
+	if l == nil || l.mem == nil {
+		return 0
+	}
+	l.mem.mu.Lock()
+	defer l.mem.mu.Unlock()
+	return l.mem.size - l.mem.free
+}
+
 // Cap is the number of slots; 0 for a nil Limiter (no bound).
 func (l *Limiter) Cap() int {
 	if l == nil {
@@ -100,19 +159,25 @@ func (l *Limiter) InUse() int {
 	return len(l.slots)
 }
 
-// acquire takes a slot, waiting in the waiting room when there is one. It
-// returns the function that gives the slot back — once: later calls do
-// nothing, so a caller may give it back early (before waiting on the disk)
-// and still defer it — or the 503 when none could be had: the busy one, or
-// the request-ended one when the client went away while waiting.
-func (l *Limiter) acquire(ctx context.Context) (release func(), err *Error) {
+// acquire takes a slot and, with a memory budget, memory bytes of it
+// (ExpectedMemory of the request), waiting in the waiting room when there
+// is one. It returns the function that gives both back — once: later calls
+// do nothing, so a caller may give them back early (before waiting on the
+// disk) and still defer it — or the 503 when they could not be had: the
+// busy one, or the request-ended one when the client went away while
+// waiting.
+func (l *Limiter) acquire(ctx context.Context, memory int64) (release func(), err *Error) {
 	if l == nil {
 		return func() {}, nil
 	}
-	select {
-	case l.slots <- struct{}{}:
-		return l.releaseOnce(), nil
-	default:
+	memory = l.mem.clamp(memory)
+	if l.mem.tryTake(memory) {
+		select {
+		case l.slots <- struct{}{}:
+			return l.releaseOnce(memory), nil
+		default:
+		}
+		l.mem.give(memory)
 	}
 	select {
 	case l.queue <- struct{}{}: // a nil queue never takes: no waiting room
@@ -122,14 +187,17 @@ func (l *Limiter) acquire(ctx context.Context) (release func(), err *Error) {
 	defer func() { <-l.queue }()
 	timer := time.NewTimer(l.wait)
 	defer timer.Stop()
-	select {
-	case l.slots <- struct{}{}:
-		return l.releaseOnce(), nil
-	case <-timer.C:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.Canceled) {
-			return nil, errRequestEnded()
+	if l.mem.take(ctx, timer.C, memory) {
+		select {
+		case l.slots <- struct{}{}:
+			return l.releaseOnce(memory), nil
+		case <-timer.C:
+		case <-ctx.Done():
 		}
+		l.mem.give(memory)
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return nil, errRequestEnded()
 	}
 	return nil, l.refuse()
 }
@@ -142,21 +210,22 @@ func (l *Limiter) full() bool {
 	return l != nil && len(l.slots) == cap(l.slots) && len(l.queue) == cap(l.queue)
 }
 
-// releaseOnce is a function that gives one slot back the first time it is
-// called (by the goroutine that took it).
-func (l *Limiter) releaseOnce() func() {
+// releaseOnce is a function that gives one slot and memory bytes back the
+// first time it is called (by the goroutine that took them).
+func (l *Limiter) releaseOnce(memory int64) func() {
 	done := false
 	return func() {
 		if !done {
 			done = true
-			l.release()
+			l.release(memory)
 		}
 	}
 }
 
-// release gives a slot back, and reports refusals not yet reported when it
-// is time.
-func (l *Limiter) release() {
+// release gives a slot and memory bytes back, and reports refusals not yet
+// reported when it is time.
+func (l *Limiter) release(memory int64) {
+	l.mem.give(memory)
 	<-l.slots
 	if l.refused.Load() > 0 {
 		l.reportRefusals()
@@ -201,4 +270,73 @@ func errBusy() *Error {
 func isBusy(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == CodeUnavailable && e.Message == busyMessage
+}
+
+// memoryBudget is the bytes of heap the running verifications may be
+// expected to need together. A nil *memoryBudget accounts nothing.
+type memoryBudget struct {
+	size  int64
+	mu    sync.Mutex
+	free  int64
+	freed chan struct{} // closed, and replaced, whenever memory is given back
+}
+
+// clamp limits a request for memory to the whole budget, so that a
+// verification larger than the budget runs alone instead of never.
+func (m *memoryBudget) clamp(n int64) int64 {
+	if m == nil {
+		return 0
+	}
+	return min(n, m.size)
+}
+
+// tryTake takes n bytes if they are free now.
+func (m *memoryBudget) tryTake(n int64) bool {
+	if m == nil {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.free < n {
+		return false
+	}
+	m.free -= n
+	return true
+}
+
+// take takes n bytes, waiting for them to be given back until expire fires
+// or ctx is done; it reports whether it took them.
+func (m *memoryBudget) take(ctx context.Context, expire <-chan time.Time, n int64) bool {
+	if m == nil {
+		return true
+	}
+	for {
+		m.mu.Lock()
+		if m.free >= n {
+			m.free -= n
+			m.mu.Unlock()
+			return true
+		}
+		freed := m.freed
+		m.mu.Unlock()
+		select {
+		case <-freed:
+		case <-expire:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// give gives n bytes back and wakes those waiting for memory.
+func (m *memoryBudget) give(n int64) {
+	if m == nil || n == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.free += n
+	close(m.freed)
+	m.freed = make(chan struct{})
+	m.mu.Unlock()
 }

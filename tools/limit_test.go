@@ -40,7 +40,7 @@ func TestLimiterRefusesExcess(t *testing.T) {
 	f.svc.Limiter = NewLimiter(2)
 	var held []func()
 	for range 2 {
-		release, err := f.svc.Limiter.acquire(t.Context())
+		release, err := f.svc.Limiter.acquire(t.Context(), 0)
 		if err != nil {
 			t.Fatalf("acquire on a free limiter: %v", err)
 		}
@@ -132,20 +132,20 @@ func TestLimiterUnderLoad(t *testing.T) {
 // or with the waiting room full, it gets the 503.
 func TestQueuedLimiterWaitsThenRefuses(t *testing.T) {
 	l := NewQueuedLimiter(1, 1, 300*time.Millisecond, nil)
-	hold, err := l.acquire(t.Context())
+	hold, err := l.acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan *Error, 1)
 	go func() {
-		release, err := l.acquire(t.Context())
+		release, err := l.acquire(t.Context(), 0)
 		if err == nil {
 			release()
 		}
 		got <- err
 	}()
 	time.Sleep(50 * time.Millisecond) // the waiter takes the one waiting place
-	if _, err := l.acquire(t.Context()); err == nil || err.Code != CodeUnavailable {
+	if _, err := l.acquire(t.Context(), 0); err == nil || err.Code != CodeUnavailable {
 		t.Errorf("acquire with the waiting room full = %v, want the 503", err)
 	}
 	hold()
@@ -153,10 +153,10 @@ func TestQueuedLimiterWaitsThenRefuses(t *testing.T) {
 		t.Errorf("the waiting verification got %v, want a slot once one was freed", err)
 	}
 
-	hold, _ = l.acquire(t.Context())
+	hold, _ = l.acquire(t.Context(), 0)
 	defer hold()
 	start := time.Now()
-	if _, err := l.acquire(t.Context()); err == nil || err.Code != CodeUnavailable {
+	if _, err := l.acquire(t.Context(), 0); err == nil || err.Code != CodeUnavailable {
 		t.Errorf("acquire past the wait = %v, want the 503", err)
 	}
 	if waited := time.Since(start); waited < 250*time.Millisecond {
@@ -171,12 +171,12 @@ func TestLimiterReportsRefusalsCounted(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	l := NewQueuedLimiter(1, 0, 0, log)
-	hold, err := l.acquire(t.Context())
+	hold, err := l.acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
-		if _, err := l.acquire(t.Context()); !isBusy(err) {
+		if _, err := l.acquire(t.Context(), 0); !isBusy(err) {
 			t.Fatalf("acquire with every slot taken = %v, want the busy 503", err)
 		}
 	}
@@ -192,7 +192,7 @@ func TestLimiterReportsRefusalsCounted(t *testing.T) {
 	logs.Reset()
 	f := newHTTPFixture(t, &HTTPOptions{Log: log}, nil)
 	f.svc.Limiter = NewLimiter(1)
-	hold, err = f.svc.Limiter.acquire(t.Context())
+	hold, err = f.svc.Limiter.acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,11 +210,11 @@ func TestLimiterReportsRefusalsCounted(t *testing.T) {
 // still defer it.
 func TestLimiterReleaseOnce(t *testing.T) {
 	l := NewLimiter(2)
-	r1, err := l.acquire(t.Context())
+	r1, err := l.acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := l.acquire(t.Context())
+	r2, err := l.acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestLimiterFullTurnsAwayFirst(t *testing.T) {
 	g := &gateLog{}
 	f := newHTTPFixture(t, &HTTPOptions{Gate: g.gate}, nil)
 	f.svc.Limiter = NewLimiter(1)
-	hold, err := f.svc.Limiter.acquire(t.Context())
+	hold, err := f.svc.Limiter.acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,5 +250,89 @@ func TestLimiterFullTurnsAwayFirst(t *testing.T) {
 	hold()
 	if resp, out := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", nil)); resp.StatusCode != http.StatusOK {
 		t.Errorf("with a slot free: status %d, want 200; body %s", resp.StatusCode, out)
+	}
+}
+
+// TestLimiterMemory checks the memory budget of a Limiter: a verification
+// is admitted only when its expected memory fits beside the running ones,
+// waits for memory as for a slot (and gets the 503 past the wait), is not
+// held up by a larger one waiting before it, and runs alone when it is
+// larger than the whole budget; what is taken is given back.
+func TestLimiterMemory(t *testing.T) {
+	const wait = 300 * time.Millisecond
+	tests := []struct {
+		name    string
+		held    []int64 // taken first, in order, and held
+		next    int64   // then asked for
+		waiting int64   // asked for before next, by a verification left waiting (0: none)
+		admit   bool    // whether next is admitted at once
+	}{
+		{"fits beside the running", []int64{60}, 40, 0, true},
+		{"does not fit: waits, then the 503", []int64{60}, 41, 0, false},
+		{"a small one passes a large one waiting", []int64{60}, 30, 50, true},
+		{"larger than the budget runs alone", nil, 500, 0, true},
+		{"larger than the budget waits for the others", []int64{1}, 500, 0, false},
+		{"none left", []int64{100}, 1, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := NewQueuedLimiter(8, 8, wait, nil).WithMemory(100)
+			var releases []func()
+			for _, m := range tt.held {
+				r, err := l.acquire(t.Context(), m)
+				if err != nil {
+					t.Fatalf("acquire(%d) = %v", m, err)
+				}
+				releases = append(releases, r)
+			}
+			waiter := make(chan *Error, 1)
+			if tt.waiting > 0 {
+				go func() {
+					r, err := l.acquire(t.Context(), tt.waiting)
+					if err == nil {
+						r()
+					}
+					waiter <- err
+				}()
+				time.Sleep(50 * time.Millisecond) // it waits for memory
+			}
+			start := time.Now()
+			r, err := l.acquire(t.Context(), tt.next)
+			took := time.Since(start)
+			if tt.admit && (err != nil || took > wait/2) {
+				t.Errorf("acquire(%d) = %v after %v, want admitted at once", tt.next, err, took)
+			}
+			if !tt.admit && (err == nil || err.Code != CodeUnavailable || took < wait*3/4) {
+				t.Errorf("acquire(%d) = %v after %v, want the 503 after a wait of about %v", tt.next, err, took, wait)
+			}
+			if err == nil {
+				r()
+				r() // a second call gives nothing back
+			}
+			for _, r := range releases {
+				r()
+			}
+			if tt.waiting > 0 {
+				if err := <-waiter; err != nil {
+					t.Errorf("the waiting verification got %v, want admitted once memory was given back", err)
+				}
+			}
+			if n := l.MemoryInUse(); n != 0 {
+				t.Errorf("MemoryInUse() = %d after every release, want 0", n)
+			}
+		})
+	}
+}
+
+// TestExpectedMemory pins what a verification is admitted for: 64 bytes
+// per byte of its request, at least 64 KiB.
+func TestExpectedMemory(t *testing.T) {
+	for _, tt := range []struct {
+		size int
+		want int64
+	}{{0, 64 << 10}, {100, 64 << 10}, {1 << 20, 64 << 20}, {DefaultMaxBodyBytes, 256 << 20}} {
+		if got := ExpectedMemory(tt.size); got != tt.want {
+			t.Errorf("ExpectedMemory(%d) = %d, want %d", tt.size, got, tt.want)
+		}
 	}
 }

@@ -77,7 +77,7 @@ func TestMCPUnansweredCallGivesBackItsFreeCall(t *testing.T) {
 	srv := oneFreeCallMCPServer(t, svc)
 
 	request := json.RawMessage(readTestdata(t, "invoice-pass.json"))
-	release, busy := svc.Limiter.acquire(t.Context()) // the only slot
+	release, busy := svc.Limiter.acquire(t.Context(), 0) // the only slot
 	if busy != nil {
 		t.Fatal(busy)
 	}

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -165,13 +164,7 @@ func verifyText(v *Verified) string {
 		b = append(b, ": every blocking check held.\n"...)
 	} else {
 		b = append(b, ": blocking checks failed: "...)
-		var blocking []string
-		for _, f := range out.Findings {
-			if f.Blocking && !slices.Contains(blocking, f.Check) {
-				blocking = append(blocking, f.Check)
-			}
-		}
-		for i, check := range blocking {
+		for i, check := range out.BlockingChecks() {
 			if i > 0 {
 				b = append(b, ", "...)
 			}
@@ -183,7 +176,7 @@ func verifyText(v *Verified) string {
 	b = appendRatio(append(b, ", integrity_checks "...), out.Integrity)
 	b = appendRatio(append(b, ", overall "...), out.Overall)
 	b = append(b, '\n')
-	if n := len(out.Findings); n > 0 {
+	if n := out.FindingsTotal(); n > 0 {
 		if out.Pass {
 			b = append(b, "Warnings (not blocking)"...)
 		} else {
@@ -192,7 +185,7 @@ func verifyText(v *Verified) string {
 		b = strconv.AppendInt(append(b, " ("...), int64(min(n, textHints)), 10)
 		b = strconv.AppendInt(append(b, " of "...), int64(n), 10)
 		b = append(b, "):\n"...)
-		for _, f := range out.Findings[:min(n, textHints)] {
+		for _, f := range out.Findings[:min(len(out.Findings), textHints)] {
 			b = append(append(append(b, "- "...), f.Check...), " at "...)
 			b = append(append(append(b, f.Path...), ": expected "...), f.Expected...)
 			b = append(append(append(b, ", found "...), f.Found...), '\n')

@@ -32,8 +32,8 @@ func (s *Service) Verify(ctx context.Context, body []byte) (*Verified, error) {
 }
 
 // VerifyRequest verifies an already decoded request. It holds a slot of
-// s.Limiter while it works, and fails with 503 unavailable when none can be
-// had.
+// s.Limiter, and the memory its size is expected to need, while it works,
+// and fails with 503 unavailable when they cannot be had.
 func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Verified, error) {
 	return s.verifyRequest(ctx, req, true)
 }
@@ -43,7 +43,7 @@ func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Veri
 // answer's verdict is stored with its settlement, once the answer is
 // released.
 func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeVerdict bool) (*Verified, error) {
-	release, busy := s.Limiter.acquire(ctx)
+	release, busy := s.Limiter.acquire(ctx, ExpectedMemory(req.Size()))
 	if busy != nil {
 		return nil, busy
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 )
 
 // bytesPerStep is how many bytes of a string scanned by pattern, format,
@@ -18,38 +19,114 @@ const bytesPerStep = 64
 // pollSteps is how often, in steps, an evaluation checks its context.
 const pollSteps = 1 << 12
 
+// Budget is the evaluation steps one request may spend, and the context
+// that may stop it sooner. The schema evaluation spends from it first
+// (EvaluateWith); a caller's own checks over the same instance (rules,
+// bounds, content checks) then spend the rest through Charge, so the step
+// limit and the deadline bound the whole request, not the schema alone.
+// The zero value has no steps; a Budget is not safe for concurrent use.
+type Budget struct {
+	steps, maxSteps int
+	ctx             context.Context
+	nextPoll        int   // the steps at which ctx is checked next
+	ctxErr          error // ctx.Err() once it stopped the work
+}
+
+// NewBudget returns a budget of maxSteps steps that also stops once ctx is
+// done (a nil ctx never is).
+func NewBudget(ctx context.Context, maxSteps int) Budget {
+	return Budget{maxSteps: maxSteps, ctx: ctx}
+}
+
+// Spent is the steps charged so far.
+func (b *Budget) Spent() int { return b.steps }
+
+// Charge spends n steps and reports whether the work may go on: false once
+// the steps exceed the budget or (checked every few thousand steps) the
+// context is done, and from then on. Charge the cost of work before doing
+// it, in proportion to it, as the evaluator charges its steps.
+func (b *Budget) Charge(n int) bool {
+	b.steps += n
+	return !b.over()
+}
+
+// over charges nothing and reports whether the budget is spent or (checked
+// every pollSteps steps) its context is done.
+func (b *Budget) over() bool {
+	if b.steps >= b.nextPoll {
+		b.nextPoll = b.steps + pollSteps
+		if b.ctx != nil && b.ctxErr == nil && b.ctx.Err() != nil {
+			b.ctxErr = b.ctx.Err()
+		}
+	}
+	return b.steps > b.maxSteps || b.ctxErr != nil
+}
+
+// Stopped reports whether the budget stopped the work (Err is not nil),
+// without charging or checking the context.
+func (b *Budget) Stopped() bool { return b.steps > b.maxSteps || b.ctxErr != nil }
+
+// Err is why the budget stopped the work: an error wrapping the context's
+// error (context.DeadlineExceeded or context.Canceled) when the context is
+// done, ErrTooComplex when the steps ran out, nil while neither.
+func (b *Budget) Err() error {
+	if b.ctxErr != nil {
+		return fmt.Errorf("evaluation stopped: %w", b.ctxErr)
+	}
+	if b.steps > b.maxSteps {
+		return ErrTooComplex
+	}
+	return nil
+}
+
 // EvaluateContext is Evaluate that stops once ctx is done: it then returns
 // an error wrapping ctx.Err() (context.DeadlineExceeded or
 // context.Canceled). The context is checked every few thousand steps, so a
 // request deadline bounds the evaluation's time even where the step limit
 // does not bound the cost of a step.
 func (s *Schema) EvaluateContext(ctx context.Context, instance any) (*Result, error) {
+	b := NewBudget(ctx, s.maxSteps)
+	return s.EvaluateWith(instance, &b, 0)
+}
+
+// EvaluateWith is Evaluate spending from b (whose limit, not the schema's
+// MaxSteps, applies), which it leaves charged with the steps spent. keep,
+// when positive, is how many failures are recorded in full: the first keep
+// in Result.Failures, the others only counted (Result.Omitted), and
+// likewise the described locations with undeclared keys
+// (Result.Undeclared). A caller
+// that reports at most keep of them so spends memory on those alone, while
+// Passed, Total and Valid are the same as without the limit. When b stops
+// the evaluation, the error is b.Err()'s.
+func (s *Schema) EvaluateWith(instance any, b *Budget, keep int) (*Result, error) {
 	e, _ := s.pool.Get().(*evaluator)
 	if e == nil {
 		e = &evaluator{}
 	}
 	e.reset(s)
-	e.ctx = ctx
+	e.Budget = *b
+	e.keep = keep
+	if keep <= 0 {
+		e.keep = math.MaxInt
+	}
 	res, err := e.run(s.root, instance)
-	e.ctx = nil
+	*b = e.Budget
+	e.Budget = Budget{}
 	e.release()
 	s.pool.Put(e)
 	return res, err
 }
 
+// MaxSteps is the step limit of one Evaluate call (Options.MaxSteps, or its
+// default).
+func (s *Schema) MaxSteps() int { return s.maxSteps }
+
 // over charges nothing and reports whether the evaluation must stop: the
 // step budget is spent, or (checked every pollSteps steps) the context is
 // done. It sets abort when so.
 func (e *evaluator) over() bool {
-	if e.steps > e.maxSteps {
+	if e.Budget.over() {
 		e.abort = true
-	}
-	if e.steps >= e.nextPoll {
-		e.nextPoll = e.steps + pollSteps
-		if e.ctx != nil && e.ctx.Err() != nil {
-			e.ctxErr = e.ctx.Err()
-			e.abort = true
-		}
 	}
 	return e.abort
 }
@@ -147,8 +224,8 @@ func strSteps(n *node, s string) int {
 
 // abortErr is the error of an aborted evaluation.
 func (e *evaluator) abortErr() error {
-	if e.ctxErr != nil {
-		return fmt.Errorf("schema evaluation stopped: %w", e.ctxErr)
+	if err := e.Budget.Err(); err != nil {
+		return err
 	}
-	return ErrTooComplex
+	return ErrTooComplex // the depth limit
 }

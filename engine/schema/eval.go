@@ -1,9 +1,9 @@
 package schema
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -14,14 +14,19 @@ import (
 // evaluation and turned into one string at the end, so a valid instance
 // costs a handful of allocations whatever its size.
 type evaluator struct {
-	steps, maxSteps int
-	depth           int
-	abort           bool // step or depth limit reached, or ctx done
-	ctx             context.Context
-	nextPoll        int   // the steps at which ctx is checked next
-	ctxErr          error // ctx.Err() when it stopped the evaluation
-	bad             any   // first instance value of an unsupported Go type
-	useScope        bool
+	Budget   // the steps spent and allowed, and the context
+	depth    int
+	abort    bool // step or depth limit reached, or ctx done
+	bad      any  // first instance value of an unsupported Go type
+	useScope bool
+
+	// keep is how many failures are recorded in full; past it, omitted
+	// counts them and omittedKw holds their keywords (omittedSet as a
+	// set), in order of first appearance.
+	keep       int
+	omitted    int
+	omittedKw  []kwID
+	omittedSet uint64
 
 	nodes         []*node // the schema's, by id
 	passed, total int
@@ -118,10 +123,11 @@ func (e *evaluator) listAt(i int32) []string {
 // mark is a restore point for branches whose outcome is discarded.
 type mark struct {
 	passed, total, fails, buf, described, decls, lists int
+	omitted, omittedKw                                 int
 }
 
 func (e *evaluator) mark() mark {
-	return mark{e.passed, e.total, len(e.fails), len(e.buf), len(e.described), len(e.decls), len(e.lists)}
+	return mark{e.passed, e.total, len(e.fails), len(e.buf), len(e.described), len(e.decls), len(e.lists), e.omitted, len(e.omittedKw)}
 }
 
 func (e *evaluator) rollback(m mark) {
@@ -136,11 +142,20 @@ func (e *evaluator) rollback(m mark) {
 	e.decls = e.decls[:m.decls]
 	clear(e.lists[m.lists:])
 	e.lists = e.lists[:m.lists]
+	if e.omitted != m.omitted {
+		e.omitted = m.omitted
+		e.omittedKw = e.omittedKw[:m.omittedKw]
+		e.omittedSet = 0
+		for _, kw := range e.omittedKw {
+			e.omittedSet |= 1 << kw
+		}
+	}
 }
 
 func (e *evaluator) reset(s *Schema) {
-	e.steps, e.maxSteps, e.depth, e.abort, e.bad = 0, s.maxSteps, 0, false, nil
-	e.ctx, e.nextPoll, e.ctxErr = nil, 0, nil
+	e.Budget = NewBudget(nil, s.maxSteps)
+	e.depth, e.abort, e.bad = 0, false, nil
+	e.keep, e.omitted, e.omittedKw, e.omittedSet = math.MaxInt, 0, e.omittedKw[:0], 0
 	e.useScope = s.useScope
 	e.nodes = s.nodes
 	e.passed, e.total = 0, 0
@@ -185,14 +200,34 @@ func (e *evaluator) pass(count bool) {
 	}
 }
 
-// fail counts a failed check and records it.
+// fail counts a failed check and records it (past keep, only counts it).
 func (e *evaluator) fail(count bool, kw, at kwID, n *node, v any, f *frame, a, b int, names []string) {
 	if !count {
 		return
 	}
 	e.total++
+	if len(e.fails) >= e.keep {
+		e.omit(kw)
+		return
+	}
 	p0, p1 := e.path(f)
 	e.record(kw, at, n, v, p0, p1, a, b, names)
+}
+
+// recording reports whether a failed check counted now would be recorded
+// in full, so that what only its record needs (the names of missing or
+// extra properties) is worked out only then.
+func (e *evaluator) recording(count bool) bool {
+	return count && len(e.fails) < e.keep
+}
+
+// omit counts a failure past keep, remembering its keyword.
+func (e *evaluator) omit(kw kwID) {
+	e.omitted++
+	if e.omittedSet&(1<<kw) == 0 {
+		e.omittedSet |= 1 << kw
+		e.omittedKw = append(e.omittedKw, kw)
+	}
 }
 
 // record appends a failure whose path is buf[p0:p1].
@@ -835,10 +870,17 @@ func (e *evaluator) leafNumberFailed(n *node, v any, pf *frame, key string, idx 
 	}
 	e.total += held
 	e.passed += held
-	p0, p1 := e.childPath(pf, key, idx)
+	p0, p1 := 0, 0
+	if len(e.fails) < e.keep {
+		p0, p1 = e.childPath(pf, key, idx)
+	}
 	for m := failed; m != 0; m &= m - 1 {
 		kw := numChecks[bits.TrailingZeros8(m)]
 		e.total++
+		if len(e.fails) >= e.keep {
+			e.omit(kw)
+			continue
+		}
 		e.record(kw, kw, n, v, p0, p1, 0, 0, nil)
 	}
 }

@@ -81,7 +81,7 @@ func (a *annot) merge(b *annot) {
 // order) recorded several failures or described objects; it is then run
 // again in sorted key order so the output is deterministic.
 func (e *evaluator) redo(m mark) bool {
-	return !e.abort && (len(e.fails)-m.fails > 1 || len(e.described)-m.described > 1)
+	return !e.abort && (len(e.fails)+e.omitted-m.fails-m.omitted > 1 || len(e.described)-m.described > 1)
 }
 
 // maxGather is the largest properties keyword whose values object() looks
@@ -171,7 +171,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			}
 		}
 		var missing []string
-		if !ok && count {
+		if !ok && e.recording(count) {
 			missing = missingOf(obj, n.required)
 		}
 		if !check(ok, kwRequired, 0, missing) {
@@ -189,7 +189,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			for _, r := range d.required {
 				if _, has := obj[r]; !has {
 					ok = false
-					if count {
+					if e.recording(count) {
 						missing = append(missing, r+" (required by "+d.prop+")")
 					}
 				}
@@ -295,7 +295,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			}
 		}
 		var extra []string
-		if !ok && count {
+		if !ok && e.recording(count) {
 			extra = undeclaredOf(obj, n)
 		}
 		if ok {
@@ -639,7 +639,15 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 	if described && obj != nil {
 		var und []string
 		if len(decls) != 1 || decls[0].patProps || int(decls[0].present) != len(obj) {
+			// Every key is looked up in every subschema applied here: a
+			// step per key and per four lookups, so that many subschemas
+			// over an object of many keys run out of steps, or stop at the
+			// deadline, instead of running unbounded.
+			perKey := 1 + len(decls)/4
 			for k := range obj {
+				if e.steps += perKey; e.over() {
+					break
+				}
 				declared := false
 				for _, d := range decls {
 					if e.nodes[d.node].declares(k) {

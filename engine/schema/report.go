@@ -40,6 +40,12 @@ const memoSize = 4
 // evaluator's buffer, made only when something failed.
 func (e *evaluator) result(valid bool) *Result {
 	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described)}
+	if e.omitted > 0 {
+		res.Omitted = &Omitted{Failures: e.omitted}
+		for _, kw := range e.omittedKw {
+			res.Omitted.Keywords = append(res.Omitted.Keywords, kw.String())
+		}
+	}
 	if len(e.fails) > 0 {
 		e.spans = e.spans[:0]
 		e.forgetFormatted()
@@ -76,6 +82,13 @@ func (e *evaluator) result(valid bool) *Result {
 	var scratch []byte
 	for i := range e.described {
 		if d := &e.described[i]; len(e.listAt(d.undeclared)) > 0 {
+			if len(res.Undeclared) >= e.keep {
+				if res.Omitted == nil {
+					res.Omitted = &Omitted{}
+				}
+				res.Omitted.Undeclared++
+				continue
+			}
 			scratch = e.appendDescPath(scratch[:0], d)
 			res.Undeclared = append(res.Undeclared, Described{InstancePath: string(scratch), Undeclared: e.lists[d.undeclared]})
 		}

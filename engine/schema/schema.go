@@ -136,14 +136,32 @@ type Result struct {
 	// evaluation order: depth first; within a schema $ref, then the value's
 	// own assertions, then allOf/anyOf/oneOf/not/if, then the object or array
 	// keywords; properties by sorted name (a decoded schema keeps no key
-	// order) and instance keys sorted where they drive the order.
+	// order) and instance keys sorted where they drive the order. Past the
+	// limit EvaluateWith was given, failures are only counted (Omitted).
 	Failures []Failure
 	// Described counts the object locations that an applied subschema with
 	// properties described.
 	Described int
 	// Undeclared lists, in post-order, the described locations that hold
-	// keys no properties or patternProperties applied there names.
+	// keys no properties or patternProperties applied there names (at most
+	// the limit EvaluateWith was given; Omitted counts the rest).
 	Undeclared []Described
+	// Omitted counts what the limit EvaluateWith was given left out; nil
+	// when it left nothing out.
+	Omitted *Omitted
+}
+
+// Omitted is what an evaluation with a limit on its records counted
+// without recording.
+type Omitted struct {
+	// Failures counts the failed checks Result.Failures leaves out;
+	// Keywords are their keywords, each once, in the order they first
+	// failed.
+	Failures int
+	Keywords []string
+	// Undeclared counts the described locations with undeclared keys that
+	// Result.Undeclared leaves out.
+	Undeclared int
 }
 
 // Failure is one failed check: where it failed, and its report.

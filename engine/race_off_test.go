@@ -1,0 +1,7 @@
+//go:build !race
+
+package engine
+
+// raceSlowdown scales the time bounds of the tests that time a deadline; 1
+// without the race detector.
+const raceSlowdown = 1
