@@ -692,11 +692,11 @@ func (g *Gate) freeTrial(a store.Allowance, reason string) *FreeTrial {
 
 // clientRule is FreeTrial.Client: how this gate tells clients apart.
 func (g *Gate) clientRule() string {
-	by := "its IP address (the connection's remote address)"
+	by := "the connection's remote address"
 	if g.cfg.TrustProxy {
-		by = "its IP address (the first X-Forwarded-For address, set by the trusted proxy)"
+		by = "the last X-Forwarded-For entry, the one the trusted proxy appended"
 	}
-	return "A client is identified by " + by + "; verify_schema over MCP and the REST verify routes share one allowance."
+	return "A client is identified by its IP address (IPv6 by its /64), taken from " + by + "; verify_schema over MCP and the REST verify routes share one allowance."
 }
 
 // allowanceMessage is FreeTrial.Message: the allowance in one sentence.
