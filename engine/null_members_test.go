@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -133,5 +134,35 @@ func TestCanonicalFormsAreRequests(t *testing.T) {
 				t.Errorf("request_hash = %s, want %s", got, want)
 			}
 		})
+	}
+}
+
+// TestRulesHashOfCanonicalFormIsAsSent: rules_hash covers bounds and rules
+// exactly as sent (SPEC §5, as the hosted service's pipeline hashes
+// req.get("bounds") and req.get("rules")): a request written with null
+// members hashes them, null members included.
+func TestRulesHashOfCanonicalFormIsAsSent(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join(inRepoVectors, "tv-2.canonical.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts struct{ Bounds, Rules json.RawMessage }
+	if err := json.Unmarshal(body, &parts); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := signing.Canonicalize([]byte(`{"bounds":` + string(parts.Bounds) + `,"rules":` + string(parts.Rules) + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := New(nil).DecodeRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := req.Hashes(signing.Canonicalize, signing.HashCanonical)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := signing.HashCanonical(doc); h.Rules != want {
+		t.Errorf("rules_hash = %s, want %s (bounds and rules as sent)", h.Rules, want)
 	}
 }
