@@ -11,9 +11,9 @@ import (
 	"testing"
 )
 
-// suitesDir is the read-only folder of external test corpora, a sibling of
-// the repository.
-var suitesDir = filepath.Join("..", "shared", "suites")
+// suitesDir holds the vendored external test corpora (JSONTestSuite, the
+// naughty strings), each with its licence and SOURCE note.
+var suitesDir = "testdata"
 
 // runVerifyCLI runs `verifier verify` on stdin and returns its one output
 // line (decoded) and exit code; a Go error other than an exit code fails
@@ -47,7 +47,7 @@ func TestCLIJSONTestSuite(t *testing.T) {
 	dir := filepath.Join(suitesDir, "jsontestsuite", "test_parsing")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		t.Fatalf("reading the JSONTestSuite (a sibling checkout of shared/): %v", err)
+		t.Fatalf("reading the JSONTestSuite: %v", err)
 	}
 	if len(entries) < 300 {
 		t.Fatalf("found %d JSONTestSuite files, want the whole suite (318)", len(entries))
@@ -103,7 +103,7 @@ func TestCLIJSONTestSuite(t *testing.T) {
 func TestCLINaughtyStrings(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(suitesDir, "naughty-strings", "blns.json"))
 	if err != nil {
-		t.Fatalf("reading the naughty strings (a sibling checkout of shared/): %v", err)
+		t.Fatalf("reading the naughty strings: %v", err)
 	}
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil || len(list) < 500 {

@@ -14,10 +14,16 @@ export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true NO_UPDATE_NOTIF
 
 echo "== http-e2e: tools"
 if [[ ! -x /usr/bin/chromium ]]; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  if [[ "$(id -u)" = 0 ]] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "http-e2e: chromium is required at /usr/bin/chromium (Debian: apt-get install chromium) and not installed" >&2
+    exit 1
+  fi
 fi
 /usr/bin/chromium --version
+command -v curl >/dev/null || { echo "http-e2e: curl is required and not installed" >&2; exit 1; }
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "http-e2e: node and npm (Node.js >= 20.19) are required" >&2
   exit 1

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # End-to-end test of package payment with the real x402 v2 client
-# (@x402/fetch, pay.mjs) and the real facilitator logic (@x402/core and
-# @x402/evm, facilitator.mjs), all on loopback. Copies shared/tools/x402 to a
-# temporary folder (shared/ is read-only in CI), installs its npm packages,
-# starts the facilitator, builds the verifier and runs the Go tests built
-# with -tags x402e2e: payment's (a small handler around the Gate), tools'
-# (the real HTTP layer with payments on) and main's (a real
-# `verifier --http --network testnet` process), one package at a time:
-# they read the shared facilitator's log.
+# (@x402/fetch, e2e/x402/pay.mjs) and the real facilitator logic (@x402/core
+# and @x402/evm, e2e/x402/facilitator.mjs, the chain simulated in memory), all
+# on loopback. Installs e2e/x402's npm packages from its lock file (`npm ci`)
+# in a temporary copy, starts the facilitator, builds the verifier and runs
+# the Go tests built with -tags x402e2e: payment's (a small handler around
+# the Gate), tools' (the real HTTP layer with payments on) and main's (a real
+# `verifier --http --network testnet` process), one package at a time: they
+# read the facilitator's log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 repo="$PWD"
-src="${X402_TOOLS_SRC:-$repo/../shared/tools/x402}"
-[ -f "$src/package.json" ] || { echo "x402-e2e: no $src/package.json" >&2; exit 1; }
-command -v node >/dev/null || { echo "x402-e2e: node is not installed" >&2; exit 1; }
-command -v npm >/dev/null || { echo "x402-e2e: npm is not installed" >&2; exit 1; }
+src="$repo/e2e/x402"
+command -v node >/dev/null || { echo "x402-e2e: node (Node.js >= 20.19) is required and not installed" >&2; exit 1; }
+command -v npm >/dev/null || { echo "x402-e2e: npm is required and not installed" >&2; exit 1; }
+command -v curl >/dev/null || { echo "x402-e2e: curl is required and not installed" >&2; exit 1; }
 
 work="$(mktemp -d)"
 fac_pid=""
@@ -25,10 +25,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cp -R "$src/." "$work/"
-chmod -R u+w "$work"
-echo "== x402-e2e: npm packages"
-(cd "$work" && if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi)
+cp "$src/package.json" "$src/package-lock.json" "$src/"*.mjs "$work/"
+echo "== x402-e2e: npm ci (e2e/x402)"
+(cd "$work" && npm ci --no-audit --no-fund --loglevel=error)
 
 port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 (cd "$work" && exec node facilitator.mjs "$port") >"$work/facilitator.log" 2>&1 &

@@ -5,18 +5,17 @@
 # _meta["x402/payment"] (e2e/x402-mcp/x402-mcp.test.mjs), against a real
 # `verifier --http --network testnet` process with a small free allowance,
 # which checks and settles the payments with the loopback facilitator of
-# shared/tools/x402 (the SDK's own verification, chain simulated in memory).
-# Both npm trees are installed in temporary copies (shared/ is read-only;
-# e2e/x402-mcp is installed with `npm ci` from its lock file). Exits
-# non-zero on any failure; nothing is skipped.
+# e2e/x402 (the SDK's own verification, chain simulated in memory). Both npm
+# trees (e2e/x402-mcp, e2e/x402) are installed with `npm ci` from their lock
+# files in temporary copies. Exits non-zero on any failure; nothing is
+# skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export PATH="/usr/local/go/bin:$PATH"
-SRC="${X402_TOOLS_SRC:-$ROOT/../shared/tools/x402}"
-[ -f "$SRC/facilitator.mjs" ] || { echo "x402-mcp-e2e: no $SRC/facilitator.mjs" >&2; exit 1; }
-command -v node >/dev/null || { echo "x402-mcp-e2e: node is not installed" >&2; exit 1; }
-command -v npm >/dev/null || { echo "x402-mcp-e2e: npm is not installed" >&2; exit 1; }
+SRC="$ROOT/e2e/x402"
+command -v node >/dev/null || { echo "x402-mcp-e2e: node (Node.js >= 20.19) is required and not installed" >&2; exit 1; }
+command -v npm >/dev/null || { echo "x402-mcp-e2e: npm is required and not installed" >&2; exit 1; }
 
 TMP=$(mktemp -d)
 FAC=""
@@ -66,10 +65,9 @@ echo "node $(node --version)"
 echo "== x402-mcp-e2e: npm ci (test client, facilitator)"
 mkdir -p "$TMP/client" "$TMP/facilitator"
 cp "$ROOT/e2e/x402-mcp/package.json" "$ROOT/e2e/x402-mcp/package-lock.json" "$ROOT/e2e/x402-mcp/"*.mjs "$TMP/client/"
-cp -R "$SRC/." "$TMP/facilitator/"
-chmod -R u+w "$TMP/facilitator"
+cp "$SRC/package.json" "$SRC/package-lock.json" "$SRC/"*.mjs "$TMP/facilitator/"
 (cd "$TMP/client" && npm ci --no-audit --no-fund --loglevel=error)
-(cd "$TMP/facilitator" && if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; else npm install --no-audit --no-fund --loglevel=error; fi)
+(cd "$TMP/facilitator" && npm ci --no-audit --no-fund --loglevel=error)
 
 echo "== x402-mcp-e2e: facilitator"
 FAC_PORT=$(free_port)

@@ -12,7 +12,9 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 )
 
-var vectorsDir = filepath.Join("..", "..", "shared", "vectors", "request-hash")
+// vectorsDir holds the hosted service's request-hash vectors, vendored in the
+// repository's testdata/ (see its SOURCE note).
+var vectorsDir = filepath.Join("..", "testdata", "request-hash")
 
 // TestRequestHashVectors reproduces the three published request-hash vectors
 // byte for byte: the canonical form and its SHA-256.

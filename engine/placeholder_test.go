@@ -41,7 +41,7 @@ func TestPlaceholderFilter(t *testing.T) {
 	for w := range placeholderWords {
 		inputs = append(inputs, w, strings.ToUpper(w), " \u00a0"+strings.ToUpper(w[:1])+w[1:]+"\t")
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "shared", "suites", "naughty-strings", "blns.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "naughty-strings", "blns.json"))
 	if err != nil {
 		t.Fatalf("reading the naughty strings: %v", err)
 	}

@@ -3,21 +3,51 @@
 # (decode, hashes, evaluation, answer, signature) for the 1 KB invoice, an
 # 8 KB 50-item invoice and a 1 MB document beside one bare Ed25519
 # signature, the per-stage split, and the Python peer pipeline
-# (../shared/bench/peer-pipeline/pipeline.py) on the same three requests.
+# (scripts/peer-pipeline.py) on the same three requests.
 # Prints the medians and the ratios at the end.
 #
 # usage: scripts/bench.sh [rounds] [benchtime] [peer-seconds]
 #   BASE=<commit>  also runs BenchmarkVerify of that commit, round by round
 #                  beside this tree's, for before/after figures
-#   SHARED=<dir>   the shared folder (default ../shared)
 #   QUICK=1        one short round and no peer: the CI smoke run
+# needs: go, python3; for the peer, python3 with jsonschema and cryptography
+# (installed from Debian, python3-jsonschema and python3-cryptography, when
+# missing and run as root with apt-get).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-5}
 benchtime=${2:-2s}
 peer_seconds=${3:-5}
-shared=${SHARED:-../shared}
 if [ -n "${QUICK:-}" ]; then rounds=1 benchtime=20x; fi
+for tool in go python3; do
+	command -v "$tool" >/dev/null || { echo "bench: $tool is required and not installed" >&2; exit 1; }
+done
+
+# peer_python prints a Python that can run the peer pipeline: the python3 on
+# PATH, or Debian's, where apt-get installs the modules.
+peer_python() {
+	local py
+	for py in python3 /usr/bin/python3; do
+		if command -v "$py" >/dev/null && "$py" -c 'import jsonschema, cryptography' 2>/dev/null; then
+			echo "$py"
+			return 0
+		fi
+	done
+	return 1
+}
+peer_py=""
+if [ -z "${QUICK:-}" ] && ! peer_py=$(peer_python); then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "bench: installing python3-jsonschema and python3-cryptography (apt-get)" >&2
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-jsonschema python3-cryptography >/dev/null
+	fi
+	peer_py=$(peer_python) || {
+		echo "bench: the peer pipeline needs python3 with the jsonschema and cryptography modules" >&2
+		echo "bench: (Debian: apt-get install python3-jsonschema python3-cryptography)" >&2
+		exit 1
+	}
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -66,7 +96,7 @@ PY
 		for size in invoice-1KB invoice-8KB document-1MB; do
 			secs=$peer_seconds
 			if [ "$size" = document-1MB ]; then secs=$((peer_seconds * 4)); fi
-			printf 'peer %s %s\n' "$size" "$(python3 "$shared/bench/peer-pipeline/pipeline.py" "$work/$size.json" "$secs")"
+			printf 'peer %s %s\n' "$size" "$("$peer_py" scripts/peer-pipeline.py "$work/$size.json" "$secs")"
 		done
 	done | tee "$work/peer.txt"
 else

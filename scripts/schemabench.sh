@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
 # Schema evaluation beside its peers (BENCHMARKS.md, "Schema evaluation"):
 # engine/schema's BenchmarkEvaluateInvoice against ajv 8 (allErrors) and
-# santhosh-tekuri v6 on the peers' 8 KB invoice (valid, one bad item, fifty),
-# interleaved round by round on one pinned core, because this machine moves
-# single runs by a third within minutes. Prints each contender's median per
-# document (CPU time per validation; santhosh's harness reports wall time)
-# and the median and interquartile range of the ratios taken within each
-# round, which is what the targets of issue #2 are about.
+# santhosh-tekuri v6 on the 8 KB invoice of engine/schema/testdata/peer-invoice
+# (valid, one bad item, fifty), interleaved round by round on one pinned core,
+# because this machine moves single runs by a third within minutes. Prints
+# each contender's median per document (CPU time per validation; santhosh's
+# harness reports wall time) and the median and interquartile range of the
+# ratios taken within each round, which is what the targets of issue #2 are
+# about.
 #
 # usage: scripts/schemabench.sh [ROUNDS=15] [SECONDS_PER_RUN=0.5]
-#   BASE=<commit>   also run that commit's benchmark (built in a git worktree)
+#   BASE=<commit>   also run that commit's benchmark (built in a git worktree;
+#                   a commit that reads testdata/peer-invoice)
 #   CPU=1           the core to pin to (taskset, when installed)
 #   QUICK=1         CI smoke: one round of 0.05 s
-# needs: go, node and npm (ajv@8.20.0, ajv-formats@3.0.1 are installed into a
-# temporary folder, as the peers' package.json pins them), python3.
+# The peers live in scripts/schemapeers: santhosh-tekuri/jsonschema v6.0.3 is
+# a Go module of its own (fetched from the Go module proxy), ajv@8.20.0 and
+# ajv-formats@3.0.1 are pinned in its package-lock.json and installed with
+# `npm ci` into a temporary folder. needs: go, node and npm, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-15}
 secs=${2:-0.5}
 if [ -n "${QUICK:-}" ]; then rounds=1 secs=0.05; fi
-peers=../shared/bench/jsonschema-peers
-[ -d "$peers" ] || { echo "schemabench: $peers not found (../shared beside the checkout)" >&2; exit 1; }
+peers=scripts/schemapeers
+for tool in go node npm python3; do
+	command -v "$tool" >/dev/null || { echo "schemabench: $tool is required and not installed" >&2; exit 1; }
+done
 
 work=$(mktemp -d)
 cleanup() {
@@ -29,10 +35,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# shared/ may be read-only: the peers are built and installed in a copy.
-cp -r "$peers" "$work/peers"
-(cd "$work/peers" && go test -c -o "$work/santhosh.test" . >/dev/null)
-(cd "$work/peers" && npm install --silent --no-audit --no-fund >/dev/null)
+# The peers: santhosh built from its module, ajv installed outside the tree.
+(cd "$peers" && go test -c -o "$work/santhosh.test" . >/dev/null)
+mkdir "$work/npm"
+cp "$peers/package.json" "$peers/package-lock.json" "$work/npm/"
+(cd "$work/npm" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 go test -c -o "$work/after.test" ./engine/schema
 contenders="after"
 if [ -n "${BASE:-}" ]; then
@@ -52,14 +59,9 @@ for r in $(seq "$rounds"); do
 			-test.benchtime "${secs}s" -test.cpu 1) |
 			awk -v r="$r" -v t="$t" '/^BenchmarkEvaluateInvoice\// { split($1, n, "/"); print r, t, n[2], $5 }' >>"$out"
 	done
-	(cd "$work/peers" && pin node bench_ajv.js "$secs") |
-		python3 -c '
-import json, sys
-for line in sys.stdin:
-    d = json.loads(line)
-    if d["allErrors"]:
-        print(sys.argv[1], "ajv", d["doc"], 1e9 / d["median_cpu"])' "$r" >>"$out"
-	(cd "$work/peers" && pin "$work/santhosh.test" -test.run '^$' -test.bench Santhosh \
+	NODE_PATH="$work/npm/node_modules" pin node "$peers/bench_ajv.js" "$secs" |
+		awk -v r="$r" '{ print r, "ajv", $1, $2 }' >>"$out"
+	(cd "$peers" && pin "$work/santhosh.test" -test.run '^$' -test.bench Santhosh \
 		-test.benchtime "${secs}s" -test.cpu 1) |
 		awk -v r="$r" '/^BenchmarkSanthosh/ { d = tolower(substr($1, 18)); print r, "santhosh", d, $3 }' >>"$out"
 done

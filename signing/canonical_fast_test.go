@@ -72,7 +72,7 @@ func FuzzCanonicalFastMatchesJCS(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	for _, pattern := range []string{
-		filepath.Join(sharedDir, "suites", "jcs", "input", "*.json"),
+		filepath.Join(repoTestdata, "jcs", "input", "*.json"),
 		filepath.Join("testdata", "answers", "*.json"),
 	} {
 		files, err := filepath.Glob(pattern)
@@ -192,7 +192,7 @@ func TestCanonicalFastSeeds(t *testing.T) {
 }
 
 func TestCanonicalFastJCSSuite(t *testing.T) {
-	dir := filepath.Join(sharedDir, "suites", "jcs")
+	dir := filepath.Join(repoTestdata, "jcs")
 	inputs, err := filepath.Glob(filepath.Join(dir, "input", "*.json"))
 	if err != nil || len(inputs) != 6 {
 		t.Fatalf("want the 6 JCS input vectors in %s, found %d (err %v)", dir, len(inputs), err)
@@ -213,7 +213,7 @@ func TestCanonicalFastJCSSuite(t *testing.T) {
 }
 
 func TestCanonicalFastRequestHashVectors(t *testing.T) {
-	dir := filepath.Join(sharedDir, "vectors", "request-hash")
+	dir := filepath.Join(repoTestdata, "request-hash")
 	for _, name := range []string{"tv-1", "tv-2", "tv-3"} {
 		t.Run(name, func(t *testing.T) {
 			canonical := readFile(t, filepath.Join(dir, name+".canonical.json"))
@@ -233,7 +233,7 @@ func TestCanonicalFastRequestHashVectors(t *testing.T) {
 }
 
 func TestCanonicalFastRFC8785Numbers(t *testing.T) {
-	f, err := os.Open(filepath.Join(sharedDir, "suites", "jcs", "rfc8785-numbers.tsv"))
+	f, err := os.Open(filepath.Join(repoTestdata, "jcs", "rfc8785-numbers.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func TestCanonicalFastRFC8785Numbers(t *testing.T) {
 }
 
 func TestCanonicalFastES6Numbers(t *testing.T) {
-	f, err := os.Open(filepath.Join(sharedDir, "suites", "jcs", "es6testfile10k.txt"))
+	f, err := os.Open(filepath.Join(repoTestdata, "jcs", "es6testfile10k.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

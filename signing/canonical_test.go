@@ -15,7 +15,7 @@ import (
 )
 
 func TestRequestHashVectors(t *testing.T) {
-	dir := filepath.Join(sharedDir, "vectors", "request-hash")
+	dir := filepath.Join(repoTestdata, "request-hash")
 	for _, name := range []string{"tv-1", "tv-2", "tv-3"} {
 		t.Run(name, func(t *testing.T) {
 			canonical := readFile(t, filepath.Join(dir, name+".canonical.json"))
@@ -50,7 +50,7 @@ func TestRequestHashVectors(t *testing.T) {
 }
 
 func TestCanonicalizeJCSSuite(t *testing.T) {
-	dir := filepath.Join(sharedDir, "suites", "jcs")
+	dir := filepath.Join(repoTestdata, "jcs")
 	inputs, err := filepath.Glob(filepath.Join(dir, "input", "*.json"))
 	if err != nil || len(inputs) != 6 {
 		t.Fatalf("want the 6 JCS input vectors in %s, found %d (err %v)", dir, len(inputs), err)
@@ -85,7 +85,7 @@ func numberInputs(f float64) []string {
 }
 
 func TestCanonicalizeRFC8785Numbers(t *testing.T) {
-	f, err := os.Open(filepath.Join(sharedDir, "suites", "jcs", "rfc8785-numbers.tsv"))
+	f, err := os.Open(filepath.Join(repoTestdata, "jcs", "rfc8785-numbers.tsv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestCanonicalizeRFC8785Numbers(t *testing.T) {
 }
 
 func TestCanonicalizeES6Numbers(t *testing.T) {
-	f, err := os.Open(filepath.Join(sharedDir, "suites", "jcs", "es6testfile10k.txt"))
+	f, err := os.Open(filepath.Join(repoTestdata, "jcs", "es6testfile10k.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// sharedDir is ../shared beside the repository root, where CI puts it too.
-var sharedDir = filepath.Join("..", "..", "shared")
+// repoTestdata is the repository's top-level testdata/ folder: the vendored
+// RFC 8785 vectors (jcs/) and request-hash vectors (request-hash/).
+var repoTestdata = filepath.Join("..", "testdata")
 
 // testSeed is the fixed seed of the test signer, so signatures are stable.
 func testSeed(label string) []byte {

@@ -55,7 +55,7 @@ func jsonTestSuite(t testing.TB) []suiteFile {
 	dir := filepath.Join(suitesDir, "jsontestsuite", "test_parsing")
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		t.Fatalf("reading the JSONTestSuite (a sibling checkout of shared/): %v", err)
+		t.Fatalf("reading the JSONTestSuite: %v", err)
 	}
 	var files []suiteFile
 	for _, e := range entries {
@@ -204,7 +204,7 @@ func naughtyStrings(t testing.TB) []string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(suitesDir, "naughty-strings", "blns.json"))
 	if err != nil {
-		t.Fatalf("reading the naughty strings (a sibling checkout of shared/): %v", err)
+		t.Fatalf("reading the naughty strings: %v", err)
 	}
 	var list []string
 	if err := json.Unmarshal(b, &list); err != nil {

@@ -14,9 +14,10 @@ import (
 	"time"
 )
 
-// suitesDir is the read-only folder of external test corpora, a sibling of
-// the repository.
-var suitesDir = filepath.Join("..", "..", "shared", "suites")
+// suitesDir is the repository's top-level testdata/ folder, which holds the
+// vendored external test corpora (JSONTestSuite, the naughty strings, the
+// request-hash vectors), each with its SOURCE note.
+var suitesDir = filepath.Join("..", "testdata")
 
 // hostileBound is how much CPU time any one hostile request may take: 2 s
 // for bodies up to the 4 MiB limit (raceSlowdown times that under the race

@@ -27,9 +27,6 @@ import (
 	"github.com/verifier-dev/verifier/store"
 )
 
-// sharedVectors is where the request-hash vectors of SPEC §5 live.
-var sharedVectors = filepath.Join("..", "..", "shared", "vectors", "request-hash")
-
 func TestHTTPAgentCard(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "keys")
 	if _, err := signing.OpenKeyStore(dir, nil); err != nil {
@@ -93,7 +90,8 @@ func TestHTTPAgentCard(t *testing.T) {
 		t.Fatalf("extensions = %+v", ext)
 	}
 
-	// The test vectors are the shared ones, and the service reproduces them.
+	// The vectors the card publishes are the hosted service's
+	// (testdata/request-hash/), and the service reproduces them.
 	vectors := ext[0].Params.RequestHashTestVectors
 	if len(vectors) != 3 {
 		t.Fatalf("%d request-hash vectors, want 3", len(vectors))
@@ -101,7 +99,7 @@ func TestHTTPAgentCard(t *testing.T) {
 	for _, v := range vectors {
 		t.Run(v.Name, func(t *testing.T) {
 			for _, suffix := range []string{".request.json", ".canonical.json", ".sha256"} {
-				shared, err := os.ReadFile(filepath.Join(sharedVectors, v.Name+suffix))
+				vendored, err := os.ReadFile(filepath.Join(suitesDir, "request-hash", v.Name+suffix))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -109,8 +107,8 @@ func TestHTTPAgentCard(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Equal(shared, embedded) {
-					t.Errorf("embedded %s%s differs from the shared vector", v.Name, suffix)
+				if !bytes.Equal(vendored, embedded) {
+					t.Errorf("embedded %s%s differs from testdata/request-hash", v.Name, suffix)
 				}
 			}
 			sum := sha256.Sum256([]byte(v.Canonical))

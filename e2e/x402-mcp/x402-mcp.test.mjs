@@ -5,7 +5,7 @@
 // x402Client with @x402/evm's exact EVM scheme, signing EIP-3009
 // authorizations with a viem account), carried in _meta["x402/payment"].
 // The verifier checks them with the loopback facilitator of
-// shared/tools/x402 (the SDK's own verification, chain simulated in memory),
+// ../x402/facilitator.mjs (the SDK's own verification, chain simulated in memory),
 // whose GET /log shows every verify and settle it was asked for.
 //
 // Environment (set by ../../.ci/x402-mcp-e2e.sh, which starts everything):
@@ -39,7 +39,7 @@ const TESTDATA = env("VERIFIER_TESTDATA");
 const account = privateKeyToAccount(env("X402_PAYER_KEY"));
 if (!Number.isInteger(FREE) || FREE < 1) throw new Error("VERIFIER_FREE_PER_DAY must be a positive integer");
 
-// What --network testnet offers (../../../shared/x402-notes.md §6) at the
+// What --network testnet offers (payment/config.go, Base Sepolia USDC) at the
 // default prices (SPEC §7: 0.02 USDC a verification, 0.01 a record).
 const NETWORK = "eip155:84532";
 const USDC_SEPOLIA = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";

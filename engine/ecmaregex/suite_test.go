@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// suiteDir is the JSON Schema test suite, beside the repository.
-var suiteDir = filepath.Join("..", "..", "..", "shared", "suites", "json-schema-test-suite", "tests")
+// suiteDir is the JSON Schema Test Suite's tests, vendored in the
+// repository's testdata/ (see its SOURCE note).
+var suiteDir = filepath.Join("..", "..", "testdata", "json-schema-test-suite", "tests")
 
 type suiteGroup struct {
 	Description string          `json:"description"`

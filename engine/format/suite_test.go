@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// suiteDir is the JSON Schema test suite, beside the repository.
-var suiteDir = filepath.Join("..", "..", "..", "shared", "suites", "json-schema-test-suite", "tests")
+// suiteDir is the JSON Schema Test Suite's tests, vendored in the
+// repository's testdata/ (see its SOURCE note).
+var suiteDir = filepath.Join("..", "..", "testdata", "json-schema-test-suite", "tests")
 
 // TestSuiteFormats runs every string case of the suite's optional/format
 // folders (drafts 2020-12 and 7) through Valid. Non-string data passes

@@ -11,7 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var parsingSuite = filepath.Join("..", "..", "..", "shared", "suites", "jsontestsuite", "test_parsing")
+// parsingSuite is JSONTestSuite's test_parsing/, vendored in the repository's
+// testdata/ (see its SOURCE note).
+var parsingSuite = filepath.Join("..", "..", "testdata", "jsontestsuite", "test_parsing")
 
 // TestJSONTestSuite runs every file of JSONTestSuite: n_ files must be
 // rejected, y_ files accepted unless they break an I-JSON rule, and i_ files

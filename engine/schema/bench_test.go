@@ -18,12 +18,11 @@ func cpuNow() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// benchDir holds the peer benchmark's invoice documents.
-var benchDir = filepath.Join("..", "..", "..", "shared", "bench", "jsonschema-peers")
-
+// readBenchDoc decodes one file of testdata/peer-invoice: the 8 KB invoice
+// schema and documents that scripts/schemabench.sh also gives the peers.
 func readBenchDoc(tb testing.TB, name string) any {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(benchDir, name))
+	b, err := os.ReadFile(filepath.Join("testdata", "peer-invoice", name))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -14,8 +14,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
-// suiteDir is the official JSON Schema Test Suite beside the repository.
-var suiteDir = filepath.Join("..", "..", "..", "shared", "suites", "json-schema-test-suite")
+// suiteDir is the official JSON Schema Test Suite, vendored in the
+// repository's testdata/ (see its SOURCE note).
+var suiteDir = filepath.Join("..", "..", "testdata", "json-schema-test-suite")
 
 type suiteCase struct {
 	file, group, desc string
