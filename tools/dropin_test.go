@@ -335,3 +335,21 @@ func TestMCPStringifiedOutputHint(t *testing.T) {
 		t.Errorf("hint = %v, want schema:type saying to send the value itself", hint)
 	}
 }
+
+// TestRecordInvalidAgentIDBeforePayment: with payment on, a
+// get_verification_record call whose agent_id is invalid is refused as
+// invalid_request before any payment step (a record of an agent with no
+// history is paid now, so the check must come before the gate).
+func TestRecordInvalidAgentIDBeforePayment(t *testing.T) {
+	fac := &fakeFacilitator{}
+	fac.settleOK.Store(true)
+	fs := httptest.NewServer(fac)
+	defer fs.Close()
+	ts, _ := paymentServer(t, payment.Config{FreePerDay: 5, PayToEVM: testPayToEVM, FacilitatorURL: fs.URL, Network: payment.Testnet})
+	for _, id := range []string{`""`, `"` + strings.Repeat("x", 201) + `"`} {
+		r := callTool(t, ts.URL+"/mcp", ToolRecord, json.RawMessage(`{"agent_id":`+id+`}`))
+		if !r.IsError || resultCode(t, r) != CodeInvalidRequest {
+			t.Errorf("agent_id %.10s…: isError %v code %q, want invalid_request before payment", id, r.IsError, resultCode(t, r))
+		}
+	}
+}

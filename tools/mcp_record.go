@@ -121,5 +121,10 @@ func recordArgs(args map[string][]byte) *Error {
 		return InvalidRequest([]engine.FieldProblem{{Field: "agent_id", Problem: "must be a string",
 			Fix: "Send agent_id as a string of 1 to 200 characters."}})
 	}
+	// Checked here, before any payment step: an invalid request is never
+	// charged, nor its payment sent to the facilitator.
+	if p := agentIDProblem(agentID); p != nil {
+		return InvalidRequest([]engine.FieldProblem{*p})
+	}
 	return nil
 }
