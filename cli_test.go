@@ -305,7 +305,7 @@ func TestKeysShowAndRotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := show()
-	if len(before) != 1 || before[0]["algorithm"] != "Ed25519" || before[0]["publicKeyEncoding"] != "base64" {
+	if len(before) != 1 || before[0]["algorithm"] != "Ed25519" || before[0]["publicKeyEncoding"] != "base64 of the raw 32-byte Ed25519 public key" {
 		t.Fatalf("keys show = %v, want one Ed25519 key", before)
 	}
 	if err := run(context.Background(), []string{"keys", "rotate", "--data-dir", dir}, nil, &bytes.Buffer{}, &bytes.Buffer{}, env); err != nil {

@@ -151,15 +151,16 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 	hints := []Hint{}
 	for _, f := range out.Findings {
 		if f.Blocking {
-			errs = append(errs, fmt.Sprintf("%s: %s at '%s': %s", f.Gate, f.Check, f.Path, f.Message))
-			details = append(details, ErrorDetail{Check: f.Check, Path: f.Path, Expected: f.Expected, Found: f.Found, Message: f.Message})
+			line := fmt.Sprintf("%s: %s at '%s': %s", f.Gate, f.Check, f.callerField(), f.Message)
+			errs = append(errs, line)
+			details = append(details, ErrorDetail{Check: f.Check, Path: f.Path, Expected: f.Expected, Found: f.Found, Message: line})
 		}
-		if f.Source == SourceIntegrity {
+		if f.flagged() {
 			severity := "warning"
 			if f.Blocking {
 				severity = "error"
 			}
-			flags = append(flags, Flag{Check: f.Check, Field: f.Path, Severity: severity, Detail: f.Message})
+			flags = append(flags, Flag{Check: f.Check, Field: f.callerField(), Severity: severity, Detail: f.Message})
 		}
 		hints = append(hints, Hint{Source: f.Source, Check: f.Check, Path: f.Path, Expected: f.Expected, Found: f.Found})
 	}

@@ -9,12 +9,15 @@ import (
 
 // checkBound evaluates one bound, spending from budget. It returns
 // counted=false when the bound is skipped (if_present and no value), or
-// when budget stopped it (the caller checks budget).
+// when budget stopped it (the caller checks budget). Its words are those of
+// the wordings table.
 func checkBound(b *Bound, out any, budget *schema.Budget) (f *Finding, counted bool) {
-	fail := func(path, found, msg string) (*Finding, bool) {
+	fail := func(path, kind string, args failureArgs) (*Finding, bool) {
+		args["field"], args["range"] = b.Key, b.describe()
+		expected, found, detail := word(kind, args)
 		return &Finding{
-			Source: SourceIntegrity, Check: CheckBounds, Path: path, Expected: b.describe(),
-			Found: found, Message: msg, Gate: GateBounds, Blocking: true,
+			Source: SourceIntegrity, Check: CheckBounds, Path: path, Field: b.Key, Expected: expected,
+			Found: found, Message: detail, Gate: GateBounds, Blocking: true,
 		}, true
 	}
 	var room [8]Match // the matches of most bounds, without an allocation
@@ -26,15 +29,14 @@ func checkBound(b *Bound, out any, budget *schema.Budget) (f *Finding, counted b
 		if b.IfPresent {
 			return nil, false
 		}
-		where := b.Path.String()
-		return fail(where, "no value", fmt.Sprintf("no value at %s; add it, or set if_present to skip the bound when it is absent", where))
+		return fail(b.Path.String(), failNoValue, failureArgs{"what": "bound"})
 	}
 	for _, m := range matches {
 		if !budget.Charge(readSteps(m.Value)) {
 			return nil, false
 		}
 		if !b.holds(m.Value) {
-			return fail(m.Loc().String(), brief(m.Value), fmt.Sprintf("%s is %s, expected %s", m.Loc(), brief(m.Value), b.describe()))
+			return fail(m.Loc().String(), failBound, failureArgs{"at": callerPath(m.Loc().String()), "value": valueText(m.Value)})
 		}
 	}
 	return nil, true
@@ -72,10 +74,10 @@ func (b *Bound) describe() string {
 	}
 	switch {
 	case b.Min != nil && b.Max != nil:
-		return fmt.Sprintf("%s in [%s, %s]", kind, b.Min.Text, b.Max.Text)
+		return fmt.Sprintf("a %s in [%s, %s]", kind, b.Min.Text, b.Max.Text)
 	case b.Min != nil:
-		return fmt.Sprintf("%s ≥ %s", kind, b.Min.Text)
+		return fmt.Sprintf("a %s at least %s", kind, b.Min.Text)
 	default:
-		return fmt.Sprintf("%s ≤ %s", kind, b.Max.Text)
+		return fmt.Sprintf("a %s at most %s", kind, b.Max.Text)
 	}
 }

@@ -346,7 +346,7 @@ func (r *Request) filledRules() any {
 }
 
 func (rule *Rule) filledTolerance() any {
-	if t, sent := rule.decoded["tolerance"]; sent {
+	if t := rule.decoded["tolerance"]; t != nil {
 		return t
 	}
 	return json.RawMessage(defaultToleranceJSON)

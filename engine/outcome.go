@@ -32,11 +32,15 @@ type Finding struct {
 	Source   string // SourceSchema or SourceIntegrity
 	Check    string // e.g. "schema:required", "consistency:sum_equals"
 	Path     string // where in submitted_output, "$.…"
+	Field    string // the rule's field or bound's key as the caller wrote it; "" for other checks
 	Expected string
 	Found    string // quotes the output briefly (≤ 80 characters)
 	Message  string
 	Gate     string
 	Blocking bool
+	// Advisory marks a finding that is no check (CheckUnknownKeyword): it
+	// never blocks, counts in no ratio, and is flagged as a warning.
+	Advisory bool
 }
 
 // Ratio is a share of checks that held, rounded to 6 decimals; 1 when no
@@ -134,12 +138,12 @@ func (o *Outcome) wants(blocking, integrity bool) bool {
 
 // add adds a finding: kept when wanted, else counted.
 func (o *Outcome) add(f Finding) {
-	if o.wants(f.Blocking, f.Source == SourceIntegrity) {
+	if o.wants(f.Blocking, f.flagged()) {
 		o.Findings = append(o.Findings, f)
-		o.count(1, f.Blocking, f.Source == SourceIntegrity, f.Check, false)
+		o.count(1, f.Blocking, f.flagged(), f.Check, false)
 		return
 	}
-	o.count(1, f.Blocking, f.Source == SourceIntegrity, f.Check, true)
+	o.count(1, f.Blocking, f.flagged(), f.Check, true)
 }
 
 // omit counts n findings of check, blocking or not, integrity or not, that
@@ -193,4 +197,18 @@ func (t *tally) record(ok bool) {
 	if ok {
 		t.passed++
 	}
+}
+
+// flagged reports whether the answer lists f among its flags: a failed
+// integrity check, or an advisory finding.
+func (f *Finding) flagged() bool { return f.Source == SourceIntegrity || f.Advisory }
+
+// callerField is where a finding is in the caller's words, for flags and
+// errors lines: the rule's field or bound's key as written, else the
+// location (SPEC §2).
+func (f *Finding) callerField() string {
+	if f.Field != "" {
+		return f.Field
+	}
+	return f.Path
 }

@@ -334,23 +334,23 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 		field int
 		dst   *bool
 	}{{fieldStrict, &r.StrictContentCheck}, {fieldEnforce, &r.EnforceRules}} {
-		if val, ok := decoded.get(flag.field); ok {
+		if val, ok := decoded.get(flag.field); ok && val != nil {
 			b, isBool := val.(bool)
 			if !isBool {
-				p.add(topLevelFields[flag.field], "must be a boolean", "Send true or false (the default is false).")
+				p.add(topLevelFields[flag.field], "must be a boolean or null", "Send true or false (the default, also taken for null, is false).")
 				continue
 			}
 			*flag.dst = b
 		}
 	}
-	if val, ok := decoded.get(fieldDetail); ok {
+	if val, ok := decoded.get(fieldDetail); ok && val != nil {
 		switch val {
 		case DetailFull:
 			r.Detail = DetailFull
 		case DetailCompact:
 			r.Detail = DetailCompact
 		default:
-			p.add("detail", "is not one of the allowed values", "Use 'full' (the default) or 'compact'.")
+			p.add("detail", "is not one of the allowed values", "Use 'full' (the default, also taken for null) or 'compact'.")
 		}
 	}
 	if val, ok := decoded.get(fieldBounds); ok && val != nil {
@@ -402,7 +402,7 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 		if bad {
 			continue
 		}
-		if ip, ok := entry["if_present"]; ok {
+		if ip, ok := member(entry, "if_present"); ok {
 			bv, isBool := ip.(bool)
 			if !isBool {
 				p.add(field+".if_present", "must be a boolean", "Send true or false (the default is false).")
@@ -428,8 +428,8 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 
 // decodeLimit reads min or max; bad reports a problem already recorded.
 func decodeLimit(entry map[string]any, name, field string, p *problems) (*Limit, bool) {
-	val, ok := entry[name]
-	if !ok || val == nil {
+	val, ok := member(entry, name)
+	if !ok {
 		return nil, false
 	}
 	switch x := val.(type) {
@@ -515,17 +515,17 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 	} else {
 		r.Field, r.FieldText = path, text
 	}
-	// Fields that belong to another rule type are an error: a typo must not
-	// silently weaken a check.
+	// Fields that belong to another rule type are an error when they carry
+	// a value: a typo must not silently weaken a check. null is "not set".
 	for _, other := range []string{"equals_field", "equals", "other_field", "value", "in_field", "values"} {
-		if _, sent := obj[other]; sent && other != targets[0] && other != targets[1] {
+		if _, sent := member(obj, other); sent && other != targets[0] && other != targets[1] {
 			p.add(field+"."+other, "does not apply to rule type "+typ, ruleFieldFix(typ))
 		}
 	}
 	if targets != [2]string{} {
 		pathName, valueName := targets[0], targets[1]
-		_, hasPath := obj[pathName]
-		_, hasValue := obj[valueName]
+		_, hasPath := member(obj, pathName)
+		_, hasValue := member(obj, valueName)
 		switch {
 		case hasPath && hasValue:
 			p.add(field, fmt.Sprintf("has both %s and %s", pathName, valueName), fmt.Sprintf("Keep exactly one of %s or %s.", pathName, valueName))
@@ -566,7 +566,7 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 			}
 		}
 	}
-	if t, sent := obj["tolerance"]; sent {
+	if t, sent := member(obj, "tolerance"); sent {
 		n, ok := numberOf(t)
 		if !ok || n < 0 {
 			p.add(field+".tolerance", "must be a number ≥ 0", "Send a small non-negative number such as 0.01 (the default is 1e-9).")
@@ -574,7 +574,7 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 			r.Tolerance = n
 		}
 	}
-	if ip, sent := obj["if_present"]; sent {
+	if ip, sent := member(obj, "if_present"); sent {
 		b, ok := ip.(bool)
 		if !ok {
 			p.add(field+".if_present", "must be a boolean", "Send true or false (the default is false).")
@@ -582,6 +582,13 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 		r.IfPresent = b
 	}
 	return r, p.count() == before
+}
+
+// member returns obj's member name and whether it is set: present and not
+// null, since null means "not set" for every optional member (SPEC §1).
+func member(obj map[string]any, name string) (any, bool) {
+	v, ok := obj[name]
+	return v, ok && v != nil
 }
 
 func ruleFieldFix(typ string) string {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -13,65 +12,63 @@ import (
 
 // checkRule evaluates one rule against the output, spending from b. It
 // returns counted=false when the rule is skipped (if_present and nothing to
-// check), or when b stopped it (the caller checks b).
+// check), or when b stopped it (the caller checks b). Its words are those
+// of the wordings table.
 func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 	var room [8]Match // the matches of most rules, without an allocation
 	matches := r.Field.appendMatches(room[:0], out, b)
 	if b.Stopped() {
 		return nil, false
 	}
-	fail := func(path, expected, found, msg string) (*Finding, bool) {
+	fail := func(path, kind string, args failureArgs) (*Finding, bool) {
+		if _, named := args["field"]; !named { // a target failure names its member's path
+			args["field"] = r.FieldText
+		}
+		expected, found, detail := word(kind, args)
 		return &Finding{
-			Source: SourceIntegrity, Check: "consistency:" + r.Type, Path: path,
-			Expected: expected, Found: found, Message: msg, Gate: GateRules,
+			Source: SourceIntegrity, Check: "consistency:" + r.Type, Path: path, Field: r.FieldText,
+			Expected: expected, Found: found, Message: detail, Gate: GateRules,
 		}, true
 	}
+	at := func(m Match) string { return callerPath(m.Loc().String()) }
 	if len(matches) == 0 {
 		if r.IfPresent {
 			return nil, false
 		}
-		where := r.Field.String()
-		return fail(where, "a value at "+where, "no value",
-			fmt.Sprintf("no value at %s; add it, or set if_present to skip the rule when it is absent", where))
+		return fail(r.Field.String(), failNoValue, failureArgs{"what": "rule"})
 	}
 	switch r.Type {
 	case RuleSumEquals:
 		sum := 0.0
+		addends := make([]json.Number, 0, len(matches))
 		for _, m := range matches {
 			if !b.Charge(readSteps(m.Value)) {
 				return nil, false
 			}
 			n, ok := asNumber(m.Value)
 			if !ok {
-				return fail(m.Loc().String(), "number", brief(m.Value),
-					fmt.Sprintf("%s must hold numbers to sum, found %s at %s", r.Field, typeName(m.Value), m.Loc()))
+				return fail(m.Loc().String(), failNotNumber, failureArgs{"at": at(m), "value": valueText(m.Value)})
 			}
 			sum += n
+			addends = append(addends, m.Value.(json.Number))
 		}
-		target, tf := r.target(out, r.EqualsField, r.Equals, "equals_field", b)
+		target, label, tf := r.target(out, r.EqualsField, r.Equals, "equals_field", b)
 		if b.Stopped() {
 			return nil, false
 		}
 		if tf != nil {
-			return fail(r.Field.String(), tf.expected, tf.found, tf.message)
+			return fail(r.Field.String(), tf.kind, tf.args)
 		}
 		if math.Abs(sum-target) > r.Tolerance {
-			label := targetLabel(r.EqualsField)
-			return fail(r.Field.String(), fmt.Sprintf("sum equal to %s (%s, tolerance %s)", formatNumber(target), label, formatNumber(r.Tolerance)),
-				"sum "+formatNumber(sum),
-				fmt.Sprintf("values sum to %s, expected %s (%s)", formatNumber(sum), label, formatNumber(target)))
+			return fail(r.Field.String(), failSum, failureArgs{"sum": formatSum(sum, addends), "target": label})
 		}
 	case RuleGTE, RuleLTE:
-		target, tf := r.target(out, r.OtherField, r.Value, "other_field", b)
+		target, label, tf := r.target(out, r.OtherField, r.Value, "other_field", b)
 		if b.Stopped() {
 			return nil, false
 		}
 		if tf != nil {
-			return fail(r.Field.String(), tf.expected, tf.found, tf.message)
-		}
-		op, word := "≥", "at least"
-		if r.Type == RuleLTE {
-			op, word = "≤", "at most"
+			return fail(r.Field.String(), tf.kind, tf.args)
 		}
 		for _, m := range matches {
 			if !b.Charge(readSteps(m.Value)) {
@@ -79,22 +76,19 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			}
 			n, ok := asNumber(m.Value)
 			if !ok {
-				return fail(m.Loc().String(), "number "+op+" "+formatNumber(target), brief(m.Value),
-					fmt.Sprintf("%s must be a number to compare, found %s", m.Loc(), typeName(m.Value)))
+				return fail(m.Loc().String(), failNotNumber, failureArgs{"at": at(m), "value": valueText(m.Value)})
 			}
 			holds := n >= target-r.Tolerance
 			if r.Type == RuleLTE {
 				holds = n <= target+r.Tolerance
 			}
 			if !holds {
-				label := targetLabel(r.OtherField)
-				return fail(m.Loc().String(), fmt.Sprintf("%s %s (%s)", op, formatNumber(target), label), brief(m.Value),
-					fmt.Sprintf("%s is %s, must be %s %s (%s)", m.Loc(), formatNumber(n), word, formatNumber(target), label))
+				return fail(m.Loc().String(), r.Type, failureArgs{"at": at(m), "value": valueText(m.Value), "target": label})
 			}
 		}
 	case RuleExistsIn:
 		allowed := r.Values
-		label := "the values list"
+		label := "the given values"
 		if r.InField != nil {
 			allowed = nil
 			for _, m := range r.InField.appendMatches(nil, out, b) {
@@ -103,7 +97,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			if b.Stopped() {
 				return nil, false
 			}
-			label = "values at " + r.InField.String()
+			label = "the values at " + r.memberText("in_field")
 		}
 		set := newValueIndex(len(allowed))
 		for i, a := range allowed {
@@ -117,8 +111,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 				return nil, false
 			}
 			if !ok {
-				return fail(m.Loc().String(), "one of "+label, brief(m.Value),
-					fmt.Sprintf("%s is not among %s", m.Loc(), label))
+				return fail(m.Loc().String(), failExistsIn, failureArgs{"at": at(m), "value": valueText(m.Value), "allowed": label})
 			}
 		}
 	case RuleUnique:
@@ -129,8 +122,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 				return nil, false
 			}
 			if dup {
-				return fail(m.Loc().String(), "values distinct from each other", brief(m.Value),
-					fmt.Sprintf("%s repeats the value at %s", m.Loc(), matches[first].Loc()))
+				return fail(m.Loc().String(), failUnique, failureArgs{"at": at(m), "value": valueText(m.Value), "first": at(matches[first])})
 			}
 			seen.add(m.Value, i, nil)
 		}
@@ -138,43 +130,49 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 	return nil, true
 }
 
-// targetFailure is why a rule's comparison target could not be read.
-type targetFailure struct{ expected, found, message string }
+// targetFailure is why a rule's comparison target could not be read: a
+// kind of wordings and its words.
+type targetFailure struct {
+	kind string
+	args failureArgs
+}
 
-// target reads the number a rule compares with: the single number at path, or
-// the literal.
-func (r *Rule) target(out any, path *Path, literal *float64, fieldName string, b *schema.Budget) (float64, *targetFailure) {
+// target reads the number a rule compares with, spending from b: the
+// single number at path, or the literal. label names it in the rule's
+// words: the path as the caller wrote it with the number as written there
+// (`total (135.0)`), or the literal as the caller wrote it.
+func (r *Rule) target(out any, path *Path, literal *float64, member string, b *schema.Budget) (n float64, label string, tf *targetFailure) {
 	if path == nil {
-		return *literal, nil
+		name := "equals"
+		if member == "other_field" {
+			name = "value"
+		}
+		return *literal, valueText(r.decoded[name]), nil
 	}
+	written := r.memberText(member)
 	var room [2]Match
 	matches := path.appendMatches(room[:0], out, b)
+	args := failureArgs{"member": member, "field": written}
 	switch {
 	case len(matches) == 0:
-		at := path.String()
-		return 0, &targetFailure{"a number at " + at, "no value",
-			fmt.Sprintf("%s names %s, which has no value", fieldName, at)}
+		return 0, "", &targetFailure{failTargetNone, args}
 	case len(matches) > 1:
-		at := path.String()
-		return 0, &targetFailure{"one number at " + at, fmt.Sprintf("%d values", len(matches)),
-			fmt.Sprintf("%s names %s, which resolves to %d values; name a single value", fieldName, at, len(matches))}
+		args["count"] = strconv.Itoa(len(matches))
+		return 0, "", &targetFailure{failTargetMany, args}
 	}
 	n, ok := asNumber(matches[0].Value)
 	if !ok {
-		at := path.String()
-		return 0, &targetFailure{"a number at " + at, brief(matches[0].Value),
-			fmt.Sprintf("%s names %s, which holds %s, not a number", fieldName, at, typeName(matches[0].Value))}
+		args["value"] = valueText(matches[0].Value)
+		return 0, "", &targetFailure{failTargetNotNumer, args}
 	}
-	return n, nil
+	return n, written + " (" + valueText(matches[0].Value) + ")", nil
 }
 
-// targetLabel names what a rule compares with, in a message: the path of
-// target without its `$.`, or the given value.
-func targetLabel(path *Path) string {
-	if path == nil {
-		return "the given value"
-	}
-	return strings.TrimPrefix(path.String(), "$.")
+// memberText is a path member of the rule (equals_field, other_field,
+// in_field) as the caller wrote it.
+func (r *Rule) memberText(member string) string {
+	s, _ := r.decoded[member].(string)
+	return s
 }
 
 func asNumber(v any) (float64, bool) {

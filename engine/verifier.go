@@ -201,6 +201,8 @@ func (v *Verifier) check(ctx context.Context, req *Request, schemaHash string, k
 	if budget.Stopped() {
 		return nil, stageError(budget.Err(), "checking content", "submitted_output", fixContentSteps)
 	}
+	addKeywordTypos(out, compiled.KeywordTypos())
+	markStringifiedOutput(out.Findings, req.SubmittedOutput)
 
 	out.Pass = out.seen.blocking == 0
 	out.Schema = NewRatio(res.Passed, res.Total)

@@ -79,13 +79,35 @@ type NextAction struct {
 	Fields []string `json:"fields,omitempty"`
 }
 
-// FreeTrial is the 402 body's live free_trial object.
+// FreeTrial is the 402 (and 429) body's live free_trial object, with
+// every member the hosted service documents (SPEC §7) in its order, then
+// ours (reason, max_free_body_bytes, covers).
 type FreeTrial struct {
 	// Available: this client has free calls left today.
-	Available            bool      `json:"available"`
+	Available bool `json:"available"`
+	// Via is FreeTrialVia: the allowance serves MCP and REST alike.
+	Via string `json:"via"`
+	// Transport is FreeTrialTransport, the MCP transport of URL.
+	Transport string `json:"transport"`
+	// URL is this server's MCP endpoint. The gate does not know it: the
+	// HTTP layer fills it in before the refusal is written.
+	URL string `json:"url"`
+	// Tool is the MCP tool the allowance pays for (FreeTrialTool).
+	Tool                 string    `json:"tool"`
+	CallsPerClientPerDay int       `json:"calls_per_client_per_day"`
 	RemainingCallsToday  int       `json:"remaining_calls_today"`
 	ResetsAt             time.Time `json:"resets_at"`
-	CallsPerClientPerDay int       `json:"calls_per_client_per_day"`
+	// Client says how a client is identified, and that REST and MCP share
+	// one allowance.
+	Client string `json:"client"`
+	// RESTFree: the REST verify routes are free within the same allowance
+	// (always, here; the member is the hosted service's).
+	RESTFree bool `json:"rest_free"`
+	// Launch says how to start using the allowance: no sign-up, key or
+	// wallet.
+	Launch string `json:"launch"`
+	// Message is the allowance in one sentence, with what is left today.
+	Message string `json:"message"`
 	// Code is CodeFreeTrialExhausted once the allowance is used up.
 	Code string `json:"code,omitempty"`
 	// Reason says why this request was not free although calls are left:
@@ -106,6 +128,14 @@ const (
 
 // freeCovers is FreeTrial.Covers.
 const freeCovers = "POST /verify/schema, POST /verify/deliverable and MCP verify_schema"
+
+// The fixed members of FreeTrial, as the hosted service writes them.
+const (
+	FreeTrialVia       = "mcp+rest"
+	FreeTrialTransport = "streamable-http"
+	FreeTrialTool      = "verify_schema"
+	freeTrialLaunch    = "No sign-up, API key or wallet: call verify_schema over MCP, or POST /verify/schema, and the free calls are used first."
+)
 
 // Error is a refusal: the error shape of SPEC §6 (the same JSON fields as
 // tools.Error, so the HTTP layer renders either), with the x402 data of a

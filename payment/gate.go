@@ -677,8 +677,10 @@ func (g *Gate) paymentRequired(ctx context.Context, r Request, now time.Time, a 
 
 func (g *Gate) freeTrial(a store.Allowance, reason string) *FreeTrial {
 	ft := &FreeTrial{
-		Available: a.Remaining > 0, RemainingCallsToday: a.Remaining, ResetsAt: a.Resets.UTC(),
-		CallsPerClientPerDay: a.Limit, MaxFreeBodyBytes: g.cfg.FreeTierMaxBody, Covers: freeCovers,
+		Available: a.Remaining > 0, Via: FreeTrialVia, Transport: FreeTrialTransport, Tool: FreeTrialTool,
+		CallsPerClientPerDay: a.Limit, RemainingCallsToday: a.Remaining, ResetsAt: a.Resets.UTC(),
+		Client: g.clientRule(), RESTFree: true, Launch: freeTrialLaunch, Message: allowanceMessage(a),
+		MaxFreeBodyBytes: g.cfg.FreeTierMaxBody, Covers: freeCovers,
 	}
 	if a.Remaining == 0 {
 		ft.Code = CodeFreeTrialExhausted
@@ -686,6 +688,24 @@ func (g *Gate) freeTrial(a store.Allowance, reason string) *FreeTrial {
 		ft.Reason = reason
 	}
 	return ft
+}
+
+// clientRule is FreeTrial.Client: how this gate tells clients apart.
+func (g *Gate) clientRule() string {
+	by := "the connection's remote address"
+	if g.cfg.TrustProxy {
+		by = "the last X-Forwarded-For entry, the one the trusted proxy appended"
+	}
+	return "A client is identified by its IP address (IPv6 by its /64), taken from " + by + "; verify_schema over MCP and the REST verify routes share one allowance."
+}
+
+// allowanceMessage is FreeTrial.Message: the allowance in one sentence.
+func allowanceMessage(a store.Allowance) string {
+	if a.Limit <= 0 {
+		return "This deployment has no free allowance: every verification is paid with x402."
+	}
+	return fmt.Sprintf("Each client gets %d free verifications per UTC day (verify_schema over MCP, POST /verify/schema and POST /verify/deliverable); %d left today, resetting at %s.",
+		a.Limit, a.Remaining, a.Resets.UTC().Format(time.RFC3339))
 }
 
 // refusal402 builds a 402 carrying PaymentRequired (x402Error in its error

@@ -85,6 +85,6 @@ func ExampleRotateKey() {
 	// Output:
 	// first key: v1-2026-11a
 	// rotated to: v2-2026-11b
-	// published: v1-2026-11a Ed25519 base64
-	// published: v2-2026-11b Ed25519 base64
+	// published: v1-2026-11a Ed25519 base64 of the raw 32-byte Ed25519 public key
+	// published: v2-2026-11b Ed25519 base64 of the raw 32-byte Ed25519 public key
 }

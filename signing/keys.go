@@ -165,14 +165,14 @@ func addCardKeys(keys Keys, rawParams json.RawMessage, i int) error {
 			return fmt.Errorf("%s.keyVersion is missing", at)
 		}
 		if pk.PublicKeyEncoding != PublicKeyEncoding {
-			return fmt.Errorf("%s.publicKeyEncoding is not %q", at, PublicKeyEncoding)
+			return fmt.Errorf("%s.publicKeyEncoding is not %q, the only encoding this verifier reads (standard base64 of the 32 raw key bytes)", at, PublicKeyEncoding)
 		}
 		pub, err := decodePublicKey(pk.PublicKey)
 		if err != nil {
 			return fmt.Errorf("%s.publicKey: %w", at, err)
 		}
 		if old, ok := keys[pk.KeyVersion]; ok && !old.Equal(pub) {
-			return fmt.Errorf("%s: key version %q is published with two different keys", at, pk.KeyVersion)
+			return fmt.Errorf("%s: its keyVersion is published with two different keys", at)
 		}
 		keys[pk.KeyVersion] = pub
 	}

@@ -87,15 +87,17 @@ func TestKeysFromAgentCardRejects(t *testing.T) {
 		"extensions not array":   `{"capabilities":{"extensions":{}}}`,
 		"no attestation ext":     `{"capabilities":{"extensions":[{"uri":"urn:other","params":{}}]}}`,
 		"empty key list":         ext(``),
-		"only other algorithms":  ext(key("v1", "ML-DSA-65", pub, "base64")),
-		"bad key":                ext(key("v1", "Ed25519", "AAAA", "base64")),
+		"only other algorithms":  ext(key("v1", "ML-DSA-65", pub, PublicKeyEncoding)),
+		"bad key":                ext(key("v1", "Ed25519", "AAAA", PublicKeyEncoding)),
 		"hex encoding":           ext(key("v1", "Ed25519", pub, "hex")),
-		"missing version":        ext(key("", "Ed25519", pub, "base64")),
-		"version twice":          ext(key("v1", "Ed25519", pub, "base64") + "," + key("v1", "Ed25519", other, "base64")),
+		"bare base64":            ext(key("v1", "Ed25519", pub, "base64")),
+		"no encoding":            ext(`{"keyVersion":"v1","algorithm":"Ed25519","publicKey":"` + pub + `"}`),
+		"missing version":        ext(key("", "Ed25519", pub, PublicKeyEncoding)),
+		"version twice":          ext(key("v1", "Ed25519", pub, PublicKeyEncoding) + "," + key("v1", "Ed25519", other, PublicKeyEncoding)),
 		"params not object":      `{"capabilities":{"extensions":[{"uri":"urn:json-schema-verifier:extension:attestation:v1","params":[]}]}}`,
 		"publicKeys not array":   `{"capabilities":{"extensions":[{"uri":"urn:json-schema-verifier:extension:attestation:v1","params":{"publicKeys":{}}}]}}`,
-		"capitalised publicKeys": `{"capabilities":{"extensions":[{"uri":"urn:json-schema-verifier:extension:attestation:v1","params":{"PublicKeys":[` + key("v1", "Ed25519", pub, "base64") + `]}}]}}`,
-		"keyVersion not string":  ext(`{"keyVersion":1,"algorithm":"Ed25519","publicKey":"` + pub + `","publicKeyEncoding":"base64"}`),
+		"capitalised publicKeys": `{"capabilities":{"extensions":[{"uri":"urn:json-schema-verifier:extension:attestation:v1","params":{"PublicKeys":[` + key("v1", "Ed25519", pub, PublicKeyEncoding) + `]}}]}}`,
+		"keyVersion not string":  ext(`{"keyVersion":1,"algorithm":"Ed25519","publicKey":"` + pub + `","publicKeyEncoding":"` + PublicKeyEncoding + `"}`),
 	}
 	for name, card := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -105,7 +107,7 @@ func TestKeysFromAgentCardRejects(t *testing.T) {
 		})
 	}
 	// The same key listed twice under one version is fine.
-	if _, err := KeysFromAgentCard([]byte(ext(key("v1", "Ed25519", pub, "base64") + "," + key("v1", "Ed25519", pub, "base64")))); err != nil {
+	if _, err := KeysFromAgentCard([]byte(ext(key("v1", "Ed25519", pub, PublicKeyEncoding) + "," + key("v1", "Ed25519", pub, PublicKeyEncoding)))); err != nil {
 		t.Errorf("KeysFromAgentCard with a repeated entry: %v", err)
 	}
 }

@@ -104,7 +104,7 @@ func TestOpenKeyStoreCreatesFirstKey(t *testing.T) {
 	if again.Current().PublicKey() != ks.Current().PublicKey() {
 		t.Errorf("reopened store has key %+v, want %+v", again.Current().PublicKey(), ks.Current().PublicKey())
 	}
-	if pk := ks.Current().PublicKey(); pk.Algorithm != Algorithm || pk.PublicKeyEncoding != "base64" {
+	if pk := ks.Current().PublicKey(); pk.Algorithm != Algorithm || pk.PublicKeyEncoding != PublicKeyEncoding {
 		t.Errorf("PublicKey() = %+v", pk)
 	}
 }

@@ -286,9 +286,9 @@ const (
   "capabilities": {"streaming": false, "extensions": [
     {"uri": "urn:example:unrelated", "params": {"publicKeys": "not ours"}},
     {"uri": "urn:json-schema-verifier:extension:attestation:v1", "required": false, "params": {"publicKeys": [
-      {"keyVersion": "svc-2026-12", "algorithm": "Ed25519", "publicKey": "%s", "publicKeyEncoding": "base64"},
-      {"keyVersion": "svc-2027-01", "algorithm": "Ed25519", "publicKey": "%s", "publicKeyEncoding": "base64"},
-      {"keyVersion": "svc-pq", "algorithm": "ML-DSA-65", "publicKey": "AAAA", "publicKeyEncoding": "base64"}
+      {"keyVersion": "svc-2026-12", "algorithm": "Ed25519", "publicKey": "%s", "publicKeyEncoding": "base64 of the raw 32-byte Ed25519 public key"},
+      {"keyVersion": "svc-2027-01", "algorithm": "Ed25519", "publicKey": "%s", "publicKeyEncoding": "base64 of the raw 32-byte Ed25519 public key"},
+      {"keyVersion": "svc-pq", "algorithm": "ML-DSA-65", "publicKey": "AAAA", "publicKeyEncoding": "base64 of the raw 32-byte Ed25519 public key"}
     ]}}
   ]}}`
 )

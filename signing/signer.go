@@ -17,9 +17,10 @@ import (
 // are stored and supplied (VERIFIER_SIGNING_KEY).
 const SeedSize = ed25519.SeedSize
 
-// PublicKeyEncoding is the encoding of PublicKey.PublicKey: standard base64
-// of the 32 raw public-key bytes.
-const PublicKeyEncoding = "base64"
+// PublicKeyEncoding is the encoding of PublicKey.PublicKey, standard base64
+// of the 32 raw public-key bytes, in the words the hosted service publishes
+// in its agent card: a card from either reads the same (SPEC §5).
+const PublicKeyEncoding = "base64 of the raw 32-byte Ed25519 public key"
 
 // Attestation is the "attestation" object of a receipt.
 type Attestation struct {

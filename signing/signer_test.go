@@ -81,11 +81,11 @@ func TestSignerPublicKey(t *testing.T) {
 	if err != nil || len(raw) != 32 {
 		t.Fatalf("PublicKey().PublicKey = %q, want base64 of 32 bytes (err %v)", pk.PublicKey, err)
 	}
-	if pk.KeyVersion != "v1-2026-10a" || pk.Algorithm != "Ed25519" || pk.PublicKeyEncoding != "base64" {
+	if pk.KeyVersion != "v1-2026-10a" || pk.Algorithm != "Ed25519" || pk.PublicKeyEncoding != "base64 of the raw 32-byte Ed25519 public key" {
 		t.Errorf("PublicKey() = %+v", pk)
 	}
 	b, _ := json.Marshal(pk)
-	want := `{"keyVersion":"v1-2026-10a","algorithm":"Ed25519","publicKey":"` + pk.PublicKey + `","publicKeyEncoding":"base64"}`
+	want := `{"keyVersion":"v1-2026-10a","algorithm":"Ed25519","publicKey":"` + pk.PublicKey + `","publicKeyEncoding":"base64 of the raw 32-byte Ed25519 public key"}`
 	if string(b) != want {
 		t.Errorf("json of PublicKey = %s, want %s", b, want)
 	}

@@ -47,15 +47,39 @@ func compareErrorTable(t *testing.T, where string, rows [][]string) {
 func TestErrorTablesMatchRegistry(t *testing.T) {
 	f := newHTTPFixture(t, nil, nil)
 	_, llms := f.do(t, http.MethodGet, "/llms.txt", nil, nil)
-	rows, err := mdtable.Find(string(llms), "code", "HTTP", "retryable", "meaning")
-	if err != nil {
-		t.Fatalf("llms.txt: %v", err)
+	// "## Errors" and, right after it, "## Payment errors": together the
+	// registry, the payment codes in the second only.
+	_, errorsPart, found := strings.Cut(string(llms), "\n## Errors\n")
+	if !found {
+		t.Fatal("llms.txt has no Errors section")
+	}
+	errorsPart, paymentPart, found := strings.Cut(errorsPart, "\n## ")
+	if !found || !strings.HasPrefix(paymentPart, "Payment errors\n") {
+		t.Fatalf("the section after Errors in llms.txt is not Payment errors: %.40q", paymentPart)
+	}
+	paymentPart, _, _ = strings.Cut(paymentPart, "\n## ")
+	var rows [][]string
+	for _, part := range []struct {
+		name, text string
+		payment    bool
+	}{{"Errors", errorsPart, false}, {"Payment errors", paymentPart, true}} {
+		sectionRows, err := mdtable.Find(part.text, "code", "HTTP", "retryable", "meaning")
+		if err != nil {
+			t.Fatalf("llms.txt %s: %v", part.name, err)
+		}
+		for _, row := range sectionRows {
+			if IsPaymentCode(row[0]) != part.payment {
+				t.Errorf("llms.txt lists %s under %s", row[0], part.name)
+			}
+		}
+		rows = append(rows, sectionRows...)
 	}
 	compareErrorTable(t, "llms.txt", rows)
 
 	_, doc := openAPIDoc(t, f)
 	description := doc["info"].(map[string]any)["description"].(string)
-	if rows, err = mdtable.Find(description, "code", "HTTP", "retryable", "meaning"); err != nil {
+	rows, err := mdtable.Find(description, "code", "HTTP", "retryable", "meaning")
+	if err != nil {
 		t.Fatalf("openapi.json info.description: %v", err)
 	}
 	compareErrorTable(t, "openapi.json", rows)

@@ -82,8 +82,7 @@ type HTTPRoute struct {
 //     with call.Probe set, before anything else;
 //   - for every other chargeable call after the request was found valid (an
 //     invalid request is never gated, so never charged) and before any work.
-//     A score request for an agent with no history costs nothing and is not
-//     gated.
+//     A score request is gated for an agent with no history too (SPEC §8).
 //
 // It returns proceed=false after writing the whole response itself (a 402, a
 // 429). When it proceeds, the route calls the admission's Settle once the

@@ -45,12 +45,31 @@ func ErrorCodes() []ErrorCode {
 // /openapi.json publish (and README.md copies): code, HTTP status,
 // retryable, meaning.
 func ErrorTable() string {
+	return errorTable(func(ErrorCode) bool { return true })
+}
+
+// errorTable renders the rows of ErrorCodes that keep selects.
+func errorTable(keep func(ErrorCode) bool) string {
 	var b strings.Builder
 	b.WriteString("| code | HTTP | retryable | meaning |\n|---|---|---|---|\n")
 	for _, c := range ErrorCodes() {
-		fmt.Fprintf(&b, "| %s | %d | %t | %s |\n", c.Code, c.Status, c.Retryable, c.Meaning)
+		if keep(c) {
+			fmt.Fprintf(&b, "| %s | %d | %t | %s |\n", c.Code, c.Status, c.Retryable, c.Meaning)
+		}
 	}
 	return b.String()
+}
+
+// IsPaymentCode reports whether code is one of the payment layer's (SPEC
+// §7), which /llms.txt lists in a section of its own after the other errors,
+// as the hosted service's documentation does.
+func IsPaymentCode(code string) bool {
+	switch code {
+	case payment.CodePaymentRequired, payment.CodePaymentInvalid, payment.CodePaymentReplayed,
+		payment.CodeSettlementFailed, payment.CodeFacilitatorUnavailable:
+		return true
+	}
+	return false
 }
 
 // llmsText renders /llms.txt from its embedded template.
@@ -66,25 +85,26 @@ func newLLMsText() (*llmsText, error) {
 
 // llmsData is what the llms.txt template reads.
 type llmsData struct {
-	URL, Version, KeyVersion    string
-	MaxBody                     string
-	VerifyTimeout               string
-	Pricing                     *Pricing // nil: neither limited nor charged
-	Resets                      string
-	ErrorTable                  string
-	ContextVerify, ContextScore string
-	Canonicalization, Hash      string
-	ExampleRequest              string
+	URL, Version, KeyVersion      string
+	MaxBody                       string
+	VerifyTimeout                 string
+	Pricing                       *Pricing // nil: neither limited nor charged
+	Resets                        string
+	ErrorTable, PaymentErrorTable string // the codes other than payment codes, and the payment codes
+	ContextVerify, ContextScore   string
+	Canonicalization, Hash        string
+	ExampleRequest                string
 }
 
 // llmsTxt serves GET /llms.txt with the live allowance and prices.
 func (h *HTTPHandler) llmsTxt(w http.ResponseWriter, r *http.Request) {
 	d := llmsData{
 		URL: h.svc.publicURL(), Version: h.svc.Version, KeyVersion: h.svc.Keys.Current().KeyVersion(),
-		MaxBody:       fmt.Sprintf("%d bytes (%s)", h.opts.MaxBodyBytes, humanBytes(h.opts.MaxBodyBytes)),
-		VerifyTimeout: h.opts.VerifyTimeout.String(),
-		ErrorTable:    ErrorTable(),
-		ContextVerify: signing.ContextVerify, ContextScore: signing.ContextTrustScore,
+		MaxBody:           fmt.Sprintf("%d bytes (%s)", h.opts.MaxBodyBytes, humanBytes(h.opts.MaxBodyBytes)),
+		VerifyTimeout:     h.opts.VerifyTimeout.String(),
+		ErrorTable:        errorTable(func(c ErrorCode) bool { return !IsPaymentCode(c.Code) }),
+		PaymentErrorTable: errorTable(func(c ErrorCode) bool { return IsPaymentCode(c.Code) }),
+		ContextVerify:     signing.ContextVerify, ContextScore: signing.ContextTrustScore,
 		Canonicalization: engine.Canonicalization, Hash: engine.HashAlgorithm,
 		ExampleRequest: strings.ReplaceAll(exampleRequest, "\n", "\n    "),
 	}

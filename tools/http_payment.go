@@ -134,6 +134,7 @@ func (s *Service) sizeGate(g *payment.Gate) func(w http.ResponseWriter, r *http.
 func (s *Service) writePaymentError(w http.ResponseWriter, r *http.Request, err error) {
 	var refused *payment.Error
 	if errors.As(err, &refused) {
+		s.nameMCPEndpoint(refused)
 		w.Header().Set("Access-Control-Expose-Headers", exposedPaymentHeaders)
 		refused.Write(w)
 		return
@@ -147,6 +148,14 @@ func (s *Service) writePaymentError(w http.ResponseWriter, r *http.Request, err 
 	}
 	s.log().Error("payment gate failed", "route", routeOf(r), "err", err)
 	writeError(w, AsError(err))
+}
+
+// nameMCPEndpoint puts this server's MCP URL into a refusal's free_trial
+// (its url member), which the payment gate cannot know.
+func (s *Service) nameMCPEndpoint(refused *payment.Error) {
+	if refused.FreeTrial != nil {
+		refused.FreeTrial.URL = s.publicURL() + "/mcp"
+	}
 }
 
 // errRequestEnded is the 503 of a call whose request ended (the client

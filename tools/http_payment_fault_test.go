@@ -238,7 +238,8 @@ func retryWhilePending(t *testing.T, call func() httpResult) httpResult {
 
 // TestPaidSettleFailedNotCounted: a verdict whose answer is withheld
 // because the settlement failed is not stored: it is in neither the
-// agent's reputation nor its score (which stays free: no history).
+// agent's reputation nor its score (a paid record of an agent with no
+// history).
 func TestPaidSettleFailedNotCounted(t *testing.T) {
 	ts, fac, _ := faultServer(t, 5*time.Second)
 	fac.set(0, false, true)
@@ -252,8 +253,14 @@ func TestPaidSettleFailedNotCounted(t *testing.T) {
 	if n := reputationTotal(t, ts.URL, agent); n != 0 {
 		t.Errorf("reputation total after a withheld answer = %v, want 0", n)
 	}
-	if score := do(t, "GET", ts.URL+"/score/"+agent, nil, ""); score.status != 200 || score.body["has_history"] != false {
-		t.Errorf("score after a withheld answer = %d %v, want the free record of an agent without history", score.status, score.body)
+	unpaidScore := do(t, "GET", ts.URL+"/score/"+agent, nil, "")
+	if unpaidScore.status != 402 {
+		t.Fatalf("score = %d %v, want 402 (every score is paid)", unpaidScore.status, unpaidScore.body)
+	}
+	fac.set(0, false, false)
+	score := retryWhilePending(t, func() httpResult { return do(t, "GET", ts.URL+"/score/"+agent, nil, payFor(t, unpaidScore)) })
+	if score.status != 200 || score.body["has_history"] != false {
+		t.Errorf("score after a withheld answer = %d %v, want the record of an agent without history", score.status, score.body)
 	}
 }
 

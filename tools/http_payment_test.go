@@ -186,9 +186,17 @@ func TestHTTPPaymentOn(t *testing.T) {
 		t.Errorf("failed settlement = %d %v", failed.status, failed.body)
 	}
 
-	// Scores: free for an agent without history, paid otherwise.
-	if res := do(t, "GET", ts.URL+"/score/nobody", nil, ""); res.status != 200 {
-		t.Errorf("score without history = %d, want free", res.status)
+	// Scores: paid for every agent, one without history too (SPEC §8): the
+	// paid answer is a signed record saying there is no history.
+	fac.settleOK.Store(true)
+	nobody := do(t, "GET", ts.URL+"/score/nobody", nil, "")
+	if nobody.status != 402 || nobody.body["code"] != payment.CodePaymentRequired {
+		t.Fatalf("score without history = %d %v, want 402 payment_required", nobody.status, nobody.body)
+	}
+	paidNobody := do(t, "GET", ts.URL+"/score/nobody", nil, payFor(t, nobody))
+	if paidNobody.status != 200 || paidNobody.header.Get("Payment-Response") == "" ||
+		paidNobody.body["has_history"] != false || paidNobody.body["attestation"] == nil {
+		t.Errorf("paid score without history = %d %v, want 200, a Payment-Response and a signed record with has_history false", paidNobody.status, paidNobody.body)
 	}
 	var agent string
 	if err := svc.Store.PutVerdict(context.Background(), sampleVerdict(&agent)); err != nil {

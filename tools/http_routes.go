@@ -100,21 +100,16 @@ func (h *HTTPHandler) score(w http.ResponseWriter, r *http.Request) {
 		writeError(w, InvalidRequest([]engine.FieldProblem{*p}))
 		return
 	}
+	// Every score is paid where payment is on, one for an agent with no
+	// history too (a signed record that says so), as the hosted service
+	// documents (SPEC §8).
 	var adm Admitted
 	if h.opts.Gate != nil {
-		// An agent with no history gets its record free: nothing to charge for.
-		rep, err := h.svc.Store.Reputation(r.Context(), agentID, store.Page{Limit: 1})
-		if err != nil {
-			h.fail(w, r, h.storeError(err))
+		var ok bool
+		if adm, ok = h.admit(w, r, GateCall{Route: r.Pattern, Tool: ToolRecord}); !ok {
 			return
 		}
-		if rep.Total > 0 {
-			var ok bool
-			if adm, ok = h.admit(w, r, GateCall{Route: r.Pattern, Tool: ToolRecord}); !ok {
-				return
-			}
-			defer adm.release()
-		}
+		defer adm.release()
 	}
 	record, err := h.svc.Record(r.Context(), agentID)
 	if err != nil {

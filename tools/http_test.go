@@ -453,7 +453,6 @@ func TestHTTPGate(t *testing.T) {
 			want: []GateCall{{Route: routeVerifySchema, Tool: ToolVerifySchema, BodyBytes: int64(len(pass))}}, released: 1},
 		{name: "failed work is released, not settled", method: "POST", path: "/verify/schema", header: jsonHeader(), body: bytes.NewReader(pass), status: 503, timeout: time.Nanosecond,
 			want: []GateCall{{Route: routeVerifySchema, Tool: ToolVerifySchema, BodyBytes: int64(len(pass))}}, released: 1},
-		{name: "score of an agent without history is free", method: "GET", path: "/score/nobody", status: 200},
 		{name: "invalid score request is never gated", method: "GET", path: "/score/" + strings.Repeat("x", 201), status: 422},
 		{name: "reputation is free", method: "GET", path: "/reputation/seller-7", status: 200},
 	} {
@@ -488,6 +487,16 @@ func TestHTTPGate(t *testing.T) {
 			}
 		})
 	}
+	t.Run("score of an agent without history is gated too", func(t *testing.T) {
+		g := &gateLog{}
+		f := newHTTPFixture(t, &HTTPOptions{Gate: g.gate}, nil)
+		resp, body := f.do(t, http.MethodGet, "/score/nobody", nil, nil)
+		want := []GateCall{{Route: routeScore, Tool: ToolRecord}}
+		if resp.StatusCode != http.StatusOK || !cmp.Equal(g.seen(), want) || resp.Header.Get("Payment-Response") == "" {
+			t.Errorf("score without history: status %d, gate calls %+v, Payment-Response %q; want 200 through the gate, settled (%s)",
+				resp.StatusCode, g.seen(), resp.Header.Get("Payment-Response"), body)
+		}
+	})
 	t.Run("score of an agent with history is gated", func(t *testing.T) {
 		g := &gateLog{}
 		f := newHTTPFixture(t, &HTTPOptions{Gate: g.gate}, nil)

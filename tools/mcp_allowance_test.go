@@ -46,7 +46,8 @@ func resultCode(t *testing.T, r mcp.CallToolResult) string {
 // TestMCPToolsShareTheAllowance drives the real verify_schema and
 // get_verification_record handlers over HTTP with payment off and an
 // allowance of one call: the second verification is rate limited, an invalid
-// request is still a 422, and a record of an unknown agent stays free.
+// request is still a 422, and a record (of an unknown agent too) stays free
+// with payment off.
 func TestMCPToolsShareTheAllowance(t *testing.T) {
 	svc := newTestService(t, true)
 	srv := oneFreeCallMCPServer(t, svc)

@@ -147,6 +147,7 @@ func (s *Service) paymentResult(err error) *mcp.CallToolResult {
 		s.log().Error("payment gate failed", "err", err)
 		return errorResult(AsError(err))
 	}
+	s.nameMCPEndpoint(refused)
 	if !refused.IsPaymentRequired() {
 		return errorResult(toolsError(refused))
 	}

@@ -17,6 +17,7 @@ import (
 const (
 	keySourceServer    = "server"
 	keySourcePublicKey = "public_key"
+	keySourceAgentCard = "agent_card"
 )
 
 const verifyReceiptDescription = `Check a receipt offline: the signed answer of verify_schema (or a trust record of get_verification_record), from this verifier or any service using the same scheme. Answers which checks held (signature, key, timestamp, and with the original request: output_hash, schema_hash, rules_hash, request_hash and a re-run of the verdict) and an overall valid boolean.
@@ -28,7 +29,8 @@ What to do with the answer: valid false means reject the receipt (do not pay on 
 const verifyReceiptInput = `{"type":"object","additionalProperties":false,"required":["receipt"],"properties":{` +
 	`"receipt":{"type":"object","description":"the signed answer exactly as received, attestation included"},` +
 	`"request":{"anyOf":[{"type":"object"},{"type":"null"}],"default":null,"description":"the original verification request (the arguments of verify_schema); when given, the hashes are recomputed and the verdict re-run"},` +
-	`"public_key":{"type":"string","description":"the signer's Ed25519 public key, standard base64 of its 32 bytes; default: this verifier's published keys"}}}`
+	`"public_key":{"type":"string","description":"the signer's Ed25519 public key, standard base64 of its 32 bytes; default: this verifier's published keys"},` +
+	`"agent_card":{"type":"object","description":"the signer's agent card as published at /.well-known/agent-card.json (this verifier's or the hosted service's): its attestation extension's publicKeys are used; give it or public_key, not both"}}}`
 
 const verifyReceiptOutput = `{"type":"object","title":"receipt report","description":"Which checks of the receipt held.",` +
 	`"required":["valid","checks","request_checked","key_source","attested_result","next_actions"],"properties":{` +
@@ -38,7 +40,7 @@ const verifyReceiptOutput = `{"type":"object","title":"receipt report","descript
 	`"checks":{"type":"array","items":{"type":"object","required":["name","ok"],"properties":{` +
 	`"name":{"type":"string"},"ok":{"type":"boolean"},"detail":{"type":"string"}}}},` +
 	`"request_checked":{"type":"boolean","description":"the original request was given: hashes recomputed and verdict re-run"},` +
-	`"key_source":{"type":"string","enum":["server","public_key"]},` +
+	`"key_source":{"type":"string","enum":["server","public_key","agent_card"]},` +
 	`"attested_result":{"anyOf":[{"type":"string","enum":["pass","fail"]},{"type":"null"}],"description":"the result the receipt attests (pass or fail) when it is valid; null otherwise"},` +
 	`"next_actions":` + nextActionsSchema + `}}`
 
@@ -74,7 +76,7 @@ func verifyReceiptTool() *mcp.Tool {
 // receipt and request are passed on as the bytes the client sent.
 func (s *Service) mcpVerifyReceipt(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	args, e := toolArgs(req.Params.Arguments, "receipt", "request", "public_key")
+	args, e := toolArgs(req.Params.Arguments, "receipt", "request", "public_key", "agent_card")
 	var keys signing.KeyResolver
 	source := keySourceServer
 	if e == nil {
@@ -124,7 +126,26 @@ func (s *Service) receiptArgs(args map[string][]byte) (signing.KeyResolver, stri
 	}
 	var keys signing.KeyResolver
 	source := keySourceServer
-	if raw, sent := args["public_key"]; sent {
+	rawCard, cardSent := args["agent_card"]
+	if _, keySent := args["public_key"]; keySent && cardSent {
+		problems = append(problems, engine.FieldProblem{Field: "agent_card", Problem: "is given together with public_key",
+			Fix: "Send the signer's key one way: public_key or agent_card, not both."})
+	}
+	if cardSent {
+		source = keySourceAgentCard
+		var cardErr error
+		if jsonKind(rawCard) == '{' {
+			keys, cardErr = signing.KeysFromAgentCard(rawCard)
+		}
+		switch {
+		case jsonKind(rawCard) != '{':
+			problems = append(problems, engine.FieldProblem{Field: "agent_card", Problem: "must be a JSON object",
+				Fix: "Send the agent card as the object served at /.well-known/agent-card.json, not as a string holding JSON."})
+		case cardErr != nil:
+			problems = append(problems, engine.FieldProblem{Field: "agent_card", Problem: "has no usable key: " + cardErr.Error(),
+				Fix: "Send the signer's card as published: capabilities.extensions[] with its attestation entry, whose params.publicKeys list {keyVersion, algorithm: \"Ed25519\", publicKey, publicKeyEncoding: \"" + signing.PublicKeyEncoding + "\"}."})
+		}
+	} else if raw, sent := args["public_key"]; sent {
 		var b64 string
 		var keyErr error
 		if jsonKind(raw) == '"' && json.Unmarshal(raw, &b64) == nil {

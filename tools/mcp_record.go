@@ -10,7 +10,6 @@ import (
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/payment"
-	"github.com/verifier-dev/verifier/store"
 )
 
 const recordDescription = `Get an agent's signed trust record: a 0-100 trust score with its 95% confidence interval, computed from every verdict verify_schema has recorded for that agent_id (recent verdicts weigh more; 30-day half-life), the inputs and formula behind it, and its most recent verdicts.
@@ -76,7 +75,7 @@ func (s *Service) mcpRecord(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	}
 	var agentID string
 	_ = json.Unmarshal(args["agent_id"], &agentID) // checked by recordArgs
-	adm, refused := s.admitRecord(ctx, req, agentID)
+	adm, refused := s.admitRecord(ctx, req)
 	if refused != nil {
 		s.logCall(ctx, ToolRecord, start, refusedOutcome(refused))
 		return refused, nil
@@ -100,18 +99,11 @@ func (s *Service) mcpRecord(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	return s.mcpSettle(ctx, adm, answerResult(text, signed), payment.Answer{Body: signed, Text: text}), nil
 }
 
-// admitRecord is the payment step of get_verification_record: an agent
-// with no history gets its record free (nothing to charge for), as over
-// REST.
-func (s *Service) admitRecord(ctx context.Context, req *mcp.CallToolRequest, agentID string) (*payment.Admission, *mcp.CallToolResult) {
+// admitRecord is the payment step of get_verification_record: every
+// record is paid where payment is on, one for an agent with no history too
+// (SPEC §8), as over REST.
+func (s *Service) admitRecord(ctx context.Context, req *mcp.CallToolRequest) (*payment.Admission, *mcp.CallToolResult) {
 	if s.Payment == nil || s.Store == nil {
-		return &payment.Admission{}, nil
-	}
-	rep, err := s.Store.Reputation(ctx, agentID, store.Page{Limit: 1})
-	if err != nil {
-		return nil, errorResult(AsError(fmt.Errorf("reading reputation: %w", err)))
-	}
-	if rep.Total == 0 {
 		return &payment.Admission{}, nil
 	}
 	return s.mcpAdmit(ctx, s.Payment, req, 0, nil)
@@ -128,6 +120,11 @@ func recordArgs(args map[string][]byte) *Error {
 	if jsonKind(raw) != '"' || json.Unmarshal(raw, &agentID) != nil {
 		return InvalidRequest([]engine.FieldProblem{{Field: "agent_id", Problem: "must be a string",
 			Fix: "Send agent_id as a string of 1 to 200 characters."}})
+	}
+	// Checked here, before any payment step: an invalid request is never
+	// charged, nor its payment sent to the facilitator.
+	if p := agentIDProblem(agentID); p != nil {
+		return InvalidRequest([]engine.FieldProblem{*p})
 	}
 	return nil
 }

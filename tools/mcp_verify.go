@@ -37,28 +37,28 @@ const verifySchemaInput = `{"type":"object","additionalProperties":false,` +
 	`"agent_id":{"anyOf":[{"type":"string","minLength":1,"maxLength":200},{"type":"null"}],"default":null,"description":"who produced the output (e.g. the seller); its verdicts build its reputation. null: no agent"},` +
 	`"expected_schema":{"description":"the JSON Schema the output must satisfy: an object or boolean, draft 2020-12 unless $schema names draft-07. A $ref may not leave the document (nothing is fetched)"},` +
 	`"submitted_output":{"description":"the output under test: any JSON value (null is a value)"},` +
-	`"strict_content_check":{"type":"boolean","default":false,"description":"content findings (blank or placeholder strings such as TODO, fields the schema does not declare) block the result instead of warning"},` +
+	`"strict_content_check":{"anyOf":[{"type":"boolean"},{"type":"null"}],"default":false,"description":"content findings (blank or placeholder strings such as TODO, fields the schema does not declare) block the result instead of warning"},` +
 	`"bounds":{"anyOf":[{"type":"object","additionalProperties":` + boundInput + `},{"type":"null"}],"default":null,"description":"ranges: path (e.g. total, line_items[].quantity, issued) -> {min, max, if_present}; min/max are numbers or ISO 8601 dates"},` +
 	`"rules":{"anyOf":[{"type":"array","items":` + ruleInput + `},{"type":"null"}],"default":null,"description":"cross-field rules, e.g. {\"type\":\"sum_equals\",\"field\":\"line_items[].line_total\",\"equals_field\":\"total\",\"tolerance\":0.01}"},` +
-	`"enforce_rules":{"type":"boolean","default":false,"description":"rule violations block the result instead of warning"},` +
-	`"detail":{"type":"string","enum":["full","compact"],"default":"full","description":"full: hints, flags, errors and ratios; compact: the verdict, hashes and signature only"}}}`
+	`"enforce_rules":{"anyOf":[{"type":"boolean"},{"type":"null"}],"default":false,"description":"rule violations block the result instead of warning"},` +
+	`"detail":{"anyOf":[{"type":"string","enum":["full","compact"]},{"type":"null"}],"default":"full","description":"full: hints, flags, errors and ratios; compact: the verdict, hashes and signature only"}}}`
 
 const boundInput = `{"type":"object","additionalProperties":false,"properties":{` +
-	`"min":{"anyOf":[{"type":"number"},{"type":"string"}],"description":"lowest allowed value: a number, or an ISO 8601 date / date-time"},` +
-	`"max":{"anyOf":[{"type":"number"},{"type":"string"}],"description":"highest allowed value: a number, or an ISO 8601 date / date-time"},` +
-	`"if_present":{"type":"boolean","default":false,"description":"skip the bound when the path resolves to nothing"}}}`
+	`"min":{"anyOf":[{"type":"number"},{"type":"string"},{"type":"null"}],"description":"lowest allowed value: a number, or an ISO 8601 date / date-time"},` +
+	`"max":{"anyOf":[{"type":"number"},{"type":"string"},{"type":"null"}],"description":"highest allowed value: a number, or an ISO 8601 date / date-time"},` +
+	`"if_present":{"anyOf":[{"type":"boolean"},{"type":"null"}],"default":false,"description":"skip the bound when the path resolves to nothing"}}}`
 
 const ruleInput = `{"type":"object","additionalProperties":false,"required":["type","field"],"properties":{` +
 	`"type":{"type":"string","enum":["sum_equals","gte","lte","exists_in","unique"]},` +
 	`"field":{"type":"string","description":"path of the checked values, e.g. line_items[].line_total"},` +
-	`"equals_field":{"type":"string","description":"sum_equals: path of the expected sum (or give equals)"},` +
-	`"equals":{"type":"number","description":"sum_equals: the expected sum (or give equals_field)"},` +
-	`"other_field":{"type":"string","description":"gte/lte: path of the value to compare with (or give value)"},` +
-	`"value":{"type":"number","description":"gte/lte: the number to compare with (or give other_field)"},` +
-	`"in_field":{"type":"string","description":"exists_in: path of the allowed values (or give values)"},` +
-	`"values":{"type":"array","description":"exists_in: the allowed values (or give in_field)"},` +
-	`"tolerance":{"type":"number","minimum":0,"default":1e-9,"description":"sum_equals: allowed difference"},` +
-	`"if_present":{"type":"boolean","default":false,"description":"skip the rule when field resolves to nothing"}}}`
+	`"equals_field":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"sum_equals: path of the expected sum (or give equals)"},` +
+	`"equals":{"anyOf":[{"type":"number"},{"type":"null"}],"description":"sum_equals: the expected sum (or give equals_field)"},` +
+	`"other_field":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"gte/lte: path of the value to compare with (or give value)"},` +
+	`"value":{"anyOf":[{"type":"number"},{"type":"null"}],"description":"gte/lte: the number to compare with (or give other_field)"},` +
+	`"in_field":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"exists_in: path of the allowed values (or give values)"},` +
+	`"values":{"anyOf":[{"type":"array"},{"type":"null"}],"description":"exists_in: the allowed values (or give in_field)"},` +
+	`"tolerance":{"anyOf":[{"type":"number","minimum":0},{"type":"null"}],"default":1e-9,"description":"sum_equals: allowed difference"},` +
+	`"if_present":{"anyOf":[{"type":"boolean"},{"type":"null"}],"default":false,"description":"skip the rule when field resolves to nothing"}}}`
 
 // verifyAnswerOutput is the answer of SPEC §4. A compact answer has only
 // the required members.

@@ -280,6 +280,12 @@ func TestVerifySchemaInputSchemaAgreesWithEngine(t *testing.T) {
 			`{"type":"unique","field":"a[]"}],"enforce_rules":true}`},
 		{"bounds of both kinds", `{` + base + `,"bounds":{"b":{"min":0},"d":{"min":"2026-01-01","max":"2026-12-31","if_present":true}},"detail":"compact"}`},
 		{"boolean schema, null output", `{"task_id":"t","expected_schema":false,"submitted_output":null,"agent_id":"seller"}`},
+		{"every optional member null", `{` + base + `,"agent_id":null,"strict_content_check":null,"enforce_rules":null,"detail":null,` +
+			`"bounds":{"b":{"min":null,"max":4,"if_present":null}},"rules":[{"type":"unique","field":"a[]","equals_field":null,"equals":null,` +
+			`"other_field":null,"value":null,"in_field":null,"values":null,"tolerance":null,"if_present":null}]}`},
+		{"tv-1 canonical form", string(readTestdata(t, "request-hash/tv-1.canonical.json"))},
+		{"tv-2 canonical form", string(readTestdata(t, "request-hash/tv-2.canonical.json"))},
+		{"tv-3 canonical form", string(readTestdata(t, "request-hash/tv-3.canonical.json"))},
 	}
 	for _, tt := range valid {
 		t.Run("valid/"+tt.name, func(t *testing.T) {

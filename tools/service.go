@@ -20,8 +20,9 @@ import (
 // (stdio and the CLI).
 const DefaultPublicURL = "http://127.0.0.1:8080"
 
-// ServiceName names the service in answers' verify block.
-const ServiceName = "agent-output-verifier"
+// ServiceName names the service in answers' verify block, in the words
+// of the hosted service (SPEC §5): clients that check it read the same.
+const ServiceName = "Agent Output Verifier"
 
 // Service is the shared core behind every transport.
 type Service struct {

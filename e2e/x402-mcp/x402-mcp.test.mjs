@@ -264,11 +264,15 @@ describe("x402 v2 over MCP: TS SDK client paying with the x402 client libraries"
     }
   });
 
-  test("get_verification_record: free for an unknown agent, paid for one with history", async () => {
-    const unknown = await client.callTool({ name: "get_verification_record", arguments: { agent_id: `${agent}-unknown` } });
-    assert.notEqual(unknown.isError, true);
-    assert.equal(unknown.structuredContent.has_history, false);
-    assert.equal(unknown._meta?.["x402/payment-response"], undefined);
+  test("get_verification_record: paid for every agent, an unknown one too", async () => {
+    const unknownArgs = { agent_id: `${agent}-unknown` };
+    const unknown = await client.callTool({ name: "get_verification_record", arguments: unknownArgs });
+    const unknownPR = assertPaymentRequired(unknown, { tool: "get_verification_record", amount: PRICE_RECORD, code: "payment_required" });
+    const unknownPaid = await client.callTool({
+      name: "get_verification_record", arguments: unknownArgs, _meta: meta(await payer.createPaymentPayload(unknownPR)),
+    });
+    assertSettled(unknownPaid);
+    assert.equal(unknownPaid.structuredContent.has_history, false);
 
     const logLength = (await facilitatorLog()).length;
     const unpaid = await client.callTool({ name: "get_verification_record", arguments: { agent_id: agent } });

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -36,7 +37,8 @@ func build(doc any, o Options) (*Schema, *compiler, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &Schema{root: root, nodes: c.nodes, maxSteps: o.MaxSteps, useScope: c.needDyn}, c, nil
+	slices.SortStableFunc(c.typos, func(a, b KeywordTypo) int { return strings.Compare(a.Pointer, b.Pointer) })
+	return &Schema{root: root, nodes: c.nodes, maxSteps: o.MaxSteps, useScope: c.needDyn, typos: c.typos}, c, nil
 }
 
 // checkDepth rejects documents nested deeper than max before anything

@@ -38,6 +38,7 @@ type compiler struct {
 	main      *document
 	nodes     []*node // every compiled node, by id
 	needDyn   bool
+	typos     []KeywordTypo // likely misspelt keywords of the main document
 }
 
 // document is one loaded schema document.
@@ -260,6 +261,9 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 	obj, ok := raw.(map[string]any)
 	if !ok {
 		return nil
+	}
+	if d.main {
+		c.typos = append(c.typos, keywordTypos(obj, ptr, dia.draft)...)
 	}
 	_, hasRef := obj["$ref"]
 	if idv, ok := obj["$id"]; ok && !(dia.draft == Draft7 && hasRef) {

@@ -119,7 +119,13 @@ type Schema struct {
 	maxSteps int
 	useScope bool      // some $dynamicRef looks up the dynamic scope
 	pool     sync.Pool // *evaluator
+	typos    []KeywordTypo
 }
+
+// KeywordTypos lists the members of the schema's objects that are likely
+// misspelt keywords (KeywordTypo), by pointer then member. They are not
+// errors: the specification ignores unknown members.
+func (s *Schema) KeywordTypos() []KeywordTypo { return s.typos }
 
 // Result is the outcome of one evaluation.
 type Result struct {

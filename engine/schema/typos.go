@@ -1,0 +1,156 @@
+package schema
+
+import (
+	"sort"
+	"strings"
+)
+
+// KeywordTypo is a member of a schema object that is no keyword of its
+// draft but lies within maxTypoDistance edits of one: most likely a
+// misspelt keyword, which the specification says to ignore, so that a typo
+// silently weakens the schema (`minimun` asserts nothing).
+type KeywordTypo struct {
+	// Pointer is the JSON Pointer of the schema object in the document ("" for
+	// the root).
+	Pointer string
+	// Keyword is the member as written; Suggestion the closest keyword.
+	Keyword, Suggestion string
+}
+
+// maxTypoDistance is the largest edit distance between a member and a
+// keyword that is reported as a likely typo; for keywords of up to
+// shortKeyword bytes (not, type, enum, $ref, …) it is 1, since two edits
+// turn many ordinary words into them (unit, notes → not). Further than
+// that, a member is taken for the caller's own annotation.
+const (
+	maxTypoDistance = 2
+	shortKeyword    = 4
+)
+
+// Keywords of each draft (core, applicators, validation, meta-data, format,
+// content), plus the other draft's definitions container, which is common
+// and harmless.
+var (
+	keywords2020 = []string{
+		"$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$comment", "$defs",
+		"prefixItems", "items", "contains", "additionalProperties", "properties", "patternProperties",
+		"dependentSchemas", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
+		"unevaluatedItems", "unevaluatedProperties",
+		"type", "const", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+		"maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains",
+		"maxProperties", "minProperties", "required", "dependentRequired",
+		"title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples",
+		"format", "contentEncoding", "contentMediaType", "contentSchema",
+		"definitions", "dependencies",
+	}
+	keywords7 = []string{
+		"$schema", "$id", "$ref", "$comment", "definitions",
+		"items", "additionalItems", "contains", "additionalProperties", "properties", "patternProperties",
+		"dependencies", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
+		"type", "const", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+		"maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems",
+		"maxProperties", "minProperties", "required",
+		"title", "description", "default", "readOnly", "writeOnly", "examples",
+		"format", "contentEncoding", "contentMediaType",
+		"$defs",
+	}
+)
+
+// keywordTypos lists the likely typos among the members of one schema
+// object at ptr, sorted by member.
+func keywordTypos(obj map[string]any, ptr string, draft Draft) []KeywordTypo {
+	known := keywords2020
+	if draft == Draft7 {
+		known = keywords7
+	}
+	var out []KeywordTypo
+	for member := range obj {
+		if strings.HasPrefix(member, "x-") || containsString(known, member) {
+			continue
+		}
+		if kw, ok := closestKeyword(member, known); ok {
+			out = append(out, KeywordTypo{Pointer: ptr, Keyword: member, Suggestion: kw})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Keyword < out[j].Keyword })
+	return out
+}
+
+// closestKeyword is the keyword of known nearest to member, when it is
+// within its typo distance (maxTypoDistance, 1 for short keywords); among
+// equally near keywords, the one that shares the longest prefix with member
+// (after any `$`), then the first.
+func closestKeyword(member string, known []string) (string, bool) {
+	if len(member) > 64 { // no keyword is this long: no need to measure
+		return "", false
+	}
+	best, bestDist, bestPrefix := "", maxTypoDistance+1, -1
+	for _, kw := range known {
+		limit := maxTypoDistance
+		if len(kw) <= shortKeyword {
+			limit = 1
+		}
+		d := editDistance(member, kw, limit)
+		if d > limit {
+			continue
+		}
+		p := commonPrefix(strings.TrimPrefix(member, "$"), strings.TrimPrefix(kw, "$"))
+		if d < bestDist || (d == bestDist && p > bestPrefix) {
+			best, bestDist, bestPrefix = kw, d, p
+		}
+	}
+	return best, best != ""
+}
+
+// editDistance is the edit distance between a and b (by byte) counting an
+// insertion, a deletion, a substitution or a swap of two neighbours as one
+// edit (optimal string alignment), or limit+1 once it is known to exceed
+// limit.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d > limit || -d > limit {
+		return limit + 1
+	}
+	// Three rows: the one before the previous serves the swaps.
+	rows := [3][]int{make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)}
+	for j := range rows[1] {
+		rows[1][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		// Row k lives in rows[(k+1)%3].
+		cur, prev, older := rows[(i+1)%3], rows[i%3], rows[(i+2)%3]
+		cur[0] = i
+		rowMin := i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], older[j-2]+1)
+			}
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+	}
+	return min(rows[(len(a)+1)%3][len(b)], limit+1)
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
