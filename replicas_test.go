@@ -251,6 +251,8 @@ func TestPaymentReplayedAcrossReplicas(t *testing.T) {
 		_ = json.NewDecoder(r.Body).Decode(&req)
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
+		case "/supported": // the check at start: exact on Base, the default network
+			fmt.Fprint(w, `{"kinds":[{"x402Version":2,"scheme":"exact","network":"eip155:8453"}],"extensions":[],"signers":{}}`)
 		case "/verify":
 			fmt.Fprint(w, `{"isValid":true,"payer":"0x3F6F8187C480D0FeE3e9536Eeee62CEED2CACD58"}`)
 		case "/settle":
