@@ -58,7 +58,7 @@ const ruleInput = `{"type":"object","additionalProperties":false,"required":["ty
 	`"value":{"type":"number","description":"gte/lte: the number to compare with (or give other_field)"},` +
 	`"in_field":{"type":"string","description":"exists_in: path of the allowed values (or give values)"},` +
 	`"values":{"type":"array","description":"exists_in: the allowed values (or give in_field)"},` +
-	`"tolerance":{"type":"number","minimum":0,"default":1e-9,"description":"sum_equals: allowed difference"},` +
+	`"tolerance":{"type":"number","minimum":0,"default":1e-9,"description":"allowed difference, for sum_equals (|sum - expected| <= tolerance), gte (field >= other - tolerance) and lte (field <= other + tolerance); exists_in and unique ignore it"},` +
 	`"if_present":{"type":"boolean","default":false,"description":"skip the rule when field resolves to nothing"}}}`
 
 // verifyAnswerOutput is the answer of SPEC §4. A compact answer has only
@@ -96,10 +96,14 @@ func verifySchemaTool() *mcp.Tool {
 		InputSchema: json.RawMessage(verifySchemaInput),
 		OutputSchema: outputOrError("The signed verification answer or, when isError is set, the error object or an x402 PaymentRequired.",
 			verifyAnswerOutput, paymentRequiredSchema),
+		// It writes: each call stores a new verdict in the agent's
+		// reputation (not read-only, not idempotent), and only adds to the
+		// store (not destructive). It reaches nothing outside this verifier:
+		// schemas are never fetched (not open-world).
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Verify output against a JSON Schema",
-			ReadOnlyHint:    true,
-			IdempotentHint:  false, // each call issues a new receipt
+			ReadOnlyHint:    false,
+			IdempotentHint:  false,
 			DestructiveHint: &f,
 			OpenWorldHint:   &f,
 		},

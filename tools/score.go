@@ -102,14 +102,7 @@ func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
 	rec := newTrustRecord(sc, now)
 	rec.RecordID = uuid.NewString()
 	rec.VerifierVersion = s.Version
-	rec.Verify = engine.VerifyBlock{
-		PublicKeyURL:     s.publicURL() + "/.well-known/agent-card.json",
-		KeyVersion:       signer.KeyVersion(),
-		Canonicalization: engine.Canonicalization,
-		HashAlgorithm:    engine.HashAlgorithm,
-		Service:          ServiceName,
-		MCP:              s.publicURL() + "/mcp",
-	}
+	rec.Verify = s.verifyBlock(signer)
 	body, err := engine.MarshalJSON(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encoding trust record: %w", err)
