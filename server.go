@@ -141,12 +141,15 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if f.httpAddr != "" {
 		probe = f.storeProbe
 	}
-	st, err := openStore(f.dataDir, probe)
+	st, err := openStore(f.dataDir, probe, log)
 	if f.httpAddr == "" {
-		// Over stdio an MCP client may start a second server on the same data
-		// dir: it still verifies, without reputation.
+		// Over stdio the store is had as long as any process can have it
+		// (store.Shared); when none can — a foreign lock that never clears —
+		// the server still verifies, and every answer that needs the store
+		// says why it has none and what to do.
 		if errors.Is(err, store.ErrLocked) {
-			log.Warn("the store is in use by another verifier process: serving without reputation or trust records", "err", err)
+			svc.StoreErr = fmt.Errorf("%w. Fix: stop the program holding %s, or start this verifier with --data-dir on another folder", err, filepath.Join(f.dataDir, storeFile))
+			log.Warn("serving without reputation or trust records", "err", svc.StoreErr)
 		} else if err != nil {
 			return err
 		}
@@ -184,16 +187,26 @@ func prepareDataDir(dataDir string) error {
 }
 
 // openStore opens the store in dataDir (prepared by prepareDataDir), with a
-// write probe every probe (0: none).
-func openStore(dataDir string, probe time.Duration) (*store.Bolt, error) {
-	st, err := store.OpenBolt(filepath.Join(dataDir, storeFile), &store.Options{ProbeInterval: probe})
+// write probe every probe (0: none) while this process owns the file. Any
+// number of verifier processes share it (store.Shared): the first owns the
+// file and serves it to the others on a socket in dataDir.
+func openStore(dataDir string, probe time.Duration, log *slog.Logger) (*store.Shared, error) {
+	st, err := store.OpenShared(filepath.Join(dataDir, storeFile), &store.SharedOptions{Bolt: store.Options{ProbeInterval: probe}, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	switch owner, serveErr := st.Owner(); {
+	case owner && serveErr != nil:
+		log.Warn("this process owns the store but cannot serve it to other verifier processes on this data dir: they will run without it until it exits", "err", serveErr)
+	case owner:
+		log.Info("store opened: this process owns it and serves it to other verifier processes", "socket", filepath.Join(dataDir, store.SocketName))
+	default:
+		log.Info("store opened: another verifier process owns it and serves it", "socket", filepath.Join(dataDir, store.SocketName))
 	}
 	return st, nil
 }
 
-func closeStore(st *store.Bolt, log *slog.Logger) {
+func closeStore(st *store.Shared, log *slog.Logger) {
 	if err := st.Close(); err != nil {
 		log.Error("closing store", "err", err)
 		return

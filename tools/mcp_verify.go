@@ -146,6 +146,9 @@ func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest)
 	}
 	s.logCall(ctx, ToolVerifySchema, start, v.Outcome.Result())
 	text := verifyText(v)
+	if s.Store == nil && s.StoreErr != nil {
+		text += "\nThis verdict was NOT recorded in the agent's reputation: " + s.StoreErr.Error()
+	}
 	ans := payment.Answer{Body: v.Answer, Text: text}
 	if adm.Paid() {
 		ans.Verdict = &v.Verdict

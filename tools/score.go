@@ -88,6 +88,10 @@ func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
 		return nil, InvalidRequest([]engine.FieldProblem{*problem})
 	}
 	if s.Store == nil {
+		if s.StoreErr != nil {
+			return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
+				"This verifier has no reputation store, so it keeps no trust records: "+s.StoreErr.Error()+" Nothing was charged.")
+		}
 		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
 			"This verifier runs without a reputation store, so it keeps no trust records. Nothing was charged.")
 	}

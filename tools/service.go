@@ -27,10 +27,14 @@ const ServiceName = "agent-output-verifier"
 
 // Service is the shared core behind every transport.
 type Service struct {
-	Engine  *engine.Verifier
-	Keys    *signing.KeyStore
-	Store   store.Store // nil for the CLI, which never opens the database
-	Version string
+	Engine *engine.Verifier
+	Keys   *signing.KeyStore
+	Store  store.Store // nil for the CLI, which never opens the database
+	// StoreErr is why a server has no Store (nil when it has one, and for
+	// the CLI): its cause and its fix, which every answer that depends on
+	// the store repeats.
+	StoreErr error
+	Version  string
 	// PublicURL is the base URL that answers and documents advertise. Empty
 	// (stdio and the CLI): answers carry the signing key itself instead.
 	PublicURL string
