@@ -148,7 +148,7 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		// the server still verifies, and every answer that needs the store
 		// says why it has none and what to do.
 		if errors.Is(err, store.ErrLocked) {
-			svc.StoreErr = fmt.Errorf("%w. Fix: stop the program holding %s, or start this verifier with --data-dir on another folder", err, filepath.Join(f.dataDir, storeFile))
+			svc.StoreErr = fmt.Errorf("%w. Fix: stop the program holding %s, or start this verifier with --data-dir on another folder.", err, filepath.Join(f.dataDir, storeFile))
 			log.Warn("serving without reputation or trust records", "err", svc.StoreErr)
 		} else if err != nil {
 			return err
@@ -193,7 +193,7 @@ func prepareDataDir(dataDir string) error {
 func openStore(dataDir string, probe time.Duration, log *slog.Logger) (*store.Shared, error) {
 	st, err := store.OpenShared(filepath.Join(dataDir, storeFile), &store.SharedOptions{Bolt: store.Options{ProbeInterval: probe}, Log: log})
 	if err != nil {
-		return nil, fmt.Errorf("opening store: %w", err)
+		return nil, err // it names the file
 	}
 	switch owner, serveErr := st.Owner(); {
 	case owner && serveErr != nil:

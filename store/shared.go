@@ -112,8 +112,8 @@ func (s *Shared) reach() error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			s.lastErr = fmt.Errorf("%w, and no verifier process answers on %s (%v) after %s: another program, or a verifier older than this one, holds it",
-				err, s.sock, dialErr, s.opts.Wait)
+			s.lastErr = fmt.Errorf("opening store %s: %w, and no verifier process answered on %s for %s (%v): another program, or a verifier older than this one, holds it",
+				s.path, ErrLocked, s.sock, s.opts.Wait, dialErr)
 			return s.lastErr
 		}
 		time.Sleep(retryPause)
