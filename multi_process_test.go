@@ -53,7 +53,7 @@ func startProc(t *testing.T, bin string, args ...string) *verifierProc {
 		_ = p.cmd.Process.Kill()
 		_ = p.cmd.Wait()
 	})
-	if slices := args; len(slices) > 0 && slices[0] == "--http" {
+	if len(args) > 0 && args[0] == "--http" {
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			if m := servingLine.FindStringSubmatch(p.stderr.String()); m != nil {
@@ -183,6 +183,7 @@ func TestManyProcessesOneDataDir(t *testing.T) {
 	// Kill the owner while both stdio servers stream calls.
 	var mu sync.Mutex
 	var failures []string
+	var spans [][2]time.Time // each streamed call's start and end
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for name, p := range map[string]*verifierProc{"stdio-a": a, "stdio-b": b} {
@@ -195,8 +196,10 @@ func TestManyProcessesOneDataDir(t *testing.T) {
 					return
 				default:
 				}
+				start := time.Now()
 				id, err := p.verify(t, fmt.Sprintf("%s-stream-%d", name, i))
 				mu.Lock()
+				spans = append(spans, [2]time.Time{start, time.Now()})
 				if err != nil {
 					failures = append(failures, fmt.Sprintf("%s call %d: %v", name, i, err))
 				} else {
@@ -207,6 +210,7 @@ func TestManyProcessesOneDataDir(t *testing.T) {
 		}()
 	}
 	time.Sleep(300 * time.Millisecond)
+	killedAt := time.Now()
 	if err := httpProc.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -220,10 +224,19 @@ func TestManyProcessesOneDataDir(t *testing.T) {
 	if len(failures) > 0 {
 		t.Errorf("%d calls failed after the owner was killed:\n%s", len(failures), strings.Join(failures, "\n"))
 	}
+	midCall := 0
+	for _, sp := range spans {
+		if sp[0].Before(killedAt) && sp[1].After(killedAt) {
+			midCall++
+		}
+	}
+	if midCall == 0 {
+		t.Error("no call was in flight when the owner was killed")
+	}
 	if len(acked) <= atKill {
 		t.Errorf("no call was acknowledged after the kill (%d before, %d after)", atKill, len(acked))
 	}
-	t.Logf("%d verdicts acknowledged, %d of them before the SIGKILL", len(acked), atKill)
+	t.Logf("%d verdicts acknowledged, %d of them before the SIGKILL; %d calls in flight at the kill", len(acked), atKill, midCall)
 	for name, p := range map[string]*verifierProc{"stdio-a": a, "stdio-b": b} {
 		if got := p.total(t); got != len(acked) {
 			t.Errorf("%s reads %d verdicts after the kill, want the %d acknowledged", name, got, len(acked))
