@@ -110,9 +110,11 @@ type RPCReply struct {
 	Use        PaymentUse
 }
 
-// rpcService serves a Store on the socket. Its exported methods are the
-// calls (net/rpc's form); holds keeps the allowance holds clients have
-// reserved until they commit or release them.
+// rpcService serves a Store to one connection. Its exported methods are
+// the calls (net/rpc's form); holds keeps the allowance holds the client
+// reserved until it commits or releases them. A hold left when the client
+// goes away is written as used with the next commit, as a hold left alone
+// always is (AllowanceHold).
 type rpcService struct {
 	st       Store
 	gate     *callGate
@@ -277,7 +279,7 @@ func (s *rpcService) Check(_ *RPCArgs, r *RPCReply) error {
 // rpcServer serves a Store on a listener until closed.
 type rpcServer struct {
 	ln     net.Listener
-	srv    *rpc.Server
+	st     Store
 	gate   callGate
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
@@ -287,13 +289,22 @@ type rpcServer struct {
 
 // serveStore serves st on ln in its own goroutine.
 func serveStore(ln net.Listener, st Store) (*rpcServer, error) {
-	s := &rpcServer{ln: ln, srv: rpc.NewServer(), conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
-	svc := &rpcService{st: st, gate: &s.gate, holds: map[uint64]AllowanceHold{}}
-	if err := s.srv.RegisterName(rpcName, svc); err != nil {
-		return nil, fmt.Errorf("registering the store service: %w", err)
+	s := &rpcServer{ln: ln, st: st, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	if _, err := s.newConnServer(); err != nil {
+		return nil, err
 	}
 	go s.accept()
 	return s, nil
+}
+
+// newConnServer is the RPC server of one connection, with its own holds.
+func (s *rpcServer) newConnServer() (*rpc.Server, error) {
+	srv := rpc.NewServer()
+	svc := &rpcService{st: s.st, gate: &s.gate, holds: map[uint64]AllowanceHold{}}
+	if err := srv.RegisterName(rpcName, svc); err != nil {
+		return nil, fmt.Errorf("registering the store service: %w", err)
+	}
+	return srv, nil
 }
 
 func (s *rpcServer) accept() {
@@ -312,7 +323,10 @@ func (s *rpcServer) accept() {
 		s.conns[conn] = struct{}{}
 		s.mu.Unlock()
 		go func() {
-			s.srv.ServeConn(conn)
+			if srv, err := s.newConnServer(); err == nil { // it registered in serveStore
+				srv.ServeConn(conn)
+			}
+			conn.Close()
 			s.mu.Lock()
 			delete(s.conns, conn)
 			s.mu.Unlock()
@@ -320,16 +334,22 @@ func (s *rpcServer) accept() {
 	}
 }
 
-// close stops accepting, drops every connection and waits for the calls
-// that were running to finish (their answers are lost: the clients retry
-// what is safe to retry against the next owner).
-func (s *rpcServer) close() {
+// dropConns closes every connection and refuses new ones: answers not yet
+// written are lost.
+func (s *rpcServer) dropConns() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.closed = true
 	for c := range s.conns {
 		c.Close()
 	}
-	s.mu.Unlock()
+}
+
+// close stops accepting, drops every connection and waits for the calls
+// that were running to finish (their answers are lost: the clients retry
+// what is safe to retry against the next owner).
+func (s *rpcServer) close() {
+	s.dropConns()
 	s.ln.Close()
 	<-s.done
 	s.gate.mu.Lock()

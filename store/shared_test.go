@@ -286,3 +286,55 @@ func TestSharedLockedWithoutOwner(t *testing.T) {
 		t.Errorf("OpenShared on a foreign lock = %v, want ErrLocked naming the socket", err)
 	}
 }
+
+// answerLost is an owner's Store whose PutVerdict commits, then drops every
+// connection before answering and goes away: the client never hears that
+// its verdict was stored.
+type answerLost struct {
+	*Bolt
+	srv  *rpcServer
+	gone chan struct{}
+}
+
+func (a *answerLost) PutVerdict(ctx context.Context, v Verdict) error {
+	err := a.Bolt.PutVerdict(ctx, v)
+	a.srv.dropConns()
+	go func() {
+		a.srv.close()
+		a.Bolt.Close()
+		close(a.gone)
+	}()
+	return err
+}
+
+// TestSharedRetryAfterLostAnswer: a verdict the owner committed but could
+// not acknowledge before going away is written again against the next
+// owner, and counted once.
+func TestSharedRetryAfterLostAnswer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "verifier.db")
+	b, err := OpenBolt(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := listenSocket(filepath.Join(filepath.Dir(path), SocketName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := &answerLost{Bolt: b, gone: make(chan struct{})}
+	if owner.srv, err = serveStore(ln, owner); err != nil {
+		t.Fatal(err)
+	}
+	client := openShared(t, path)
+	v := testVerdict("a", "agent-1", true, t0)
+	if err := client.PutVerdict(context.Background(), v); err != nil {
+		t.Fatalf("PutVerdict whose answer was lost = %v, want it retried and acknowledged", err)
+	}
+	<-owner.gone
+	if isOwner, _ := client.Owner(); !isOwner {
+		t.Error("the client did not take the store over")
+	}
+	rep, err := client.Reputation(context.Background(), "agent-1", Page{})
+	if err != nil || rep.Total != 1 {
+		t.Errorf("Reputation = %d verdicts, %v; want the verdict counted once", rep.Total, err)
+	}
+}
