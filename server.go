@@ -144,14 +144,16 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	st, err := openStore(f.dataDir, probe, log)
 	if f.httpAddr == "" {
 		// Over stdio the store is had as long as any process can have it
-		// (store.Shared); when none can — a foreign lock that never clears —
-		// the server still verifies, and every answer that needs the store
-		// says why it has none and what to do.
-		if errors.Is(err, store.ErrLocked) {
-			svc.StoreErr = fmt.Errorf("%w. Fix: stop the program holding %s, or start this verifier with --data-dir on another folder.", err, filepath.Join(f.dataDir, storeFile))
-			log.Warn("serving without reputation or trust records", "err", svc.StoreErr)
-		} else if err != nil {
+		// (store.Shared); when none can — a foreign lock that never clears,
+		// a read-only or damaged file — the server still verifies, and
+		// every answer that needs the store says why it has none and what
+		// to do. Unsafe permissions still refuse to start.
+		switch {
+		case errors.Is(err, store.ErrInsecurePermissions):
 			return err
+		case err != nil:
+			svc.StoreErr = storeUnavailable(err, f.dataDir)
+			log.Warn("serving without reputation or trust records", "err", svc.StoreErr)
 		}
 		if st != nil {
 			svc.Store = st
@@ -204,6 +206,22 @@ func openStore(dataDir string, probe time.Duration, log *slog.Logger) (*store.Sh
 		log.Info("store opened: another verifier process owns it and serves it", "socket", filepath.Join(dataDir, store.SocketName))
 	}
 	return st, nil
+}
+
+// storeUnavailable is why a server runs without the store in dataDir: the
+// error that kept it from opening, and its fix.
+func storeUnavailable(err error, dataDir string) error {
+	file := filepath.Join(dataDir, storeFile)
+	fix := "make " + dataDir + " and " + file + " writable by this user, or start this verifier with --data-dir on a writable folder."
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		fix = "stop the program holding " + file + ", or start this verifier with --data-dir on another folder."
+	case errors.Is(err, store.ErrSchemaVersion):
+		fix = "run the newer verifier that wrote " + file + ", or start this one with --data-dir on another folder."
+	case errors.Is(err, store.ErrCorrupt):
+		fix = "move " + file + " aside (keep it to inspect), or start this verifier with --data-dir on another folder."
+	}
+	return fmt.Errorf("%w. Fix: %s", err, fix)
 }
 
 func closeStore(st *store.Shared, log *slog.Logger) {

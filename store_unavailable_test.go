@@ -17,12 +17,31 @@ import (
 // verifies, and every answer that needs the store gives the cause and the
 // fix instead of a bare "unavailable".
 func TestStdioWithoutStoreSaysWhy(t *testing.T) {
-	dir := t.TempDir()
-	held, err := store.OpenBolt(filepath.Join(dir, storeFile), nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		name string
+		make func(t *testing.T, file string) // makes the store unusable
+		want []string                        // in every answer that needs the store
+	}{
+		{"locked by a program that serves no socket", func(t *testing.T, file string) {
+			held, err := store.OpenBolt(file, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { held.Close() })
+		}, []string{"locked by another process", store.SocketName, "stop the program holding", "--data-dir"}},
+		{"corrupt", func(t *testing.T, file string) {
+			if err := os.WriteFile(file, []byte("not a bbolt file, not at all, and long enough to be read as one"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"corrupt", "aside (keep it to inspect)", "--data-dir"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { stdioWithoutStore(t, tt.make, tt.want) })
 	}
-	defer held.Close()
+}
+
+func stdioWithoutStore(t *testing.T, makeUnusable func(*testing.T, string), wantCause []string) {
+	dir := t.TempDir()
+	makeUnusable(t, filepath.Join(dir, storeFile))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var stderr lockedBuffer
@@ -35,7 +54,6 @@ func TestStdioWithoutStoreSaysWhy(t *testing.T) {
 	if err := c.handshake(); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	wantCause := []string{"locked by another process", store.SocketName, "--data-dir"}
 	record, err := c.call("get_verification_record", `{"agent_id":"seller-7"}`)
 	if err != nil {
 		t.Fatal(err)
