@@ -21,7 +21,7 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 	fs := newFlagSet("receipt verify", stderr)
 	key := fs.String("key", "", "the signer's Ed25519 public key, standard base64")
 	card := fs.String("card", "", "a saved agent card (agent-card.json) publishing the signer's keys")
-	dataDir := fs.String("data-dir", "", "use the public keys of this local key store (default: "+defaultDataDir(getenv)+")")
+	dataDir := fs.String("data-dir", "", "use the public keys of this local key store (default: the key the receipt carries in verify.public_key, else the key store in "+defaultDataDir(getenv)+")")
 	requestFile := fs.String("request", "", "the original verification request: recompute the hashes and re-run the verdict")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	var ef engineFlags
@@ -35,14 +35,18 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 		return err
 	}
 	var keys signing.KeyResolver
+	keySource := "key_store" // where the key came from, for the JSON report: key, card, key_store or receipt
+	own := embeddedKey(receipt)
 	switch {
 	case *key != "" && *card != "":
 		return fmt.Errorf("give --key or --card, not both")
 	case *key != "":
+		keySource = "key"
 		if keys, err = signing.KeysFromBase64("", *key); err != nil {
 			return fmt.Errorf("reading --key: %w", err)
 		}
 	case *card != "":
+		keySource = "card"
 		data, err := readInputFile("--card", *card)
 		if err != nil {
 			return err
@@ -50,6 +54,8 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 		if keys, err = signing.KeysFromAgentCard(data); err != nil {
 			return fmt.Errorf("reading --card: %w", err)
 		}
+	case *dataDir == "" && own != nil:
+		keys, keySource = own, "receipt"
 	default:
 		dir := *dataDir
 		if dir == "" {
@@ -73,7 +79,11 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 	}
 	report, checkErr := service(v, nil, "").CheckReceipt(receipt, request, keys)
 	if *asJSON {
-		if err := printJSON(stdout, report); err != nil {
+		out := struct {
+			*signing.ReceiptReport
+			KeySource string `json:"key_source"`
+		}{report, keySource}
+		if err := printJSON(stdout, out); err != nil {
 			return err
 		}
 	} else {
@@ -93,11 +103,25 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 		} else {
 			fmt.Fprintln(stdout, "receipt NOT valid")
 		}
+		if keySource == "receipt" {
+			fmt.Fprintln(stdout, "note: the key came from the receipt itself (verify.public_key): this proves the receipt is intact since it was signed, not who signed it; pass --card or --key to check the signer")
+		}
 	}
 	if checkErr != nil || !report.Valid {
 		return exitError{1}
 	}
 	return nil
+}
+
+// embeddedKey returns the key a receipt carries (verify.public_key), or nil
+// when it carries none or the receipt is not readable (checking it then
+// says why).
+func embeddedKey(receipt []byte) signing.Keys {
+	keys, err := signing.EmbeddedKey(receipt)
+	if err != nil {
+		return nil
+	}
+	return keys
 }
 
 // readInputFile reads a file named on the command line for what (a flag or

@@ -153,14 +153,19 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if f.httpAddr != "" {
 		probe = f.storeProbe
 	}
-	st, err := openStore(ctx, &f, probe)
+	st, err := openStore(ctx, &f, probe, log)
 	if f.httpAddr == "" {
-		// Over stdio an MCP client may start a second server on the same data
-		// dir: it still verifies, without reputation.
-		if errors.Is(err, store.ErrLocked) {
-			log.Warn("the store is in use by another verifier process: serving without reputation or trust records", "err", err)
-		} else if err != nil {
+		// Over stdio the store is had as long as any process can have it
+		// (store.Shared); when none can — a foreign lock that never clears,
+		// a read-only or damaged file — the server still verifies, and
+		// every answer that needs the store says why it has none and what
+		// to do. Unsafe permissions still refuse to start.
+		switch {
+		case errors.Is(err, store.ErrInsecurePermissions):
 			return err
+		case err != nil:
+			svc.StoreErr = storeUnavailable(err, f.dataDir)
+			log.Warn("serving without reputation or trust records", "err", svc.StoreErr)
 		}
 		if st != nil {
 			svc.Store = st
@@ -197,8 +202,10 @@ func prepareDataDir(dataDir string) error {
 
 // openStore opens the PostgreSQL store of --store, or else the bbolt file
 // in --data-dir (prepared by prepareDataDir), with a write probe every
-// probe (0: none).
-func openStore(ctx context.Context, f *serverFlags, probe time.Duration) (store.Store, error) {
+// probe (0: none) while this process owns the file. Any number of verifier
+// processes share the bbolt file (store.Shared): the first owns it and
+// serves it to the others on a socket in the data dir.
+func openStore(ctx context.Context, f *serverFlags, probe time.Duration, log *slog.Logger) (store.Store, error) {
 	if f.storeURL != "" {
 		st, err := store.OpenPostgres(ctx, f.storeURL, &store.PostgresOptions{ProbeInterval: probe})
 		if err != nil {
@@ -206,11 +213,35 @@ func openStore(ctx context.Context, f *serverFlags, probe time.Duration) (store.
 		}
 		return st, nil
 	}
-	st, err := store.OpenBolt(filepath.Join(f.dataDir, storeFile), &store.Options{ProbeInterval: probe})
+	st, err := store.OpenShared(filepath.Join(f.dataDir, storeFile), &store.SharedOptions{Bolt: store.Options{ProbeInterval: probe}, Log: log})
 	if err != nil {
-		return nil, fmt.Errorf("opening store: %w", err)
+		return nil, err // it names the file
+	}
+	switch owner, serveErr := st.Owner(); {
+	case owner && serveErr != nil:
+		log.Warn("this process owns the store but cannot serve it to other verifier processes on this data dir: they will run without it until it exits", "err", serveErr)
+	case owner:
+		log.Info("store opened: this process owns it and serves it to other verifier processes", "socket", filepath.Join(f.dataDir, store.SocketName))
+	default:
+		log.Info("store opened: another verifier process owns it and serves it", "socket", filepath.Join(f.dataDir, store.SocketName))
 	}
 	return st, nil
+}
+
+// storeUnavailable is why a server runs without the store in dataDir: the
+// error that kept it from opening, and its fix.
+func storeUnavailable(err error, dataDir string) error {
+	file := filepath.Join(dataDir, storeFile)
+	fix := "make " + dataDir + " and " + file + " writable by this user, or start this verifier with --data-dir on a writable folder."
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		fix = "stop the program holding " + file + ", or start this verifier with --data-dir on another folder."
+	case errors.Is(err, store.ErrSchemaVersion):
+		fix = "run the newer verifier that wrote " + file + ", or start this one with --data-dir on another folder."
+	case errors.Is(err, store.ErrCorrupt):
+		fix = "move " + file + " aside (keep it to inspect), or start this verifier with --data-dir on another folder."
+	}
+	return fmt.Errorf("%w. Fix: %s", err, fix)
 }
 
 func closeStore(st store.Store, log *slog.Logger) {

@@ -144,7 +144,21 @@ func TestRESTSameAnswerAsCLI(t *testing.T) {
 				if resp.StatusCode != http.StatusOK {
 					t.Fatalf("REST status %d: %s", resp.StatusCode, rest)
 				}
-				if diff := cmp.Diff(string(normalize(t, bytes.TrimSpace(cli))), string(normalize(t, rest))); diff != "" {
+				// The verify blocks differ as SPEC §5 says: the CLI has no
+				// public URL and carries its key, REST names its URLs.
+				cliAnswer, restAnswer := decodeMap(t, normalize(t, bytes.TrimSpace(cli))), decodeMap(t, normalize(t, rest))
+				cliVerify, restVerify := cliAnswer["verify"].(map[string]any), restAnswer["verify"].(map[string]any)
+				if cliVerify["public_key"] == nil || cliVerify["public_key_url"] != nil || cliVerify["mcp"] != nil {
+					t.Errorf("CLI verify block = %v, want public_key and no URL", cliVerify)
+				}
+				if restVerify["public_key_url"] != "http://127.0.0.1:8080/.well-known/agent-card.json" || restVerify["mcp"] != "http://127.0.0.1:8080/mcp" || restVerify["public_key"] != nil {
+					t.Errorf("REST verify block = %v, want the public URL's card and MCP endpoint, no key", restVerify)
+				}
+				for _, k := range []string{"public_key", "public_key_url", "mcp"} {
+					delete(cliVerify, k)
+					delete(restVerify, k)
+				}
+				if diff := cmp.Diff(cliAnswer, restAnswer); diff != "" {
 					t.Errorf("CLI (-) and REST (+) answers differ:\n%s", diff)
 				}
 				for _, answer := range [][]byte{bytes.TrimSpace(cli), rest} {
@@ -153,6 +167,15 @@ func TestRESTSameAnswerAsCLI(t *testing.T) {
 			})
 		}
 	}
+}
+
+func decodeMap(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestServeHTTPDerivesPublicURL(t *testing.T) {

@@ -35,14 +35,18 @@ type AnswerMeta struct {
 	Verify         VerifyBlock
 }
 
-// VerifyBlock tells a reader how to check the receipt.
+// VerifyBlock tells a reader how to check the receipt: where the signing
+// key is published (PublicKeyURL and MCP, with a public URL) or the key
+// itself (PublicKey, standard base64 of its 32 raw bytes, without one: stdio
+// and the CLI, SPEC §5). Empty members are left out.
 type VerifyBlock struct {
-	PublicKeyURL     string `json:"public_key_url"`
+	PublicKeyURL     string `json:"public_key_url,omitempty"`
+	PublicKey        string `json:"public_key,omitempty"`
 	KeyVersion       string `json:"key_version"`
 	Canonicalization string `json:"canonicalization"`
 	HashAlgorithm    string `json:"hash_algorithm"`
 	Service          string `json:"service"`
-	MCP              string `json:"mcp"`
+	MCP              string `json:"mcp,omitempty"`
 }
 
 // NextAction is one step the caller should take next.
@@ -393,7 +397,7 @@ func (a *Answer) write(w *answerWriter) {
 		case 28:
 			a.Overall.write(w)
 		case 29:
-			w.strs(&verifyMembers, a.Verify.values())
+			a.Verify.write(w)
 		}
 	})
 }
@@ -405,7 +409,7 @@ var (
 	errorDetailMembers = newMemberTable("check", "path", "expected", "found", "message")
 	flagMembers        = newMemberTable("check", "field", "severity", "detail")
 	hintMembers        = newMemberTable("source", "check", "path", "expected", "found")
-	verifyMembers      = newMemberTable("public_key_url", "key_version", "canonicalization", "hash_algorithm", "service", "mcp")
+	verifyMembers      = newMemberTable("public_key_url", "public_key", "key_version", "canonicalization", "hash_algorithm", "service", "mcp")
 	ratioMembers       = newMemberTable("ratio", "passed", "total")
 )
 
@@ -432,8 +436,17 @@ func (d *ErrorDetail) values() []string {
 }
 func (f *Flag) values() []string { return []string{f.Check, f.Field, f.Severity, f.Detail} }
 func (h *Hint) values() []string { return []string{h.Source, h.Check, h.Path, h.Expected, h.Found} }
-func (v *VerifyBlock) values() []string {
-	return []string{v.PublicKeyURL, v.KeyVersion, v.Canonicalization, v.HashAlgorithm, v.Service, v.MCP}
+
+// write writes the verify block, leaving out its empty omitempty members.
+func (v *VerifyBlock) write(w *answerWriter) {
+	values := []string{v.PublicKeyURL, v.PublicKey, v.KeyVersion, v.Canonicalization, v.HashAlgorithm, v.Service, v.MCP}
+	w.object(&verifyMembers, func(i int) bool {
+		switch i { // the omitempty members
+		case 0, 1, 6:
+			return values[i] != ""
+		}
+		return true
+	}, func(i int) { w.str(values[i]) })
 }
 
 func (n *NextAction) write(w *answerWriter) {

@@ -51,7 +51,7 @@ func testAnswer(s1, s2 string, n int, ratio float64, detail string, pass bool) *
 	meta := AnswerMeta{
 		VerificationID: s2, VerifiedAt: time.Date(2026, 11, 30, 1, 2, 3, 4000, time.UTC), Version: s1,
 		Hashes: Hashes{Output: s1, Schema: s2, Rules: s1, Request: s2},
-		Verify: VerifyBlock{PublicKeyURL: s1, KeyVersion: s2, Service: s1, MCP: s2},
+		Verify: VerifyBlock{PublicKeyURL: s1, PublicKey: s2, KeyVersion: s2, Service: s1, MCP: s2},
 	}
 	a := v.NewAnswer(req, out, meta)
 	if n%4 == 0 {

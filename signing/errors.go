@@ -10,6 +10,15 @@ var (
 	ErrBadSignature = errors.New("bad signature")
 	// ErrUnknownKey means no public key is known for a receipt's key_version.
 	ErrUnknownKey = errors.New("unknown key version")
+	// ErrKeyMismatch means the key given to check a receipt is not the
+	// public key the receipt itself carries (verify.public_key): it was
+	// signed by another key — another install, or a replaced key. The
+	// error names both keys' fingerprints.
+	ErrKeyMismatch = errors.New("key mismatch")
+	// ErrNoEmbeddedKey means a receipt carries no public key of its own
+	// (verify.public_key): a service with a public URL publishes its keys
+	// in its agent card instead.
+	ErrNoEmbeddedKey = errors.New("the receipt carries no public key")
 	// ErrMalformedReceipt means a receipt is not a well-formed receipt: not a
 	// JSON object in I-JSON, no valid "attestation", a wrong algorithm, or a
 	// timestamp that differs from verified_at.

@@ -2,7 +2,9 @@ package signing
 
 import (
 	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,6 +72,13 @@ func KeysFromBase64(keyVersion, b64 string) (Keys, error) {
 		return nil, fmt.Errorf("reading public key: %w", err)
 	}
 	return Keys{keyVersion: pub}, nil
+}
+
+// Fingerprint names a public key in messages: the first 16 hex digits of
+// the SHA-256 of its 32 raw bytes.
+func Fingerprint(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256(pub)
+	return hex.EncodeToString(sum[:8])
 }
 
 func decodePublicKey(b64 string) (ed25519.PublicKey, error) {

@@ -105,15 +105,22 @@ func (r *ReceiptReport) verify(receipt []byte, keys KeyResolver) error {
 	if err := r.verifyKeyVersion(top["verify"], att.KeyVersion); err != nil {
 		errs = append(errs, err)
 	}
+	embedded, embeddedErr := embeddedKey(top)
 	pub, ok := keys.Lookup(att.KeyVersion)
 	switch {
+	case embeddedErr != nil && !errors.Is(embeddedErr, ErrNoEmbeddedKey):
+		errs = append(errs, r.fail(CheckKey, ErrMalformedReceipt, "%v", embeddedErr))
 	case !ok:
 		errs = append(errs, r.fail(CheckKey, ErrUnknownKey, "no public key is known for key_version %s", brief(att.KeyVersion)))
 	case len(pub) != ed25519.PublicKeySize:
 		errs = append(errs, r.fail(CheckKey, ErrUnknownKey, "the public key for key_version %s is %d bytes, want %d",
 			brief(att.KeyVersion), len(pub), ed25519.PublicKeySize))
+	case embedded != nil && !embedded.Equal(pub):
+		errs = append(errs, r.fail(CheckKey, ErrKeyMismatch,
+			"the receipt was signed with the key it carries (fingerprint %s), not with the key given for key_version %s (fingerprint %s): it comes from another signer or install",
+			Fingerprint(embedded), brief(att.KeyVersion), Fingerprint(pub)))
 	default:
-		r.pass(CheckKey, "public key "+base64.StdEncoding.EncodeToString(pub))
+		r.pass(CheckKey, "public key "+base64.StdEncoding.EncodeToString(pub)+" (fingerprint "+Fingerprint(pub)+")")
 		if att.Algorithm == Algorithm {
 			delete(top, "attestation")
 			if err := r.signature(pub, att, top); err != nil {
@@ -239,6 +246,56 @@ func (r *ReceiptReport) verifyKeyVersion(raw json.RawMessage, kv string) error {
 	}
 	r.pass(CheckVerifyKeyVersion, "verify.key_version equals attestation.key_version "+brief(kv))
 	return nil
+}
+
+// EmbeddedKey returns the public key a receipt carries in verify.public_key
+// (answers of a verifier without a public URL: stdio, the CLI) as Keys for
+// any key version: ErrNoEmbeddedKey when it carries none. Checking a
+// receipt with its own key proves it intact since signing, not who signed
+// it: anyone can sign a receipt and embed their key.
+func EmbeddedKey(receipt []byte) (Keys, error) {
+	if len(receipt) > MaxReceiptBytes {
+		return nil, fmt.Errorf("%w: receipt is %d bytes, more than the %d allowed", ErrMalformedReceipt, len(receipt), MaxReceiptBytes)
+	}
+	canonical, err := Canonicalize(receipt)
+	if err != nil {
+		return nil, fmt.Errorf("%w: receipt is not I-JSON: %v", ErrMalformedReceipt, err)
+	}
+	top, err := object(canonical, "receipt")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformedReceipt, err)
+	}
+	pub, err := embeddedKey(top)
+	if err != nil {
+		return nil, err
+	}
+	return Keys{"": pub}, nil
+}
+
+// embeddedKey reads verify.public_key of a parsed receipt: ErrNoEmbeddedKey
+// when there is none, ErrMalformedReceipt when it is not a key.
+func embeddedKey(top map[string]json.RawMessage) (ed25519.PublicKey, error) {
+	raw, ok := top["verify"]
+	if !ok {
+		return nil, ErrNoEmbeddedKey
+	}
+	verify, err := object(raw, "verify")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformedReceipt, err)
+	}
+	rawKey, ok := verify["public_key"]
+	if !ok {
+		return nil, ErrNoEmbeddedKey
+	}
+	var b64 string
+	if json.Unmarshal(rawKey, &b64) != nil {
+		return nil, fmt.Errorf("%w: verify.public_key is not a string", ErrMalformedReceipt)
+	}
+	pub, err := decodePublicKey(b64)
+	if err != nil {
+		return nil, fmt.Errorf("%w: verify.public_key is %v", ErrMalformedReceipt, err)
+	}
+	return pub, nil
 }
 
 // signature checks the signature over the response (the receipt without

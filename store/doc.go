@@ -11,7 +11,7 @@
 // queued during the previous commit at once.
 //
 // Free calls are counted in memory ([Bolt.ReserveAllowance]: exact, as one
-// process holds the file) and written by the next commit, whatever it
+// process holds the file; the others ask it, see [Shared]) and written by the next commit, whatever it
 // writes: a free call and the verdict it pays for share one transaction, so
 // a free verification costs one commit, and a call given back (the work
 // failed) costs none.
@@ -24,6 +24,53 @@
 //	err = s.PutVerdict(ctx, v)
 //	rep, err := s.Reputation(ctx, v.AgentID, store.Page{Limit: 20})
 //	sc, err := s.Score(ctx, v.AgentID, time.Now())
+//
+// # Many processes, one file
+//
+// bbolt lets one process at a time open a file (an flock), but a person
+// runs several verifiers on one data dir: each MCP client (Claude Code,
+// Cursor) starts its own stdio server, often beside `verifier --http`.
+// [Shared] makes them one store. The process that holds the file lock is
+// the owner: it uses the file through [Bolt] and serves the [Store]
+// interface on a unix socket beside the file ([SocketName], mode 0600,
+// made under a temporary name and renamed into place, so it is never
+// reachable with a wider mode, in a data dir that is 0700 anyway); no TCP
+// port is ever opened. Every other process is a client of that socket:
+// net/rpc with gob, one call per Store method, the store's errors carried
+// by name so that errors.Is finds the same sentinels ([RPCArgs],
+// [RPCReply]).
+//
+// When the owner goes away — it exits and closes the store (it stops
+// serving, waits for the calls it accepted, removes the socket, closes
+// the file), or it is killed and the kernel drops its lock — its clients'
+// calls fail with [ErrOwnerLost]. Each client then tries to take the lock
+// (a tenth of a second per attempt) and, failing that, to connect to the
+// socket, until one of them is the new owner and the others its clients
+// ([SharedOptions].Wait, five seconds by default). A socket file left by
+// a killed owner is replaced by the next owner: only the lock holder binds
+// it, so it can be no one else's.
+//
+// A call whose owner went away may or may not have been applied. It is
+// run again against the new owner only when running it twice is as
+// running it once: reads, Check, and PutVerdict — a verdict is
+// acknowledged (returns nil) only once the owner committed it and
+// answered, and storing a verdict already stored is a no-op, so a retry
+// after a lost answer never counts it twice. Allowance and payment calls
+// are not retried: TakeAllowance would count a free call twice,
+// ReserveAllowance's hold lived in the lost owner's memory only (so the
+// call it held is simply not counted), and UsePayment would answer a
+// retry as a replay. They fail with ErrOwnerLost, and the request fails
+// before any settlement was sent, so nothing is charged; a payment whose
+// UsePayment the lost owner did apply stays recorded as pending, as after
+// the crash of a server that took it (a retry with it is answered from
+// that state). Releasing it instead would not be safe: had the lost owner
+// not applied it, another process may since have taken the same payment.
+//
+// When no process can have the store — a lock held by a program that
+// serves no socket (another program, an older verifier), a read-only
+// disk — OpenShared fails with the cause, and a stdio server verifies
+// without reputation, saying so, with the cause and the fix, in every
+// answer that needs the store.
 //
 // # PostgreSQL
 //

@@ -2,8 +2,10 @@ package tools
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +20,10 @@ const (
 	keySourceServer    = "server"
 	keySourcePublicKey = "public_key"
 	keySourceAgentCard = "agent_card"
+	// keySourceReceipt: the receipt's own verify.public_key, which is not
+	// one of this verifier's keys. It proves the receipt intact since it
+	// was signed, not who signed it.
+	keySourceReceipt = "receipt"
 )
 
 const verifyReceiptDescription = `Check a receipt offline: the signed answer of verify_schema (or a trust record of get_verification_record), from this verifier or any service using the same scheme. Answers which checks held (signature, key, timestamp, and with the original request: output_hash, schema_hash, rules_hash, request_hash and a re-run of the verdict) and an overall valid boolean.
@@ -29,7 +35,7 @@ What to do with the answer: valid false means reject the receipt (do not pay on 
 const verifyReceiptInput = `{"type":"object","additionalProperties":false,"required":["receipt"],"properties":{` +
 	`"receipt":{"type":"object","description":"the signed answer exactly as received, attestation included"},` +
 	`"request":{"anyOf":[{"type":"object"},{"type":"null"}],"default":null,"description":"the original verification request (the arguments of verify_schema); when given, the hashes are recomputed and the verdict re-run"},` +
-	`"public_key":{"type":"string","description":"the signer's Ed25519 public key, standard base64 of its 32 bytes; default: this verifier's published keys"},` +
+	`"public_key":{"type":"string","description":"the signer's Ed25519 public key, standard base64 of its 32 bytes; default: this verifier's published keys, or the key the receipt itself carries (verify.public_key), which proves it intact but not who signed it"},` +
 	`"agent_card":{"type":"object","description":"the signer's agent card as published at /.well-known/agent-card.json (this verifier's or the hosted service's): its attestation extension's publicKeys are used; give it or public_key, not both"}}}`
 
 const verifyReceiptOutput = `{"type":"object","title":"receipt report","description":"Which checks of the receipt held.",` +
@@ -40,7 +46,7 @@ const verifyReceiptOutput = `{"type":"object","title":"receipt report","descript
 	`"checks":{"type":"array","items":{"type":"object","required":["name","ok"],"properties":{` +
 	`"name":{"type":"string"},"ok":{"type":"boolean"},"detail":{"type":"string"}}}},` +
 	`"request_checked":{"type":"boolean","description":"the original request was given: hashes recomputed and verdict re-run"},` +
-	`"key_source":{"type":"string","enum":["server","public_key","agent_card"]},` +
+	`"key_source":{"type":"string","enum":["server","public_key","agent_card","receipt"],"description":"server: one of this verifier's keys; public_key: the key given; agent_card: a key of the card given; receipt: the key the receipt itself carries, so valid means intact since signing, not signed by anyone in particular"},` +
 	`"attested_result":{"anyOf":[{"type":"string","enum":["pass","fail"]},{"type":"null"}],"description":"the result the receipt attests (pass or fail) when it is valid; null otherwise"},` +
 	`"next_actions":` + nextActionsSchema + `}}`
 
@@ -156,6 +162,8 @@ func (s *Service) receiptArgs(args map[string][]byte) (signing.KeyResolver, stri
 				Fix: "Send the 32-byte public key as standard base64 (44 characters), as the agent card's publicKeys list it, or leave public_key out."})
 		}
 		source = keySourcePublicKey
+	} else if embedded, err := signing.EmbeddedKey(args["receipt"]); err == nil && !s.ownKey(embedded) {
+		keys, source = embedded, keySourceReceipt
 	} else if s.Keys != nil {
 		keys = s.Keys
 	} else {
@@ -166,6 +174,16 @@ func (s *Service) receiptArgs(args map[string][]byte) (signing.KeyResolver, stri
 		return nil, "", InvalidRequest(problems)
 	}
 	return keys, source, nil
+}
+
+// ownKey reports whether the embedded key (from signing.EmbeddedKey) is one
+// of this verifier's published keys.
+func (s *Service) ownKey(embedded signing.Keys) bool {
+	if s.Keys == nil {
+		return false
+	}
+	b64 := base64.StdEncoding.EncodeToString(embedded[""])
+	return slices.ContainsFunc(s.Keys.PublicKeys(), func(k signing.PublicKey) bool { return k.PublicKey == b64 })
 }
 
 func receiptNextActions(a receiptAnswer) []engine.NextAction {
@@ -205,6 +223,9 @@ func receiptText(a receiptAnswer) string {
 		} else {
 			fmt.Fprintf(&b, "%s %s: %s\n", mark, c.Name, c.Detail)
 		}
+	}
+	if a.KeySource == keySourceReceipt {
+		b.WriteString("The key came from the receipt itself (verify.public_key): this proves the receipt is intact since it was signed, not who signed it. To check the signer, pass their published key as public_key.\n")
 	}
 	if !a.RequestChecked {
 		b.WriteString("The original request was not given, so the hashes were not recomputed: pass it as request to tie the receipt to the output you hold.")

@@ -24,6 +24,15 @@ func TestMCPVerifyReceipt(t *testing.T) {
 		t.Fatal(err)
 	}
 	otherKey := otherKeys.Current().PublicKey().PublicKey
+	// A receipt of another verifier without a public URL (stdio): it
+	// carries its own key, which is not this verifier's.
+	other := quietService(t, false)
+	foreign := string(structuredJSON(t, connectMCP(t, other).call(t, ToolVerifySchema, passReq)))
+	foreignKey := other.Keys.Current().PublicKey().PublicKey
+	swapped := strings.Replace(foreign, foreignKey, otherKey, 1)
+	if !strings.Contains(foreign, foreignKey) || swapped == foreign {
+		t.Fatalf("the foreign receipt does not carry its key %s: %s", foreignKey, foreign)
+	}
 	tampered := strings.Replace(fail, `"result":"fail"`, `"result":"pass"`, 1)
 	if tampered == fail {
 		t.Fatal("could not tamper with the receipt")
@@ -43,7 +52,10 @@ func TestMCPVerifyReceipt(t *testing.T) {
 		{"request null", `{"receipt":` + pass + `,"request":null}`, true, false, "server", "pass", "recheck_with_request", ""},
 		{"trust record", `{"receipt":` + record + `}`, true, false, "server", nil, "recheck_with_request", ""},
 		{"tampered result", `{"receipt":` + tampered + `}`, false, false, "server", nil, "reject_receipt", signing.CheckSignature},
-		{"another signer's key", `{"receipt":` + pass + `,"public_key":"` + otherKey + `"}`, false, false, "public_key", nil, "reject_receipt", signing.CheckSignature},
+		{"another signer's key", `{"receipt":` + pass + `,"public_key":"` + otherKey + `"}`, false, false, "public_key", nil, "reject_receipt", signing.CheckKey},
+		{"another verifier's receipt, its embedded key", `{"receipt":` + foreign + `,"request":` + passReq + `}`, true, true, "receipt", "pass", "proceed_to_payment", ""},
+		{"embedded key swapped", `{"receipt":` + swapped + `}`, false, false, "receipt", nil, "reject_receipt", signing.CheckSignature},
+		{"embedded key, its signer's key given", `{"receipt":` + foreign + `,"public_key":"` + foreignKey + `"}`, true, false, "public_key", "pass", "recheck_with_request", ""},
 		{"request for another output", `{"receipt":` + pass + `,"request":` + failReq + `}`, false, true, "server", nil, "reject_receipt", "output_hash"},
 		{"not a receipt", `{"receipt":{"result":"pass"}}`, false, false, "server", nil, "reject_receipt", signing.CheckAttestation},
 	}
@@ -80,6 +92,9 @@ func TestMCPVerifyReceipt(t *testing.T) {
 			}
 			if !strings.HasPrefix(text(res), wantWord) {
 				t.Errorf("text = %q, want it to start with %q", text(res), wantWord)
+			}
+			if note := "The key came from the receipt itself"; strings.Contains(text(res), note) != (tt.keySource == "receipt") {
+				t.Errorf("text = %q: want %q exactly when key_source is receipt", text(res), note)
 			}
 			for _, line := range strings.Split(text(res), "\n") {
 				isCheck := strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "FAIL ")

@@ -28,9 +28,10 @@ const (
 		`"ratio":{"type":"number","minimum":0,"maximum":1,"description":"passed/total rounded to 6 decimals; 1 when total is 0"},` +
 		`"passed":` + countSchema + `,"total":` + countSchema + `}}`
 
-	verifyBlockSchema = `{"type":"object","description":"how to check the signature offline",` +
-		`"required":["public_key_url","key_version","canonicalization","hash_algorithm","service","mcp"],"properties":{` +
-		`"public_key_url":{"type":"string"},"key_version":{"type":"string"},"canonicalization":{"type":"string"},` +
+	verifyBlockSchema = `{"type":"object","description":"how to check the signature offline: public_key_url and mcp name where the key is published (a server with a public URL); without them, public_key is the signing key itself (stdio, the CLI), which proves the receipt intact but not who signed it",` +
+		`"required":["key_version","canonicalization","hash_algorithm","service"],"properties":{` +
+		`"public_key_url":{"type":"string"},"public_key":{"type":"string","description":"standard base64 of the raw 32-byte Ed25519 public key"},` +
+		`"key_version":{"type":"string"},"canonicalization":{"type":"string"},` +
 		`"hash_algorithm":{"type":"string"},"service":{"type":"string"},"mcp":{"type":"string"}}}`
 
 	attestationSchema = `{"type":"object","description":"Ed25519 signature over the JCS bytes of {context, algorithm, key_version, attested_at, response: the answer without attestation}",` +

@@ -57,7 +57,7 @@ const ruleInput = `{"type":"object","additionalProperties":false,"required":["ty
 	`"value":{"anyOf":[{"type":"number"},{"type":"null"}],"description":"gte/lte: the number to compare with (or give other_field)"},` +
 	`"in_field":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"exists_in: path of the allowed values (or give values)"},` +
 	`"values":{"anyOf":[{"type":"array"},{"type":"null"}],"description":"exists_in: the allowed values (or give in_field)"},` +
-	`"tolerance":{"anyOf":[{"type":"number","minimum":0},{"type":"null"}],"default":1e-9,"description":"sum_equals: allowed difference"},` +
+	`"tolerance":{"anyOf":[{"type":"number","minimum":0},{"type":"null"}],"default":1e-9,"description":"allowed difference, for sum_equals (|sum - expected| <= tolerance), gte (field >= other - tolerance) and lte (field <= other + tolerance); exists_in and unique ignore it"},` +
 	`"if_present":{"anyOf":[{"type":"boolean"},{"type":"null"}],"default":false,"description":"skip the rule when field resolves to nothing"}}}`
 
 // verifyAnswerOutput is the answer of SPEC §4. A compact answer has only
@@ -95,10 +95,14 @@ func verifySchemaTool() *mcp.Tool {
 		InputSchema: json.RawMessage(verifySchemaInput),
 		OutputSchema: outputOrError("The signed verification answer or, when isError is set, the error object or an x402 PaymentRequired.",
 			verifyAnswerOutput, paymentRequiredSchema),
+		// It writes: each call stores a new verdict in the agent's
+		// reputation (not read-only, not idempotent), and only adds to the
+		// store (not destructive). It reaches nothing outside this verifier:
+		// schemas are never fetched (not open-world).
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Verify output against a JSON Schema",
-			ReadOnlyHint:    true,
-			IdempotentHint:  false, // each call issues a new receipt
+			ReadOnlyHint:    false,
+			IdempotentHint:  false,
 			DestructiveHint: &f,
 			OpenWorldHint:   &f,
 		},
@@ -141,6 +145,9 @@ func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest)
 	}
 	s.logCall(ctx, ToolVerifySchema, start, v.Outcome.Result())
 	text := verifyText(v)
+	if s.Store == nil && s.StoreErr != nil {
+		text += "\nThis verdict was NOT recorded in the agent's reputation: " + s.StoreErr.Error()
+	}
 	ans := payment.Answer{Body: v.Answer, Text: text}
 	if adm.Paid() {
 		ans.Verdict = &v.Verdict

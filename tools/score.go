@@ -88,6 +88,10 @@ func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
 		return nil, InvalidRequest([]engine.FieldProblem{*problem})
 	}
 	if s.Store == nil {
+		if s.StoreErr != nil {
+			return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
+				"This verifier has no reputation store, so it keeps no trust records: "+s.StoreErr.Error()+" Nothing was charged.")
+		}
 		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
 			"This verifier runs without a reputation store, so it keeps no trust records. Nothing was charged.")
 	}
@@ -102,14 +106,7 @@ func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
 	rec := newTrustRecord(sc, now)
 	rec.RecordID = uuid.NewString()
 	rec.VerifierVersion = s.Version
-	rec.Verify = engine.VerifyBlock{
-		PublicKeyURL:     s.publicURL() + "/.well-known/agent-card.json",
-		KeyVersion:       signer.KeyVersion(),
-		Canonicalization: engine.Canonicalization,
-		HashAlgorithm:    engine.HashAlgorithm,
-		Service:          ServiceName,
-		MCP:              s.publicURL() + "/mcp",
-	}
+	rec.Verify = s.verifyBlock(signer)
 	body, err := engine.MarshalJSON(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encoding trust record: %w", err)

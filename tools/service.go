@@ -16,8 +16,10 @@ import (
 	"github.com/verifier-dev/verifier/store"
 )
 
-// DefaultPublicURL is what answers advertise when no public URL is set
-// (stdio and the CLI).
+// DefaultPublicURL is what the HTTP documents (agent card, OpenAPI,
+// llms.txt, payment resources) advertise when no public URL is set. The
+// server always sets one in HTTP mode; answers never fall back to it (see
+// verifyBlock).
 const DefaultPublicURL = "http://127.0.0.1:8080"
 
 // ServiceName names the service in answers' verify block, in the words
@@ -26,11 +28,16 @@ const ServiceName = "Agent Output Verifier"
 
 // Service is the shared core behind every transport.
 type Service struct {
-	Engine  *engine.Verifier
-	Keys    *signing.KeyStore
-	Store   store.Store // nil for the CLI, which never opens the database
-	Version string
-	// PublicURL is the base URL that answers and documents advertise.
+	Engine *engine.Verifier
+	Keys   *signing.KeyStore
+	Store  store.Store // nil for the CLI, which never opens the database
+	// StoreErr is why a server has no Store (nil when it has one, and for
+	// the CLI): its cause and its fix, which every answer that depends on
+	// the store repeats.
+	StoreErr error
+	Version  string
+	// PublicURL is the base URL that answers and documents advertise. Empty
+	// (stdio and the CLI): answers carry the signing key itself instead.
 	PublicURL string
 	Now       func() time.Time
 	Log       *slog.Logger
@@ -58,6 +65,26 @@ func (s *Service) publicURL() string {
 		return s.PublicURL
 	}
 	return DefaultPublicURL
+}
+
+// verifyBlock is the verify block of answers signed by signer (SPEC §5):
+// with a public URL, where its key is published; without one (stdio, the
+// CLI: no one serves a card), the public key itself, so the receipt can be
+// checked with no server.
+func (s *Service) verifyBlock(signer *signing.Signer) engine.VerifyBlock {
+	b := engine.VerifyBlock{
+		KeyVersion:       signer.KeyVersion(),
+		Canonicalization: engine.Canonicalization,
+		HashAlgorithm:    engine.HashAlgorithm,
+		Service:          ServiceName,
+	}
+	if s.PublicURL == "" {
+		b.PublicKey = signer.PublicKey().PublicKey
+		return b
+	}
+	b.PublicKeyURL = s.PublicURL + "/.well-known/agent-card.json"
+	b.MCP = s.PublicURL + "/mcp"
+	return b
 }
 
 func (s *Service) log() *slog.Logger {

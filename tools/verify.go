@@ -72,12 +72,7 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 		VerifiedAt:     now,
 		Version:        s.Version,
 		Hashes:         hashes,
-		Verify: engine.VerifyBlock{
-			PublicKeyURL: s.publicURL() + "/.well-known/agent-card.json",
-			KeyVersion:   signer.KeyVersion(),
-			Service:      ServiceName,
-			MCP:          s.publicURL() + "/mcp",
-		},
+		Verify:         s.verifyBlock(signer),
 	}
 	answer := s.Engine.NewAnswer(req, out, meta)
 	signed, err := s.sign(answer)

@@ -1,0 +1,527 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/rpc"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The socket protocol: net/rpc with gob over the owner's unix socket (see
+// [Shared]). Every [Store] method is one call to the service "Store"; a
+// store error travels in the reply as a wireError, so that the client gets
+// the same sentinel back (errors.Is), and an error of the call itself is
+// the connection's: ErrOwnerLost.
+
+// rpcName is the service's name on the socket.
+const rpcName = "Store"
+
+// ErrOwnerLost: the process that owns the store file went away (exited, or
+// was killed) during a call, so whether the owner applied the call is not
+// known. [Shared] retries the calls for which that is safe; the others
+// (allowance and payment calls) fail with this error.
+var ErrOwnerLost = errors.New("the verifier process owning the store went away during the call")
+
+// sentinels are the errors a wireError carries by name.
+var sentinels = map[string]error{
+	"not_found":            ErrNotFound,
+	"locked":               ErrLocked,
+	"corrupt":              ErrCorrupt,
+	"schema_version":       ErrSchemaVersion,
+	"invalid_verdict":      ErrInvalidVerdict,
+	"duplicate":            ErrDuplicate,
+	"invalid_page":         ErrInvalidPage,
+	"invalid_argument":     ErrInvalidArgument,
+	"write_failing":        ErrWriteFailing,
+	"insecure_permissions": ErrInsecurePermissions,
+	"canceled":             context.Canceled,
+	"deadline":             context.DeadlineExceeded,
+	"hold_released":        errHoldReleased,
+	"owner_lost":           ErrOwnerLost,
+}
+
+// wireError is a store error on the wire: its sentinel's name (or "") and
+// its message.
+type wireError struct {
+	Kind    string
+	Message string
+}
+
+func toWire(err error) *wireError {
+	if err == nil {
+		return nil
+	}
+	for kind, sentinel := range sentinels {
+		if errors.Is(err, sentinel) {
+			return &wireError{Kind: kind, Message: err.Error()}
+		}
+	}
+	return &wireError{Message: err.Error()}
+}
+
+// remoteError is an error the owner returned: its message, wrapping its
+// sentinel.
+type remoteError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.sentinel }
+
+func (w *wireError) err() error {
+	if w == nil {
+		return nil
+	}
+	return &remoteError{msg: w.Message, sentinel: sentinels[w.Kind]}
+}
+
+// RPCArgs are the arguments of any call of the socket protocol, and
+// RPCReply its answer: each call uses the fields it needs (gob sends only
+// those). They are exported because net/rpc requires it; nothing else uses
+// them.
+type RPCArgs struct {
+	ID      string // verification or payment id
+	AgentID string
+	Page    Page
+	Now     time.Time
+	Client  string
+	Limit   int
+	Hold    uint64 // an allowance hold's id
+	Expires time.Time
+	Use     PaymentUse
+	Verdict *Verdict
+}
+
+// RPCReply is the answer to a call (see RPCArgs). Err is the store's error.
+type RPCReply struct {
+	Err        *wireError
+	Verdict    Verdict
+	Reputation Reputation
+	Score      Score
+	Allowance  Allowance
+	Hold       uint64 // ReserveAllowance: the hold's id, 0 for none
+	First      bool
+	Found      bool
+	Use        PaymentUse
+}
+
+// rpcService serves a Store to one connection. Its exported methods are
+// the calls (net/rpc's form); holds keeps the allowance holds the client
+// reserved until it commits or releases them. A hold left when the client
+// goes away is written as used with the next commit, as a hold left alone
+// always is (AllowanceHold).
+type rpcService struct {
+	st       Store
+	gate     *callGate
+	mu       sync.Mutex
+	holds    map[uint64]AllowanceHold
+	nextHold atomic.Uint64
+}
+
+// callGate lets calls run until the server closes: closing waits for the
+// calls running, and refuses later ones, so that the owner closes its file
+// only once every call it accepted has finished.
+type callGate struct {
+	mu     sync.RWMutex
+	closed bool
+}
+
+// errServerClosed answers a call that arrived while the owner was closing:
+// it was not run, and the client reaches the next owner.
+var errServerClosed = fmt.Errorf("%w: it is closing", ErrOwnerLost)
+
+// call runs one call through the gate.
+func (s *rpcService) call(fn func(ctx context.Context) error) *wireError {
+	s.gate.mu.RLock()
+	defer s.gate.mu.RUnlock()
+	if s.gate.closed {
+		return toWire(errServerClosed)
+	}
+	return toWire(fn(context.Background()))
+}
+
+func (s *rpcService) PutVerdict(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		if a.Verdict == nil {
+			return fmt.Errorf("%w: no verdict", ErrInvalidVerdict)
+		}
+		return s.st.PutVerdict(ctx, *a.Verdict)
+	})
+	return nil
+}
+
+func (s *rpcService) Receipt(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) (err error) {
+		r.Verdict, err = s.st.Receipt(ctx, a.ID)
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) Reputation(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) (err error) {
+		r.Reputation, err = s.st.Reputation(ctx, a.AgentID, a.Page)
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) Score(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) (err error) {
+		r.Score, err = s.st.Score(ctx, a.AgentID, a.Now)
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) ReserveAllowance(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		al, hold, err := s.st.ReserveAllowance(ctx, a.Client, a.Now, a.Limit)
+		r.Allowance = al
+		if err == nil && hold != nil {
+			r.Hold = s.nextHold.Add(1)
+			s.mu.Lock()
+			s.holds[r.Hold] = hold
+			s.mu.Unlock()
+		}
+		return err
+	})
+	return nil
+}
+
+// takeHold removes and returns a hold reserved by a client.
+func (s *rpcService) takeHold(id uint64) (AllowanceHold, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.holds[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: no free call is held under %d", ErrInvalidArgument, id)
+	}
+	delete(s.holds, id)
+	return h, nil
+}
+
+func (s *rpcService) CommitHold(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(context.Context) error {
+		h, err := s.takeHold(a.Hold)
+		if err != nil {
+			return err
+		}
+		return h.Commit()
+	})
+	return nil
+}
+
+func (s *rpcService) ReleaseHold(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(context.Context) error {
+		h, err := s.takeHold(a.Hold)
+		if err != nil {
+			return err
+		}
+		h.Release()
+		return nil
+	})
+	return nil
+}
+
+func (s *rpcService) TakeAllowance(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) (err error) {
+		r.Allowance, err = s.st.TakeAllowance(ctx, a.Client, a.Now, a.Limit)
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) PeekAllowance(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) (err error) {
+		r.Allowance, err = s.st.PeekAllowance(ctx, a.Client, a.Now, a.Limit)
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) UsePayment(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) (err error) {
+		r.First, r.Use, err = s.st.UsePayment(ctx, a.ID, a.Expires, a.Use)
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) LookupPayment(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) (err error) {
+		r.Use, r.Found, err = s.st.LookupPayment(ctx, a.ID)
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) SettlePayment(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error { return s.st.SettlePayment(ctx, a.ID, a.Use, a.Verdict) })
+	return nil
+}
+
+func (s *rpcService) ReleasePayment(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error { return s.st.ReleasePayment(ctx, a.ID) })
+	return nil
+}
+
+func (s *rpcService) Check(_ *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error { return s.st.Check(ctx) })
+	return nil
+}
+
+// rpcServer serves a Store on a listener until closed.
+type rpcServer struct {
+	ln     net.Listener
+	st     Store
+	gate   callGate
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+	done   chan struct{}
+}
+
+// serveStore serves st on ln in its own goroutine.
+func serveStore(ln net.Listener, st Store) (*rpcServer, error) {
+	s := &rpcServer{ln: ln, st: st, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	if _, err := s.newConnServer(); err != nil {
+		return nil, err
+	}
+	go s.accept()
+	return s, nil
+}
+
+// newConnServer is the RPC server of one connection, with its own holds.
+func (s *rpcServer) newConnServer() (*rpc.Server, error) {
+	srv := rpc.NewServer()
+	svc := &rpcService{st: s.st, gate: &s.gate, holds: map[uint64]AllowanceHold{}}
+	if err := srv.RegisterName(rpcName, svc); err != nil {
+		return nil, fmt.Errorf("registering the store service: %w", err)
+	}
+	return srv, nil
+}
+
+func (s *rpcServer) accept() {
+	defer close(s.done)
+	for {
+		conn, err := s.ln.Accept()
+		if err != nil {
+			return // closed
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			conn.Close()
+			return
+		}
+		s.conns[conn] = struct{}{}
+		s.mu.Unlock()
+		go func() {
+			if srv, err := s.newConnServer(); err == nil { // it registered in serveStore
+				srv.ServeConn(conn)
+			}
+			conn.Close()
+			s.mu.Lock()
+			delete(s.conns, conn)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// dropConns closes every connection and refuses new ones: answers not yet
+// written are lost.
+func (s *rpcServer) dropConns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+}
+
+// close stops accepting, drops every connection and waits for the calls
+// that were running to finish (their answers are lost: the clients retry
+// what is safe to retry against the next owner).
+func (s *rpcServer) close() {
+	s.dropConns()
+	s.ln.Close()
+	<-s.done
+	s.gate.mu.Lock()
+	s.gate.closed = true
+	s.gate.mu.Unlock()
+}
+
+// rpcClient is a Store served by another process on its socket. A call
+// that loses the connection fails with ErrOwnerLost.
+type rpcClient struct {
+	c *rpc.Client
+}
+
+var _ Store = (*rpcClient)(nil)
+
+// dialStore connects to the store served on the unix socket at path.
+func dialStore(path string, timeout time.Duration) (*rpcClient, error) {
+	conn, err := net.DialTimeout("unix", path, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &rpcClient{c: rpc.NewClient(conn)}, nil
+}
+
+// do runs one call, giving up on waiting when ctx ends.
+func (c *rpcClient) do(ctx context.Context, method string, args, reply any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	call := c.c.Go(rpcName+"."+method, args, reply, make(chan *rpc.Call, 1))
+	select {
+	case <-call.Done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	var server rpc.ServerError
+	switch {
+	case call.Error == nil:
+		return nil
+	case errors.As(call.Error, &server): // the owner could not decode the call
+		return fmt.Errorf("store call %s: %w", method, call.Error)
+	}
+	// rpc.ErrShutdown, io.EOF, a reset: the connection is gone.
+	return fmt.Errorf("store call %s: %w: %v", method, ErrOwnerLost, call.Error)
+}
+
+func (c *rpcClient) PutVerdict(ctx context.Context, v Verdict) error {
+	var r RPCReply
+	if err := c.do(ctx, "PutVerdict", &RPCArgs{Verdict: &v}, &r); err != nil {
+		return err
+	}
+	return r.Err.err()
+}
+
+func (c *rpcClient) Receipt(ctx context.Context, id string) (Verdict, error) {
+	var r RPCReply
+	if err := c.do(ctx, "Receipt", &RPCArgs{ID: id}, &r); err != nil {
+		return Verdict{}, err
+	}
+	return r.Verdict, r.Err.err()
+}
+
+func (c *rpcClient) Reputation(ctx context.Context, agentID string, q Page) (Reputation, error) {
+	var r RPCReply
+	if err := c.do(ctx, "Reputation", &RPCArgs{AgentID: agentID, Page: q}, &r); err != nil {
+		return Reputation{}, err
+	}
+	if r.Reputation.Recent == nil { // gob sends an empty list as none
+		r.Reputation.Recent = []VerdictSummary{}
+	}
+	return r.Reputation, r.Err.err()
+}
+
+func (c *rpcClient) Score(ctx context.Context, agentID string, now time.Time) (Score, error) {
+	var r RPCReply
+	if err := c.do(ctx, "Score", &RPCArgs{AgentID: agentID, Now: now}, &r); err != nil {
+		return Score{}, err
+	}
+	if r.Score.Recent == nil { // gob sends an empty list as none
+		r.Score.Recent = []VerdictSummary{}
+	}
+	return r.Score, r.Err.err()
+}
+
+func (c *rpcClient) ReserveAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, AllowanceHold, error) {
+	var r RPCReply
+	if err := c.do(ctx, "ReserveAllowance", &RPCArgs{Client: client, Now: now, Limit: limit}, &r); err != nil {
+		return Allowance{}, nil, err
+	}
+	if err := r.Err.err(); err != nil {
+		return r.Allowance, nil, err
+	}
+	if r.Hold == 0 {
+		return r.Allowance, nil, nil
+	}
+	return r.Allowance, &rpcHold{c: c, id: r.Hold}, nil
+}
+
+func (c *rpcClient) TakeAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error) {
+	var r RPCReply
+	if err := c.do(ctx, "TakeAllowance", &RPCArgs{Client: client, Now: now, Limit: limit}, &r); err != nil {
+		return Allowance{}, err
+	}
+	return r.Allowance, r.Err.err()
+}
+
+func (c *rpcClient) PeekAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error) {
+	var r RPCReply
+	if err := c.do(ctx, "PeekAllowance", &RPCArgs{Client: client, Now: now, Limit: limit}, &r); err != nil {
+		return Allowance{}, err
+	}
+	return r.Allowance, r.Err.err()
+}
+
+func (c *rpcClient) UsePayment(ctx context.Context, paymentID string, expires time.Time, use PaymentUse) (bool, PaymentUse, error) {
+	var r RPCReply
+	if err := c.do(ctx, "UsePayment", &RPCArgs{ID: paymentID, Expires: expires, Use: use}, &r); err != nil {
+		return false, PaymentUse{}, err
+	}
+	return r.First, r.Use, r.Err.err()
+}
+
+func (c *rpcClient) LookupPayment(ctx context.Context, paymentID string) (PaymentUse, bool, error) {
+	var r RPCReply
+	if err := c.do(ctx, "LookupPayment", &RPCArgs{ID: paymentID}, &r); err != nil {
+		return PaymentUse{}, false, err
+	}
+	return r.Use, r.Found, r.Err.err()
+}
+
+func (c *rpcClient) SettlePayment(ctx context.Context, paymentID string, use PaymentUse, v *Verdict) error {
+	var r RPCReply
+	if err := c.do(ctx, "SettlePayment", &RPCArgs{ID: paymentID, Use: use, Verdict: v}, &r); err != nil {
+		return err
+	}
+	return r.Err.err()
+}
+
+func (c *rpcClient) ReleasePayment(ctx context.Context, paymentID string) error {
+	var r RPCReply
+	if err := c.do(ctx, "ReleasePayment", &RPCArgs{ID: paymentID}, &r); err != nil {
+		return err
+	}
+	return r.Err.err()
+}
+
+func (c *rpcClient) Check(ctx context.Context) error {
+	var r RPCReply
+	if err := c.do(ctx, "Check", &RPCArgs{}, &r); err != nil {
+		return err
+	}
+	return r.Err.err()
+}
+
+// Close closes the connection; the owner keeps serving.
+func (c *rpcClient) Close() error { return c.c.Close() }
+
+// rpcHold is a free call held by the owner for this client.
+type rpcHold struct {
+	c  *rpcClient
+	id uint64
+}
+
+func (h *rpcHold) Commit() error {
+	var r RPCReply
+	if err := h.c.do(context.Background(), "CommitHold", &RPCArgs{Hold: h.id}, &r); err != nil {
+		return err
+	}
+	return r.Err.err()
+}
+
+func (h *rpcHold) Release() {
+	var r RPCReply
+	_ = h.c.do(context.Background(), "ReleaseHold", &RPCArgs{Hold: h.id}, &r) // the owner writes it as used if this is lost
+}
