@@ -135,21 +135,39 @@ const brief = (s) => { const t = String(s); return t.length > 80 ? `${t.slice(0,
 
 // ---- keys
 
+// PUBLIC_KEY_ENCODING is the one publicKeyEncoding a card's Ed25519 keys may
+// name (signing.PublicKeyEncoding on the Go side): standard base64 of the
+// 32 raw key bytes. It is what this server's card and the hosted service's
+// card publish.
+const PUBLIC_KEY_ENCODING = 'base64 of the raw 32-byte Ed25519 public key';
+
+// encodingProblem says why a key entry's publicKeyEncoding is not the one
+// this page reads, or returns '' when it is.
+function encodingProblem(entry, at) {
+  if (entry.publicKeyEncoding === PUBLIC_KEY_ENCODING) return '';
+  const named = typeof entry.publicKeyEncoding === 'string' ? `is ${brief(JSON.stringify(entry.publicKeyEncoding))}` : 'is missing';
+  return `${at}.publicKeyEncoding ${named}, not "${PUBLIC_KEY_ENCODING}", the only encoding this page reads (standard base64 of the 32 raw key bytes)`;
+}
+
 // keysFromCard reads {keyVersion: base64} from an agent card's attestation
-// extension(s): capabilities.extensions[].params.publicKeys[].
+// extension(s): capabilities.extensions[].params.publicKeys[]. An Ed25519
+// entry that names another publicKeyEncoding makes the card unreadable:
+// {keys, problem}.
 function keysFromCard(card) {
   const keys = new Map();
   const exts = card && card.capabilities && Array.isArray(card.capabilities.extensions) ? card.capabilities.extensions : [];
-  for (const ext of exts) {
+  for (const [i, ext] of exts.entries()) {
     const list = ext && ext.params && Array.isArray(ext.params.publicKeys) ? ext.params.publicKeys : [];
-    for (const k of list) {
+    for (const [j, k] of list.entries()) {
       if (k && typeof k.keyVersion === 'string' && typeof k.publicKey === 'string' &&
           (k.algorithm === undefined || k.algorithm === ALGORITHM)) {
+        const problem = encodingProblem(k, `capabilities.extensions[${i}].params.publicKeys[${j}]`);
+        if (problem) return { keys: new Map(), problem };
         keys.set(k.keyVersion, k.publicKey);
       }
     }
   }
-  return keys;
+  return { keys, problem: '' };
 }
 
 // findKey returns {key (base64) | null, source, note, problem}.
@@ -165,8 +183,12 @@ async function findKey(choice, keyVersion, receipt, pasted) {
     if (text.startsWith('{')) {
       const { value, problem } = parseStrict(text, 'pasted agent card');
       if (problem) return { problem };
-      const keys = keysFromCard(value);
-      if (keys.size === 0 && typeof value.publicKey === 'string') keys.set(value.keyVersion ?? keyVersion, value.publicKey);
+      const { keys, problem: unreadable } = keysFromCard(value);
+      if (unreadable) return { problem: `the pasted agent card cannot be read: ${unreadable}` };
+      if (keys.size === 0 && typeof value.publicKey === 'string') {
+        if (has(value, 'publicKeyEncoding') && encodingProblem(value, 'the pasted key')) return { problem: encodingProblem(value, 'the pasted key') };
+        keys.set(value.keyVersion ?? keyVersion, value.publicKey);
+      }
       if (!keys.has(keyVersion)) return { problem: `the pasted card has no key for key_version ${brief(keyVersion)}` };
       return { key: keys.get(keyVersion), source: `the pasted agent card's key ${brief(keyVersion)}` };
     }
@@ -180,7 +202,8 @@ async function findKey(choice, keyVersion, receipt, pasted) {
   } catch (e) {
     return { problem: `this server's agent card could not be read (${e.message})` };
   }
-  const keys = keysFromCard(card);
+  const { keys, problem } = keysFromCard(card);
+  if (problem) return { problem: `this server's agent card cannot be read: ${problem}` };
   if (!keys.has(keyVersion)) {
     return { problem: `this server's agent card publishes no key for key_version ${brief(keyVersion)}: the receipt was not signed by this server, or with a key it never published` };
   }
