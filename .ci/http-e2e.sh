@@ -57,7 +57,8 @@ echo "== http-e2e: browser test of /, /check and /agents/{agent_id}"
 shots="${HTTP_E2E_SCREENSHOTS:-/tmp/verifier-http-e2e-screenshots}"
 mkdir -p "$shots"
 rm -f "$shots"/*.png
-(cd "$work" && VERIFIER_BIN="$work/verifier" CHROMIUM_PATH=/usr/bin/chromium SCREENSHOT_DIR="$shots" node --test pages.test.mjs)
+(cd "$work" && VERIFIER_BIN="$work/verifier" CHROMIUM_PATH=/usr/bin/chromium SCREENSHOT_DIR="$shots" \
+  HOSTED_CARD="$root/testdata/hosted-agent-card.json" node --test pages.test.mjs)
 echo "http-e2e: screenshots of the pages at desktop and phone width are in $shots:"
 ls "$shots"
 

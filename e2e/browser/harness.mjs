@@ -3,7 +3,7 @@
 // playwright-core (never a downloaded browser).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -25,10 +25,18 @@ export function launchBrowser() {
 }
 
 // startServer runs the binary on a free port with a fresh data dir and
-// resolves once its "serving HTTP" log line names the address.
-export function startServer(extraArgs = []) {
+// resolves once its "serving HTTP" log line names the address. With
+// signingKey {keyVersion, seed (base64)}, the data dir's key store starts
+// with that key as its current one, so the server signs with it.
+export function startServer(extraArgs = [], { signingKey } = {}) {
   assert.ok(BIN, 'VERIFIER_BIN must name the verifier binary');
   const dataDir = mkdtempSync(join(tmpdir(), 'verifier-e2e-'));
+  if (signingKey) {
+    const keys = join(dataDir, 'keys');
+    mkdirSync(keys, { mode: 0o700 });
+    writeFileSync(join(keys, `${signingKey.keyVersion}.key`), `${signingKey.seed}\n`, { mode: 0o600 });
+    writeFileSync(join(keys, 'current'), `${signingKey.keyVersion}\n`, { mode: 0o600 });
+  }
   const proc = spawn(BIN, ['--http', '127.0.0.1:0', '--data-dir', dataDir, ...extraArgs], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, VERIFIER_SIGNING_KEY: '' },

@@ -9,8 +9,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import canonicalize from 'canonicalize';
 import { launchBrowser, startServer, stopServer } from './harness.mjs';
 
@@ -18,6 +19,11 @@ const SHOTS = resolve(process.env.SCREENSHOT_DIR || 'screenshots');
 const VIEWPORTS = { desktop: { width: 1280, height: 900 }, phone: { width: 390, height: 844 } };
 const RECEIPT_CHECKS = ['JSON', 'Attestation', 'Algorithm', 'Timestamp', 'Key version', 'Public key', 'Signature'];
 const HASHES = ['output_hash', 'schema_hash', 'rules_hash', 'request_hash'];
+// The hosted service's card as it publishes it, with a fixed test key: the
+// Ed25519 key of the seed of 32 bytes 0x68 (testdata/hosted-agent-card.SOURCE).
+const HOSTED_CARD = process.env.HOSTED_CARD || resolve(dirname(fileURLToPath(import.meta.url)), '../../testdata/hosted-agent-card.json');
+const HOSTED_KEY = { keyVersion: 'v1-2026-11a', seed: Buffer.alloc(32, 0x68).toString('base64') };
+const HOSTED_ENCODING = 'base64 of the raw 32-byte Ed25519 public key';
 
 let server;
 let browser;
@@ -261,6 +267,71 @@ test('/check checks a receipt by its own verify.public_key, and says what that p
   await context.close();
   assertStayedHome(seen, '/check');
   assertNotSent(seen, marker);
+});
+
+test('/check verifies a receipt of the hosted service with the hosted card pasted', async () => {
+  // A server signing with the hosted card's key, under its key version, and
+  // advertising a hosted-looking public URL: its receipts carry
+  // public_key_url and no key of their own, as the hosted service's do.
+  const hostedURL = 'https://verifier.hosted.example';
+  const hosted = await startServer(['--public-url', hostedURL], { signingKey: HOSTED_KEY });
+  let receipt;
+  try {
+    const marker = `marker-${randomUUID()}`;
+    const res = await fetch(`${hosted.base}/verify/schema`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(invoice(marker, null, 135.5)),
+    });
+    assert.equal(res.status, 200);
+    receipt = await res.text();
+  } finally {
+    await stopServer(hosted);
+  }
+  const answer = JSON.parse(receipt);
+  assert.equal(answer.attestation.key_version, HOSTED_KEY.keyVersion, 'signed with the hosted key');
+  assert.equal(answer.verify.public_key, undefined, 'the receipt carries no key of its own');
+  assert.ok(answer.verify.public_key_url.startsWith(`${hostedURL}/`), `public_key_url ${answer.verify.public_key_url}`);
+
+  const card = readFileSync(HOSTED_CARD, 'utf8');
+  assert.ok(card.includes(`"publicKeyEncoding": "${HOSTED_ENCODING}"`), 'the hosted card names its encoding as the hosted service does');
+  const context = await browser.newContext();
+  const seen = watch(context);
+  const page = await context.newPage();
+  await page.goto(`${server.base}/check`);
+  const publicKeyText = () => page.locator('#checks li[data-check="Public key"]').textContent();
+
+  // The hosted card pasted: valid, and the key came from the pasted card.
+  let got = await checkWith(page, { receipt, keySource: 'pasted', key: card });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  for (const name of RECEIPT_CHECKS) assert.equal(got.checks[name], 'held', `check ${name}: ${JSON.stringify(got.checks)}`);
+  assert.match(await publicKeyText(), /Using the pasted agent card's key v1-2026-11a/);
+
+  // This server's own card: it never published the hosted key, so the
+  // receipt is not valid and its signature is not vouched for.
+  got = await checkWith(page, { receipt });
+  assert.match(got.verdict, /^✗ not valid/, got.verdict);
+  assert.equal(got.checks['Public key'], 'failed');
+  assert.equal(got.checks.Signature, 'failed');
+  // This server's own key under the hosted key version (a card that is a
+  // well-formed key, just not the signer's): the signature itself fails.
+  const ownCard = JSON.parse(await (await fetch(`${server.base}/.well-known/agent-card.json`)).text());
+  const ownKey = ownCard.capabilities.extensions.flatMap((e) => (e.params && e.params.publicKeys) || [])[0].publicKey;
+  const wrongKey = card.replace(/"publicKey": "[^"]+"/, `"publicKey": "${ownKey}"`);
+  assert.notEqual(wrongKey, card);
+  got = await checkWith(page, { receipt, keySource: 'pasted', key: wrongKey });
+  assert.match(got.verdict, /^✗ not valid: Signature failed/, got.verdict);
+  assert.equal(got.checks['Public key'], 'held');
+
+  // A card naming any other encoding is refused, saying which one is read.
+  for (const other of ['base64', 'hex', 'base64url of the raw 32-byte Ed25519 public key']) {
+    const bad = card.replace(`"${HOSTED_ENCODING}"`, JSON.stringify(other));
+    assert.notEqual(bad, card);
+    got = await checkWith(page, { receipt, keySource: 'pasted', key: bad });
+    assert.match(got.verdict, /^✗ not valid: Public key/, `encoding ${other}: ${got.verdict}`);
+    const text = await publicKeyText();
+    assert.ok(text.includes(`publicKeyEncoding is ${JSON.stringify(other)}, not "${HOSTED_ENCODING}"`), `encoding ${other}: ${text}`);
+  }
+  await context.close();
+  assertStayedHome(seen, '/check with the hosted card');
 });
 
 test('/agents/{agent_id} shows the counts and one chart mark per day', async () => {
