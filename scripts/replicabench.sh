@@ -53,6 +53,7 @@ cleanup() {
 	rm -rf "$work" "$pgdir"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM # so a stopped run cleans up too (pg_ctl's server outlives the script otherwise)
 
 if [ -n "${VERIFIER_BIN:-}" ]; then
 	cp "$VERIFIER_BIN" "$work/verifier"
