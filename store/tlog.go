@@ -197,3 +197,92 @@ func logStoredVerdicts(tx *bolt.Tx) error {
 	}
 	return nil
 }
+
+// TileHeight is the log's tile height: 2^8 hashes per full tile, as C2SP
+// tlog-tiles and the Go checksum database use.
+const TileHeight = 8
+
+// Log is what a store with a transparency log serves: the bbolt store has
+// one; see [LogOf].
+type Log interface {
+	LogTree(ctx context.Context) (LogTree, error)
+	LogInclusion(ctx context.Context, verificationID string) (LogInclusion, error)
+	LogTile(ctx context.Context, t tlog.Tile) ([]byte, error)
+	LogEntries(ctx context.Context, n int64, width int) ([]byte, error)
+}
+
+// LogOf returns st's transparency log, seeing through [Instrumented]; ok
+// is false for a store without one (PostgreSQL, for now).
+func LogOf(st Store) (l Log, ok bool) {
+	if in, wrapped := st.(*instrumented); wrapped {
+		st = in.st
+	}
+	l, ok = st.(Log)
+	return l, ok
+}
+
+// LogTile returns the hashes of tile t (height TileHeight, level ≥ 0) of
+// the current tree, ErrNotFound when the tree does not cover it yet.
+func (b *Bolt) LogTile(ctx context.Context, t tlog.Tile) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if t.H != TileHeight || t.L < 0 || t.W < 1 || t.W > 1<<TileHeight || t.N < 0 || t.L*TileHeight >= 56 ||
+		t.N > (1<<56)>>(TileHeight*(t.L+1)) {
+		return nil, fmt.Errorf("reading log tile %s: %w", t.Path(), ErrNotFound)
+	}
+	leaves := (t.N<<TileHeight + int64(t.W)) << (TileHeight * t.L) // leaves under the tile's last hash
+	var data []byte
+	err := b.db.View(func(tx *bolt.Tx) error {
+		size, err := logSize(tx)
+		if err != nil {
+			return err
+		}
+		if leaves > size {
+			return ErrNotFound
+		}
+		data, err = tlog.ReadTileData(t, txHashReader{tx.Bucket(bucketLogHashes)})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading log tile %s: %w", t.Path(), err)
+	}
+	return data, nil
+}
+
+// LogEntries returns the C2SP tlog-tiles entry bundle of entries
+// n·256 … n·256+width-1: each entry as a 2-byte big-endian length and its
+// bytes; ErrNotFound when the log does not hold them all yet.
+func (b *Bolt) LogEntries(ctx context.Context, n int64, width int) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if n < 0 || n > 1<<48 || width < 1 || width > 1<<TileHeight {
+		return nil, fmt.Errorf("reading log entries %d: %w", n, ErrNotFound)
+	}
+	first := n << TileHeight
+	bundle := make([]byte, 0, width*(2+sha256.Size))
+	err := b.db.View(func(tx *bolt.Tx) error {
+		size, err := logSize(tx)
+		if err != nil {
+			return err
+		}
+		if first+int64(width) > size {
+			return ErrNotFound
+		}
+		entries := tx.Bucket(bucketLogEntries)
+		for i := first; i < first+int64(width); i++ {
+			e := entries.Get(encodeUint64(uint64(i)))
+			if len(e) != sha256.Size {
+				return fmt.Errorf("%w: log entry %d missing or of %d bytes", ErrCorrupt, i, len(e))
+			}
+			bundle = binary.BigEndian.AppendUint16(bundle, uint16(len(e)))
+			bundle = append(bundle, e...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading log entries %d: %w", n, err)
+	}
+	return bundle, nil
+}
