@@ -26,8 +26,11 @@ const ServiceName = "Agent Output Verifier"
 
 // Service is the shared core behind every transport.
 type Service struct {
-	Engine  *engine.Verifier
-	Keys    *signing.KeyStore
+	Engine *engine.Verifier
+	Keys   *signing.KeyStore
+	// LogKey signs the transparency log's checkpoints; set by WithLog (nil:
+	// no log served).
+	LogKey  *signing.LogKey
 	Store   store.Store // nil for the CLI, which never opens the database
 	Version string
 	// PublicURL is the base URL that answers and documents advertise.
