@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
 )
@@ -187,6 +188,26 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return serveHTTP(ctx, &f, svc, log)
 }
 
+// serveLog serves the store's transparency log, its checkpoints signed by
+// the log key in dataDir (made on first start). The PostgreSQL store keeps
+// no log yet.
+func serveLog(svc *tools.Service, opts *tools.HTTPOptions, dataDir string, log *slog.Logger) error {
+	if _, ok := store.LogOf(svc.Store); !ok {
+		log.Info("this store keeps no transparency log: /log/ is not served")
+		return nil
+	}
+	base := svc.PublicURL
+	if base == "" {
+		base = tools.DefaultPublicURL
+	}
+	key, err := signing.OpenLogKey(filepath.Join(dataDir, signing.LogKeyFile), tools.LogOrigin(base))
+	if err != nil {
+		return err
+	}
+	svc.WithLog(opts, key)
+	return nil
+}
+
 // prepareDataDir creates the data folder (mode 0700) when it is missing,
 // and refuses one — or a store file in it — that group or others may write,
 // before anything (a first key) is created in it.
@@ -281,6 +302,10 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 	opts := &tools.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log, ClientAddr: gate.ClientID}
 	svc.WithPayment(opts, gate)
 	svc.WithMetrics(opts, metrics)
+	if err := serveLog(svc, opts, f.dataDir, log); err != nil {
+		ln.Close()
+		return err
+	}
 	h, err := tools.NewHTTPHandler(svc, opts)
 	if err != nil {
 		ln.Close()

@@ -37,7 +37,8 @@ var (
 // allBuckets lists the buckets of the current schema.
 func allBuckets() [][]byte {
 	return [][]byte{bucketMeta, bucketVerdicts, bucketVerdictIDs, bucketAgents,
-		bucketAgentTime, bucketAllowance, bucketPayments, bucketPaymentExp}
+		bucketAgentTime, bucketAllowance, bucketPayments, bucketPaymentExp,
+		bucketLogHashes, bucketLogIndex, bucketLogEntries}
 }
 
 // Defaults for [Options].
@@ -189,6 +190,9 @@ func (b *Bolt) init() (err error) {
 		}
 		if err := tx.Bucket(bucketMeta).Put(keySchemaVersion, encodeUint64(schemaVersion)); err != nil {
 			return fmt.Errorf("writing schema version: %w", err)
+		}
+		if err := logStoredVerdicts(tx); err != nil {
+			return err
 		}
 		return purge(tx, b.now())
 	})

@@ -96,7 +96,8 @@
 // nanoseconds as a uint64 with the sign bit flipped, so keys sort by time.
 //
 //	meta         "schema_version" → uint64 (2); "write_probe" → int64 Unix
-//	             nanos of the last write probe (see Options.ProbeInterval)
+//	             nanos of the last write probe (see Options.ProbeInterval);
+//	             "log_size" → uint64 records in the transparency log
 //	verdicts     time(verified_at), verification id → 0x01, uvarint n, n
 //	             bytes of the verdict's JSON without the receipt, then the
 //	             receipt bytes verbatim
@@ -116,6 +117,16 @@
 //	             the settle response and the MCP text each as uvarint
 //	             length + bytes, then the kept answer verbatim
 //	payment_exp  time(expiry + PaymentRetention), payment id → empty
+//	log_hashes   uint64 tlog storage index → 32-byte stored hash
+//	             (golang.org/x/mod/sumdb/tlog.StoredHashes)
+//	log_index    verification id → uint64 record index in the log
+//	log_entries  uint64 record index → 32-byte entry, LogEntry(receipt)
+//
+// Every stored verdict is appended to the transparency log in the
+// transaction that stores it (also inside SettlePayment), so an
+// acknowledged verdict has a log index and no entry lacks its verdict. A
+// file written before the log has its verdicts logged at open, in key
+// order. The PostgreSQL backend has no log yet.
 //
 // Verdicts are keyed by time, not by their random id, so that writes append:
 // a write reads and rewrites the right-most pages of verdicts only, and

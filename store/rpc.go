@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/mod/sumdb/tlog"
 	"net"
 	"net/rpc"
 	"sync"
@@ -42,6 +43,7 @@ var sentinels = map[string]error{
 	"deadline":             context.DeadlineExceeded,
 	"hold_released":        errHoldReleased,
 	"owner_lost":           ErrOwnerLost,
+	"no_log":               ErrNoLog,
 }
 
 // wireError is a store error on the wire: its sentinel's name (or "") and
@@ -95,6 +97,9 @@ type RPCArgs struct {
 	Expires time.Time
 	Use     PaymentUse
 	Verdict *Verdict
+	Tile    tlog.Tile // LogTile
+	N       int64     // LogEntries: the bundle's index
+	Width   int       // LogEntries: its width
 }
 
 // RPCReply is the answer to a call (see RPCArgs). Err is the store's error.
@@ -108,6 +113,9 @@ type RPCReply struct {
 	First      bool
 	Found      bool
 	Use        PaymentUse
+	Tree       LogTree
+	Inclusion  LogInclusion
+	Data       []byte // LogTile, LogEntries
 }
 
 // rpcService serves a Store to one connection. Its exported methods are
@@ -277,6 +285,59 @@ func (s *rpcService) Check(_ *RPCArgs, r *RPCReply) error {
 }
 
 // rpcServer serves a Store on a listener until closed.
+// logOf is the served store's log, ErrNoLog when it keeps none.
+func (s *rpcService) logOf() (Log, error) {
+	l, ok := LogOf(s.st)
+	if !ok {
+		return nil, ErrNoLog
+	}
+	return l, nil
+}
+
+func (s *rpcService) LogTree(_ *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		l, err := s.logOf()
+		if err == nil {
+			r.Tree, err = l.LogTree(ctx)
+		}
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) LogInclusion(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		l, err := s.logOf()
+		if err == nil {
+			r.Inclusion, err = l.LogInclusion(ctx, a.ID)
+		}
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) LogTile(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		l, err := s.logOf()
+		if err == nil {
+			r.Data, err = l.LogTile(ctx, a.Tile)
+		}
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) LogEntries(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		l, err := s.logOf()
+		if err == nil {
+			r.Data, err = l.LogEntries(ctx, a.N, a.Width)
+		}
+		return err
+	})
+	return nil
+}
+
 type rpcServer struct {
 	ln     net.Listener
 	st     Store
@@ -505,6 +566,38 @@ func (c *rpcClient) Check(ctx context.Context) error {
 }
 
 // Close closes the connection; the owner keeps serving.
+func (c *rpcClient) LogTree(ctx context.Context) (LogTree, error) {
+	var r RPCReply
+	if err := c.do(ctx, "LogTree", &RPCArgs{}, &r); err != nil {
+		return LogTree{}, err
+	}
+	return r.Tree, r.Err.err()
+}
+
+func (c *rpcClient) LogInclusion(ctx context.Context, verificationID string) (LogInclusion, error) {
+	var r RPCReply
+	if err := c.do(ctx, "LogInclusion", &RPCArgs{ID: verificationID}, &r); err != nil {
+		return LogInclusion{}, err
+	}
+	return r.Inclusion, r.Err.err()
+}
+
+func (c *rpcClient) LogTile(ctx context.Context, t tlog.Tile) ([]byte, error) {
+	var r RPCReply
+	if err := c.do(ctx, "LogTile", &RPCArgs{Tile: t}, &r); err != nil {
+		return nil, err
+	}
+	return r.Data, r.Err.err()
+}
+
+func (c *rpcClient) LogEntries(ctx context.Context, n int64, width int) ([]byte, error) {
+	var r RPCReply
+	if err := c.do(ctx, "LogEntries", &RPCArgs{N: n, Width: width}, &r); err != nil {
+		return nil, err
+	}
+	return r.Data, r.Err.err()
+}
+
 func (c *rpcClient) Close() error { return c.c.Close() }
 
 // rpcHold is a free call held by the owner for this client.

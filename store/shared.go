@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/mod/sumdb/tlog"
 	"log/slog"
 	"net"
 	"os"
@@ -342,6 +343,56 @@ func (s *Shared) SettlePayment(ctx context.Context, paymentID string, use Paymen
 // ReleasePayment forgets a pending payment id. It is not retried.
 func (s *Shared) ReleasePayment(ctx context.Context, paymentID string) error {
 	return s.do(false, func(st Store) error { return st.ReleasePayment(ctx, paymentID) })
+}
+
+// LogTree reads the transparency log's current tree (retried when the
+// owner goes away). [Shared] keeps a log whenever its file does: the
+// owner's [Bolt] appends to it, and clients read it through the owner.
+func (s *Shared) LogTree(ctx context.Context) (t LogTree, err error) {
+	err = s.doLog(func(l Log) (err error) {
+		t, err = l.LogTree(ctx)
+		return err
+	})
+	return t, err
+}
+
+// LogInclusion reads a verdict's log entry and its inclusion proof.
+func (s *Shared) LogInclusion(ctx context.Context, verificationID string) (in LogInclusion, err error) {
+	err = s.doLog(func(l Log) (err error) {
+		in, err = l.LogInclusion(ctx, verificationID)
+		return err
+	})
+	return in, err
+}
+
+// LogTile reads one tile of the log's hashes.
+func (s *Shared) LogTile(ctx context.Context, t tlog.Tile) (data []byte, err error) {
+	err = s.doLog(func(l Log) (err error) {
+		data, err = l.LogTile(ctx, t)
+		return err
+	})
+	return data, err
+}
+
+// LogEntries reads one bundle of the log's entries.
+func (s *Shared) LogEntries(ctx context.Context, n int64, width int) (data []byte, err error) {
+	err = s.doLog(func(l Log) (err error) {
+		data, err = l.LogEntries(ctx, n, width)
+		return err
+	})
+	return data, err
+}
+
+// doLog runs a log read on the backend (the owner's Bolt, or the socket to
+// it), retried like every read.
+func (s *Shared) doLog(fn func(Log) error) error {
+	return s.do(true, func(st Store) error {
+		l, ok := LogOf(st)
+		if !ok {
+			return ErrNoLog
+		}
+		return fn(l)
+	})
 }
 
 // Check reports the owner's readiness (retried when the owner goes away).

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/mod/sumdb/tlog"
 	"net"
 	"os"
 	"path/filepath"
@@ -336,5 +338,51 @@ func TestSharedRetryAfterLostAnswer(t *testing.T) {
 	rep, err := client.Reputation(context.Background(), "agent-1", Page{})
 	if err != nil || rep.Total != 1 {
 		t.Errorf("Reputation = %d verdicts, %v; want the verdict counted once", rep.Total, err)
+	}
+}
+
+// TestSharedLog: a client reads the transparency log through the owner —
+// the same tree, inclusion proofs that check against it, the same tiles and
+// entry bundles — for verdicts stored through either process.
+func TestSharedLog(t *testing.T) {
+	owner, client, _ := ownerAndClient(t)
+	ctx := context.Background()
+	put(t, client, testVerdict("a", "agent-1", true, t0), testVerdict("b", "agent-1", false, t0.Add(time.Second)))
+	put(t, owner, testVerdict("c", "agent-2", true, t0.Add(2*time.Second)))
+
+	want, err := owner.LogTree(ctx)
+	if err != nil || want.Size != 3 {
+		t.Fatalf("owner LogTree = %+v, %v; want 3 entries", want, err)
+	}
+	got, err := client.LogTree(ctx)
+	if err != nil || got != want {
+		t.Fatalf("client LogTree = %+v, %v; want the owner's %+v", got, err, want)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		in, err := client.LogInclusion(ctx, id)
+		if err != nil {
+			t.Fatalf("client LogInclusion(%s): %v", id, err)
+		}
+		if err := tlog.CheckRecord(in.Proof, in.Tree.Size, in.Tree.Hash, in.Index, tlog.RecordHash(in.Entry[:])); err != nil {
+			t.Errorf("inclusion proof of %s read through the socket: %v", id, err)
+		}
+	}
+	if _, err := client.LogInclusion(ctx, "never-stored"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("client LogInclusion of an unknown id: %v, want ErrNotFound", err)
+	}
+	tile := tlog.Tile{H: TileHeight, L: 0, N: 0, W: 3}
+	wantTile, err := owner.LogTile(ctx, tile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotTile, err := client.LogTile(ctx, tile); err != nil || !bytes.Equal(gotTile, wantTile) {
+		t.Errorf("client LogTile = %x, %v; want the owner's %x", gotTile, err, wantTile)
+	}
+	wantEntries, err := owner.LogEntries(ctx, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotEntries, err := client.LogEntries(ctx, 0, 3); err != nil || !bytes.Equal(gotEntries, wantEntries) {
+		t.Errorf("client LogEntries = %x, %v; want the owner's %x", gotEntries, err, wantEntries)
 	}
 }

@@ -73,7 +73,8 @@ type verdictWrite struct {
 	agent   string // "" when the verdict is not counted
 	nanos   int64  // verified_at
 	pass    bool
-	summary []byte // agent_time value
+	summary []byte   // agent_time value
+	entry   [32]byte // log entry: LogEntry(receipt)
 }
 
 // id returns the verification id, the key's tail.
@@ -85,7 +86,7 @@ func prepareVerdict(buf []byte, v Verdict) (verdictWrite, error) {
 		return verdictWrite{}, err
 	}
 	v.VerifiedAt = v.VerifiedAt.UTC()
-	w := verdictWrite{nanos: v.VerifiedAt.UnixNano(), pass: v.Result == ResultPass}
+	w := verdictWrite{nanos: v.VerifiedAt.UnixNano(), pass: v.Result == ResultPass, entry: LogEntry(v.Receipt)}
 	w.key = timeKey(w.nanos, v.VerificationID)
 	var err error
 	if w.record, err = appendVerdict(buf[:0], &v); err != nil {
@@ -98,8 +99,8 @@ func prepareVerdict(buf []byte, v Verdict) (verdictWrite, error) {
 	return w, nil
 }
 
-// apply writes the verdict, its id entry, its agent's counters and its
-// index entry. It only reads and writes tx, so a shared commit may run it
+// apply writes the verdict, its id entry, its log entry, its agent's
+// counters and its index entry. It only reads and writes tx, so a shared commit may run it
 // again safely.
 func (w verdictWrite) apply(tx *bolt.Tx) error {
 	ids := tx.Bucket(bucketVerdictIDs)
@@ -119,6 +120,9 @@ func (w verdictWrite) apply(tx *bolt.Tx) error {
 		return err
 	}
 	if err := ids.Put(w.id(), w.key[:8]); err != nil {
+		return err
+	}
+	if err := appendLog(tx, w.id(), w.entry); err != nil {
 		return err
 	}
 	if w.agent == "" {

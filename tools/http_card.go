@@ -63,6 +63,18 @@ type AttestationParams struct {
 	HashAlgorithm          string              `json:"hashAlgorithm"`
 	Contexts               map[string]string   `json:"contexts"`
 	RequestHashTestVectors []RequestHashVector `json:"requestHashTestVectors"`
+	// TransparencyLog is the log every stored receipt is appended to,
+	// when the service keeps one.
+	TransparencyLog *TransparencyLogParams `json:"transparencyLog,omitempty"`
+}
+
+// TransparencyLogParams publish the transparency log: its origin, the
+// key that signs its checkpoints (note verifier key format,
+// "<name>+<hash>+<base64>") and where its C2SP tlog-tiles tree is served.
+type TransparencyLogParams struct {
+	Origin      string `json:"origin"`
+	VerifierKey string `json:"verifierKey"`
+	URL         string `json:"url"`
 }
 
 // RequestHashVector is a request body, its canonical form for request_hash
@@ -120,6 +132,7 @@ func NewAgentCard(svc *Service) (*AgentCard, error) {
 					"verify": signing.ContextVerify, "trustScore": signing.ContextTrustScore,
 				},
 				RequestHashTestVectors: vectors,
+				TransparencyLog:        svc.transparencyLog(),
 			},
 		}}},
 		DefaultInputModes:  modes,
@@ -237,4 +250,12 @@ func (d staticDoc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set(k, v)
 	}
 	http.ServeContent(w, r, d.name, time.Time{}, bytes.NewReader(d.body))
+}
+
+// transparencyLog is the card's description of the log, nil without one.
+func (s *Service) transparencyLog() *TransparencyLogParams {
+	if s.LogKey == nil {
+		return nil
+	}
+	return &TransparencyLogParams{Origin: s.LogKey.Name(), VerifierKey: s.LogKey.VerifierKey(), URL: s.publicURL() + "/log"}
 }

@@ -30,6 +30,9 @@ const ServiceName = "Agent Output Verifier"
 type Service struct {
 	Engine *engine.Verifier
 	Keys   *signing.KeyStore
+	// LogKey signs the transparency log's checkpoints; set by WithLog (nil:
+	// no log served).
+	LogKey *signing.LogKey
 	Store  store.Store // nil for the CLI, which never opens the database
 	// StoreErr is why a server has no Store (nil when it has one, and for
 	// the CLI): its cause and its fix, which every answer that depends on

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/tools"
+)
+
+// TestServeHTTPTransparencyLog: the server makes log.key (0600) in the
+// data dir on first start, publishes its verifier key in the card and
+// signs /log/checkpoint with it; the key survives a restart, and neither
+// its seed nor the key file's text reaches stderr or the card.
+func TestServeHTTPTransparencyLog(t *testing.T) {
+	srv := startHTTP(t, "--public-url", "https://verifier.example/")
+	body, err := os.ReadFile(filepath.Join("testdata", "invoice-pass.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, answer := srv.post(t, "/verify/schema", body); resp.StatusCode != http.StatusOK {
+		t.Fatalf("verify status %d: %s", resp.StatusCode, answer)
+	}
+	keyPath := filepath.Join(srv.dataDir, signing.LogKeyFile)
+	info, err := os.Stat(keyPath)
+	if err != nil {
+		t.Fatalf("log key not made: %v", err)
+	}
+	if runtime.GOOS != "windows" && info.Mode().Perm() != 0o600 {
+		t.Errorf("log key mode %04o, want 0600", info.Mode().Perm())
+	}
+	vkey := checkServedCheckpoint(t, srv, "1")
+	if err := srv.stop(t); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	seed, _ := os.ReadFile(keyPath)
+	if strings.Contains(srv.stderr.String(), strings.TrimSpace(string(seed))) {
+		t.Error("stderr shows the log key's seed")
+	}
+
+	again := startHTTP(t, "--data-dir", srv.dataDir, "--public-url", "https://verifier.example/")
+	if got := checkServedCheckpoint(t, again, "1"); got != vkey {
+		t.Errorf("after restart the card's log key is %q, want %q", got, vkey)
+	}
+}
+
+// checkServedCheckpoint checks that srv's card publishes a log key under
+// the origin of its public URL, that /log/checkpoint verifies with it and
+// holds size entries, and returns the key.
+func checkServedCheckpoint(t *testing.T, srv *httpServer, size string) string {
+	t.Helper()
+	_, raw := srv.get(t, "/.well-known/agent-card.json")
+	var card tools.AgentCard
+	if err := json.Unmarshal(raw, &card); err != nil {
+		t.Fatal(err)
+	}
+	tl := card.Capabilities.Extensions[0].Params.TransparencyLog
+	if tl == nil || tl.Origin != "verifier.example/log" {
+		t.Fatalf("card transparencyLog = %+v, want origin verifier.example/log", tl)
+	}
+	v, err := note.NewVerifier(tl.VerifierKey)
+	if err != nil {
+		t.Fatalf("note.NewVerifier(%q) error = %v", tl.VerifierKey, err)
+	}
+	resp, cp := srv.get(t, "/log/checkpoint")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /log/checkpoint = %d: %s", resp.StatusCode, cp)
+	}
+	n, err := note.Open(cp, note.VerifierList(v))
+	if err != nil {
+		t.Fatalf("note.Open(checkpoint) error = %v\n%s", err, cp)
+	}
+	if lines := strings.Split(n.Text, "\n"); len(lines) != 4 || lines[0] != tl.Origin || lines[1] != size {
+		t.Errorf("checkpoint = %q, want %s with %s entries", n.Text, tl.Origin, size)
+	}
+	return tl.VerifierKey
+}

@@ -1,0 +1,113 @@
+package signing
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+// LogKeyFile is the transparency log key's file in the data dir: the
+// base64 of a 32-byte Ed25519 seed, mode 0600, made on first start.
+const LogKeyFile = "log.key"
+
+// LogKey signs the transparency log's checkpoints as C2SP signed notes. It
+// implements note.Signer; its name is the log's origin.
+type LogKey struct {
+	name string
+	hash uint32
+	priv ed25519.PrivateKey
+	vkey string
+}
+
+// OpenLogKey reads the log key at path, creating it (mode 0600, the folder
+// 0700) when there is none, and names it origin, the log's origin line,
+// which must be a valid note key name (no space or '+'). Like the receipt
+// keys, a key file that group or others can access is refused.
+func OpenLogKey(path, origin string) (*LogKey, error) {
+	if origin == "" || !utf8.ValidString(origin) || strings.ContainsRune(origin, '+') ||
+		strings.IndexFunc(origin, unicode.IsSpace) >= 0 {
+		return nil, fmt.Errorf("opening log key: origin %q is not a note key name (empty, a space or a '+')", origin)
+	}
+	dir, file := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := makeLogKey(dir, file); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("opening log key: %w", err)
+		}
+	}
+	if err := checkPerm(path, false); err != nil {
+		return nil, fmt.Errorf("opening log key: %w", err)
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening log key: %w", err)
+	}
+	defer clear(text)
+	seed, err := decodeSeed(string(text))
+	if err != nil {
+		return nil, fmt.Errorf("opening log key: log key file %s %w", path, err)
+	}
+	defer clear(seed)
+	priv := ed25519.NewKeyFromSeed(seed)
+	vkey, err := note.NewEd25519VerifierKey(origin, priv.Public().(ed25519.PublicKey))
+	if err != nil {
+		return nil, fmt.Errorf("opening log key: origin %q: %w", origin, err)
+	}
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return nil, fmt.Errorf("opening log key: %w", err)
+	}
+	return &LogKey{name: origin, hash: v.KeyHash(), priv: priv, vkey: vkey}, nil
+}
+
+// makeLogKey writes a new random seed to dir/file, refusing to replace one.
+func makeLogKey(dir, file string) error {
+	if err := ensureDir(dir); err != nil {
+		return err
+	}
+	seed := make([]byte, SeedSize)
+	defer clear(seed)
+	if _, err := rand.Read(seed); err != nil {
+		return fmt.Errorf("making log key: %w", err)
+	}
+	text := base64.StdEncoding.AppendEncode(nil, seed)
+	defer clear(text)
+	return writeFileAtomic(dir, file, append(text, '\n'), true)
+}
+
+// Name is the key's name, the log's origin (note.Signer).
+func (k *LogKey) Name() string { return k.name }
+
+// KeyHash is the note key hash of the key (note.Signer).
+func (k *LogKey) KeyHash() uint32 { return k.hash }
+
+// Sign signs msg with Ed25519 (note.Signer).
+func (k *LogKey) Sign(msg []byte) ([]byte, error) { return ed25519.Sign(k.priv, msg), nil }
+
+// VerifierKey is the public key in note verifier key format,
+// "<name>+<hash>+<base64>", as published in the agent card.
+func (k *LogKey) VerifierKey() string { return k.vkey }
+
+// Checkpoint returns the C2SP tlog-checkpoint of a tree of size leaves and
+// root hash root, signed by k as a C2SP signed note.
+func (k *LogKey) Checkpoint(size int64, root [32]byte) ([]byte, error) {
+	text := k.name + "\n" + strconv.FormatInt(size, 10) + "\n" + base64.StdEncoding.EncodeToString(root[:]) + "\n"
+	signed, err := note.Sign(&note.Note{Text: text}, k)
+	if err != nil {
+		return nil, fmt.Errorf("signing checkpoint: %w", err)
+	}
+	return signed, nil
+}

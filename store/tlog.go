@@ -1,0 +1,292 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// The transparency log (issue #23). Every stored verdict is appended, in
+// the transaction that stores it, to an RFC 6962 Merkle log kept with
+// golang.org/x/mod/sumdb/tlog. A log entry is LogEntry(receipt): the
+// SHA-256 of the stored compact receipt's bytes, so the log publishes no
+// receipt content and every entry is 32 bytes.
+var (
+	// bucketLogHashes holds tlog's stored hashes, keyed by their 8-byte
+	// big-endian storage index (tlog.StoredHashIndex).
+	bucketLogHashes = []byte("log_hashes")
+	// bucketLogIndex maps a verification id to its 8-byte big-endian
+	// record index in the log.
+	bucketLogIndex = []byte("log_index")
+	// bucketLogEntries maps an 8-byte big-endian record index to its
+	// 32-byte entry.
+	bucketLogEntries = []byte("log_entries")
+
+	// keyLogSize, in the meta bucket, is the number of records in the log.
+	keyLogSize = []byte("log_size")
+)
+
+// LogEntry returns the log entry of a stored compact receipt: the SHA-256
+// of its bytes.
+func LogEntry(receipt []byte) [sha256.Size]byte { return sha256.Sum256(receipt) }
+
+// LogTree is a state of the log: its size and root hash.
+type LogTree struct {
+	Size int64
+	Hash tlog.Hash
+}
+
+// logSize returns the number of records in the log as of tx.
+func logSize(tx *bolt.Tx) (int64, error) {
+	raw := tx.Bucket(bucketMeta).Get(keyLogSize)
+	if raw == nil {
+		return 0, nil
+	}
+	if len(raw) != 8 || binary.BigEndian.Uint64(raw) > 1<<62 {
+		return 0, fmt.Errorf("%w: log size of %d bytes", ErrCorrupt, len(raw))
+	}
+	return int64(binary.BigEndian.Uint64(raw)), nil
+}
+
+// txHashReader reads the stored hashes of tx's log bucket, including those
+// written earlier in tx.
+type txHashReader struct{ b *bolt.Bucket }
+
+// ReadHashes implements tlog.HashReader.
+func (r txHashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	for i, idx := range indexes {
+		raw := r.b.Get(encodeUint64(uint64(idx)))
+		if len(raw) != tlog.HashSize {
+			return nil, fmt.Errorf("%w: log hash %d missing or of %d bytes", ErrCorrupt, idx, len(raw))
+		}
+		copy(out[i][:], raw)
+	}
+	return out, nil
+}
+
+// appendLog appends entry, the entry of the verdict verificationID, to the
+// log in tx and records its index.
+func appendLog(tx *bolt.Tx, verificationID []byte, entry [sha256.Size]byte) error {
+	n, err := logSize(tx)
+	if err != nil {
+		return err
+	}
+	hashes := tx.Bucket(bucketLogHashes)
+	stored, err := tlog.StoredHashes(n, entry[:], txHashReader{hashes})
+	if err != nil {
+		return fmt.Errorf("appending to the log: %w", err)
+	}
+	first := tlog.StoredHashIndex(0, n)
+	hashes.FillPercent = 1.0 // appended in key order
+	for i, h := range stored {
+		if err := hashes.Put(encodeUint64(uint64(first+int64(i))), h[:]); err != nil {
+			return err
+		}
+	}
+	index := encodeUint64(uint64(n))
+	if err := tx.Bucket(bucketLogIndex).Put(verificationID, index); err != nil {
+		return err
+	}
+	entries := tx.Bucket(bucketLogEntries)
+	entries.FillPercent = 1.0
+	if err := entries.Put(index, entry[:]); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Put(keyLogSize, encodeUint64(uint64(n+1)))
+}
+
+// LogTree returns the log's current size and root hash.
+func (b *Bolt) LogTree(ctx context.Context) (LogTree, error) {
+	if err := ctx.Err(); err != nil {
+		return LogTree{}, err
+	}
+	var t LogTree
+	err := b.db.View(func(tx *bolt.Tx) error {
+		var err error
+		if t.Size, err = logSize(tx); err != nil {
+			return err
+		}
+		t.Hash, err = tlog.TreeHash(t.Size, txHashReader{tx.Bucket(bucketLogHashes)})
+		return err
+	})
+	if err != nil {
+		return LogTree{}, fmt.Errorf("reading the log's tree: %w", err)
+	}
+	return t, nil
+}
+
+// LogInclusion is a verdict's place in the log and its proof of inclusion
+// in Tree.
+type LogInclusion struct {
+	Index int64
+	Entry [sha256.Size]byte
+	Tree  LogTree
+	Proof tlog.RecordProof
+}
+
+// LogInclusion returns the log index of the verdict verificationID and a
+// proof of its inclusion in the current tree, read in one transaction; it
+// returns ErrNotFound for a verification id with no log entry.
+func (b *Bolt) LogInclusion(ctx context.Context, verificationID string) (LogInclusion, error) {
+	if err := ctx.Err(); err != nil {
+		return LogInclusion{}, err
+	}
+	if verificationID == "" || len(verificationID) > maxIDLen {
+		return LogInclusion{}, fmt.Errorf("reading log inclusion: %w", ErrNotFound)
+	}
+	var inc LogInclusion
+	err := b.db.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket(bucketLogIndex).Get([]byte(verificationID))
+		if raw == nil {
+			return ErrNotFound
+		}
+		if len(raw) != 8 {
+			return fmt.Errorf("%w: log index of %d bytes", ErrCorrupt, len(raw))
+		}
+		inc.Index = int64(binary.BigEndian.Uint64(raw))
+		entry := tx.Bucket(bucketLogEntries).Get(raw)
+		if len(entry) != sha256.Size {
+			return fmt.Errorf("%w: log entry %d missing or of %d bytes", ErrCorrupt, inc.Index, len(entry))
+		}
+		copy(inc.Entry[:], entry)
+		var err error
+		if inc.Tree.Size, err = logSize(tx); err != nil {
+			return err
+		}
+		if inc.Index >= inc.Tree.Size {
+			return fmt.Errorf("%w: log index %d beyond log size %d", ErrCorrupt, inc.Index, inc.Tree.Size)
+		}
+		r := txHashReader{tx.Bucket(bucketLogHashes)}
+		if inc.Tree.Hash, err = tlog.TreeHash(inc.Tree.Size, r); err != nil {
+			return err
+		}
+		inc.Proof, err = tlog.ProveRecord(inc.Tree.Size, inc.Index, r)
+		return err
+	})
+	if err != nil {
+		return LogInclusion{}, fmt.Errorf("reading log inclusion of %s: %w", verificationID, err)
+	}
+	return inc, nil
+}
+
+// logStoredVerdicts appends to an empty log, in stored (verified_at)
+// order, the verdicts of a file written before the log existed, so that
+// every stored verdict has a log index. It runs in the open transaction.
+func logStoredVerdicts(tx *bolt.Tx) error {
+	n, err := logSize(tx)
+	if err != nil || n > 0 {
+		return err
+	}
+	c := tx.Bucket(bucketVerdicts).Cursor()
+	for k, record := c.First(); k != nil; k, record = c.Next() {
+		if len(k) <= 8 {
+			return fmt.Errorf("%w: malformed verdict key %x", ErrCorrupt, k)
+		}
+		v, err := decodeVerdict(record)
+		if err != nil {
+			return fmt.Errorf("logging stored verdict %s: %w", k[8:], err)
+		}
+		if err := appendLog(tx, k[8:], LogEntry(v.Receipt)); err != nil {
+			return fmt.Errorf("logging stored verdict %s: %w", k[8:], err)
+		}
+	}
+	return nil
+}
+
+// TileHeight is the log's tile height: 2^8 hashes per full tile, as C2SP
+// tlog-tiles and the Go checksum database use.
+const TileHeight = 8
+
+// Log is what a store with a transparency log serves: the bbolt store has
+// one; see [LogOf].
+type Log interface {
+	LogTree(ctx context.Context) (LogTree, error)
+	LogInclusion(ctx context.Context, verificationID string) (LogInclusion, error)
+	LogTile(ctx context.Context, t tlog.Tile) ([]byte, error)
+	LogEntries(ctx context.Context, n int64, width int) ([]byte, error)
+}
+
+// ErrNoLog is the answer of a log read on a store that keeps no log.
+var ErrNoLog = errors.New("the store keeps no transparency log")
+
+// LogOf returns st's transparency log, seeing through [Instrumented]; ok
+// is false for a store without one (PostgreSQL, for now).
+func LogOf(st Store) (l Log, ok bool) {
+	if in, wrapped := st.(*instrumented); wrapped {
+		st = in.st
+	}
+	l, ok = st.(Log)
+	return l, ok
+}
+
+// LogTile returns the hashes of tile t (height TileHeight, level ≥ 0) of
+// the current tree, ErrNotFound when the tree does not cover it yet.
+func (b *Bolt) LogTile(ctx context.Context, t tlog.Tile) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if t.H != TileHeight || t.L < 0 || t.W < 1 || t.W > 1<<TileHeight || t.N < 0 || t.L*TileHeight >= 56 ||
+		t.N > (1<<56)>>(TileHeight*(t.L+1)) {
+		return nil, fmt.Errorf("reading log tile %s: %w", t.Path(), ErrNotFound)
+	}
+	leaves := (t.N<<TileHeight + int64(t.W)) << (TileHeight * t.L) // leaves under the tile's last hash
+	var data []byte
+	err := b.db.View(func(tx *bolt.Tx) error {
+		size, err := logSize(tx)
+		if err != nil {
+			return err
+		}
+		if leaves > size {
+			return ErrNotFound
+		}
+		data, err = tlog.ReadTileData(t, txHashReader{tx.Bucket(bucketLogHashes)})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading log tile %s: %w", t.Path(), err)
+	}
+	return data, nil
+}
+
+// LogEntries returns the C2SP tlog-tiles entry bundle of entries
+// n·256 … n·256+width-1: each entry as a 2-byte big-endian length and its
+// bytes; ErrNotFound when the log does not hold them all yet.
+func (b *Bolt) LogEntries(ctx context.Context, n int64, width int) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if n < 0 || n > 1<<48 || width < 1 || width > 1<<TileHeight {
+		return nil, fmt.Errorf("reading log entries %d: %w", n, ErrNotFound)
+	}
+	first := n << TileHeight
+	bundle := make([]byte, 0, width*(2+sha256.Size))
+	err := b.db.View(func(tx *bolt.Tx) error {
+		size, err := logSize(tx)
+		if err != nil {
+			return err
+		}
+		if first+int64(width) > size {
+			return ErrNotFound
+		}
+		entries := tx.Bucket(bucketLogEntries)
+		for i := first; i < first+int64(width); i++ {
+			e := entries.Get(encodeUint64(uint64(i)))
+			if len(e) != sha256.Size {
+				return fmt.Errorf("%w: log entry %d missing or of %d bytes", ErrCorrupt, i, len(e))
+			}
+			bundle = binary.BigEndian.AppendUint16(bundle, uint16(len(e)))
+			bundle = append(bundle, e...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading log entries %d: %w", n, err)
+	}
+	return bundle, nil
+}

@@ -1,0 +1,272 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/transparency-dev/merkle/proof"
+	"github.com/transparency-dev/merkle/rfc6962"
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// checkLogged checks that every verdict of vs has a distinct log index
+// below the log's size, whose entry is LogEntry of its receipt, with an
+// inclusion proof that tlog.CheckRecord and transparency-dev/merkle's
+// independent RFC 6962 verifier both accept against the log's root.
+func checkLogged(t *testing.T, s *Bolt, vs []Verdict) {
+	t.Helper()
+	ctx := context.Background()
+	tree, err := s.LogTree(ctx)
+	if err != nil {
+		t.Fatalf("LogTree() error = %v", err)
+	}
+	if tree.Size != int64(len(vs)) {
+		t.Fatalf("log size = %d, want %d (one entry per stored verdict)", tree.Size, len(vs))
+	}
+	seen := make(map[int64]string)
+	for _, v := range vs {
+		inc, err := s.LogInclusion(ctx, v.VerificationID)
+		if err != nil {
+			t.Fatalf("LogInclusion(%s) error = %v", v.VerificationID, err)
+		}
+		if other, dup := seen[inc.Index]; dup {
+			t.Fatalf("verdicts %s and %s share log index %d", other, v.VerificationID, inc.Index)
+		}
+		seen[inc.Index] = v.VerificationID
+		if inc.Entry != LogEntry(v.Receipt) {
+			t.Errorf("%s: log entry %x, want SHA-256 of its receipt", v.VerificationID, inc.Entry)
+		}
+		if inc.Tree.Size < tree.Size || inc.Tree.Size == tree.Size && inc.Tree.Hash != tree.Hash {
+			t.Fatalf("%s: proved against %+v, the log is %+v", v.VerificationID, inc.Tree, tree)
+		}
+		leaf := tlog.RecordHash(inc.Entry[:])
+		if err := tlog.CheckRecord(inc.Proof, inc.Tree.Size, inc.Tree.Hash, inc.Index, leaf); err != nil {
+			t.Errorf("%s: tlog.CheckRecord() error = %v", v.VerificationID, err)
+		}
+		path := make([][]byte, len(inc.Proof))
+		for i := range inc.Proof {
+			path[i] = inc.Proof[i][:]
+		}
+		err = proof.VerifyInclusion(rfc6962.DefaultHasher, uint64(inc.Index), uint64(inc.Tree.Size),
+			rfc6962.DefaultHasher.HashLeaf(inc.Entry[:]), path, inc.Tree.Hash[:])
+		if err != nil {
+			t.Errorf("%s: merkle proof.VerifyInclusion() error = %v", v.VerificationID, err)
+		}
+	}
+}
+
+// TestLogEveryStoredVerdict: verdicts stored one by one, concurrently
+// through the group commit, and through SettlePayment each get one log
+// entry with a verifiable inclusion proof; a replayed identical verdict
+// adds none.
+func TestLogEveryStoredVerdict(t *testing.T) {
+	for _, wm := range writeModes {
+		t.Run(wm.name, func(t *testing.T) {
+			s := openTemp(t, &Options{NoSync: true, writeMode: wm.mode})
+			ctx := context.Background()
+			var vs []Verdict
+			for i := range 5 {
+				vs = append(vs, testVerdict(fmt.Sprintf("seq-%d", i), "agent-a", i%2 == 0, t0.Add(time.Duration(i)*time.Second)))
+			}
+			put(t, s, vs...)
+			put(t, s, vs[2]) // a replay of a stored verdict logs nothing
+
+			const workers = 40
+			concurrent := make([]Verdict, workers)
+			var wg sync.WaitGroup
+			errs := make([]error, workers)
+			for i := range workers {
+				concurrent[i] = testVerdict(fmt.Sprintf("conc-%02d", i), fmt.Sprintf("agent-%d", i%3), i%3 != 0, t0.Add(time.Minute))
+				wg.Go(func() { errs[i] = s.PutVerdict(ctx, concurrent[i]) })
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatalf("concurrent PutVerdict error = %v", err)
+			}
+			vs = append(vs, concurrent...)
+
+			exp := t0.Add(5 * time.Minute)
+			if _, _, err := s.UsePayment(ctx, "0xpaid", exp, PaymentUse{State: PaymentPending, RequestKey: "r", Since: t0}); err != nil {
+				t.Fatalf("UsePayment() error = %v", err)
+			}
+			paid := testVerdict("paid-1", "agent-a", true, t0.Add(2*time.Minute))
+			settled := PaymentUse{State: PaymentSettled, RequestKey: "r", Since: t0, Settlement: []byte(`{}`), Answer: []byte(`{}`)}
+			if err := s.SettlePayment(ctx, "0xpaid", settled, &paid); err != nil {
+				t.Fatalf("SettlePayment() error = %v", err)
+			}
+			vs = append(vs, paid)
+			checkLogged(t, s, vs)
+		})
+	}
+}
+
+// TestLogFailedWriteLogsNothing: a verdict refused as a duplicate (same id,
+// other bytes) leaves no log entry, so the log never holds an entry
+// without its stored verdict.
+func TestLogFailedWriteLogsNothing(t *testing.T) {
+	s := openTemp(t, &Options{NoSync: true})
+	v := testVerdict("dup", "agent-a", true, t0)
+	put(t, s, v)
+	other := testVerdict("dup", "agent-a", false, t0)
+	if err := s.PutVerdict(context.Background(), other); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("PutVerdict(same id, other bytes) error = %v, want ErrDuplicate", err)
+	}
+	checkLogged(t, s, []Verdict{v})
+	if _, err := s.LogInclusion(context.Background(), "never-stored"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("LogInclusion(never stored) error = %v, want ErrNotFound", err)
+	}
+}
+
+// TestLogPersistsAndBackfills: the log survives a reopen, and a file whose
+// verdicts were stored before the log existed has them logged at open, in
+// stored order.
+func TestLogPersistsAndBackfills(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "verifier.db")
+	s, err := OpenBolt(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("OpenBolt() error = %v", err)
+	}
+	var vs []Verdict
+	for i := range 7 {
+		vs = append(vs, testVerdict(fmt.Sprintf("old-%d", i), "agent-a", true, t0.Add(time.Duration(i)*time.Second)))
+	}
+	put(t, s, vs...)
+	before, err := s.LogTree(context.Background())
+	if err != nil {
+		t.Fatalf("LogTree() error = %v", err)
+	}
+	// Make the file look as if written before the log: no log buckets.
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketLogHashes, bucketLogIndex, bucketLogEntries} {
+			if err := tx.DeleteBucket(name); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Delete(keyLogSize)
+	})
+	if err != nil {
+		t.Fatalf("removing the log: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close() error = %v", err)
+	}
+	s, err = OpenBolt(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("reopen error = %v", err)
+	}
+	defer s.Close()
+	after, err := s.LogTree(context.Background())
+	if err != nil {
+		t.Fatalf("LogTree() error = %v", err)
+	}
+	if after != before {
+		t.Errorf("backfilled log %+v, want %+v (the same verdicts in the same order)", after, before)
+	}
+	checkLogged(t, s, vs)
+	more := testVerdict("new-1", "agent-a", true, t0.Add(time.Hour))
+	put(t, s, more)
+	checkLogged(t, s, append(vs, more))
+}
+
+// storeTiles is a tlog.TileReader over a store's LogTile.
+type storeTiles struct {
+	t *testing.T
+	l Log
+}
+
+func (r storeTiles) Height() int { return TileHeight }
+
+func (r storeTiles) ReadTiles(tiles []tlog.Tile) ([][]byte, error) {
+	out := make([][]byte, len(tiles))
+	for i, tile := range tiles {
+		data, err := r.l.LogTile(context.Background(), tile)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = data
+	}
+	return out, nil
+}
+
+func (storeTiles) SaveTiles([]tlog.Tile, [][]byte) {}
+
+// TestLogTilesAndEntries: the tiles of a log of 300 verdicts (a full and
+// a partial tile at level 0) let tlog.TileHashReader, which checks every
+// tile against the tree hash, rebuild the root and prove a record; the
+// entry bundles hold each verdict's entry, length-prefixed; tiles and
+// bundles the tree does not cover yet are ErrNotFound.
+func TestLogTilesAndEntries(t *testing.T) {
+	s := openTemp(t, &Options{NoSync: true})
+	ctx := context.Background()
+	var vs []Verdict
+	for i := range 300 {
+		vs = append(vs, testVerdict(fmt.Sprintf("t-%03d", i), "agent-a", true, t0.Add(time.Duration(i)*time.Second)))
+	}
+	putAll(t, s, vs)
+	l, ok := LogOf(Instrumented(s, "bbolt", &opLog{}))
+	if !ok {
+		t.Fatal("LogOf(instrumented bbolt) found no log")
+	}
+	tree, err := l.LogTree(ctx)
+	if err != nil || tree.Size != 300 {
+		t.Fatalf("LogTree() = %+v, %v; want size 300", tree, err)
+	}
+	thr := tlog.TileHashReader(tlog.Tree{N: tree.Size, Hash: tree.Hash}, storeTiles{t, l})
+	root, err := tlog.TreeHash(tree.Size, thr)
+	if err != nil || root != tree.Hash {
+		t.Fatalf("root from tiles = %v, %v; want %v", root, err, tree.Hash)
+	}
+	p, err := tlog.ProveRecord(tree.Size, 257, thr)
+	if err != nil {
+		t.Fatalf("ProveRecord(257) from tiles error = %v", err)
+	}
+	entry := LogEntry(vs[257].Receipt)
+	if err := tlog.CheckRecord(p, tree.Size, tree.Hash, 257, tlog.RecordHash(entry[:])); err != nil {
+		t.Errorf("CheckRecord(proof from tiles) error = %v", err)
+	}
+
+	for _, c := range []struct {
+		n     int64
+		width int
+		first int
+	}{{0, 256, 0}, {1, 44, 256}, {1, 10, 256}} {
+		bundle, err := l.LogEntries(ctx, c.n, c.width)
+		if err != nil {
+			t.Fatalf("LogEntries(%d, %d) error = %v", c.n, c.width, err)
+		}
+		if len(bundle) != c.width*34 {
+			t.Fatalf("LogEntries(%d, %d) has %d bytes, want %d", c.n, c.width, len(bundle), c.width*34)
+		}
+		for i := range c.width {
+			rec := bundle[i*34 : (i+1)*34]
+			want := LogEntry(vs[c.first+i].Receipt)
+			if rec[0] != 0 || rec[1] != 32 || string(rec[2:]) != string(want[:]) {
+				t.Fatalf("LogEntries(%d, %d) entry %d = %x, want 0020%x", c.n, c.width, i, rec, want)
+			}
+		}
+	}
+	notYet := []tlog.Tile{
+		{H: 8, L: 0, N: 1, W: 256}, // full tile 1: only 44 leaves
+		{H: 8, L: 0, N: 2, W: 1},
+		{H: 8, L: 1, N: 0, W: 2}, // needs 512 leaves
+		{H: 8, L: -1, N: 0, W: 256},
+		{H: 4, L: 0, N: 0, W: 16},
+		{H: 8, L: 7, N: 0, W: 1},
+	}
+	for _, tile := range notYet {
+		if _, err := l.LogTile(ctx, tile); !errors.Is(err, ErrNotFound) {
+			t.Errorf("LogTile(%+v) error = %v, want ErrNotFound", tile, err)
+		}
+	}
+	for _, c := range [][2]int64{{1, 45}, {2, 1}, {0, 0}, {0, 257}, {-1, 1}} {
+		if _, err := l.LogEntries(ctx, c[0], int(c[1])); !errors.Is(err, ErrNotFound) {
+			t.Errorf("LogEntries(%d, %d) error = %v, want ErrNotFound", c[0], c[1], err)
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/transparency-dev/merkle/proof"
+	"github.com/transparency-dev/merkle/rfc6962"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/store"
+)
+
+// newLogFixture is an HTTP fixture whose service serves the transparency
+// log of its bbolt store (seen through Instrumented, as the server runs it).
+func newLogFixture(t *testing.T) *httpFixture {
+	t.Helper()
+	dir := t.TempDir()
+	keys, err := signing.OpenKeyStore(filepath.Join(dir, "keys"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenBolt(filepath.Join(dir, "verifier.db"), &store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	logKey, err := signing.OpenLogKey(filepath.Join(dir, signing.LogKeyFile), LogOrigin(testPublicURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	svc := &Service{
+		Engine: engine.New(nil), Keys: keys, Store: store.Instrumented(st, "bbolt", nopStoreOps{}), Version: "test",
+		PublicURL: testPublicURL, Log: slog.New(slog.NewTextHandler(logs, nil)),
+	}
+	opts := &HTTPOptions{}
+	svc.WithLog(opts, logKey)
+	h, err := NewHTTPHandler(svc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return &httpFixture{svc: svc, h: h, srv: srv, logs: logs}
+}
+
+// nopStoreOps observes nothing.
+type nopStoreOps struct{}
+
+func (nopStoreOps) ObserveStoreOp(string, string, time.Duration, bool) {}
+
+// httpTiles is a tlog.TileReader over GET /log/tile/….
+type httpTiles struct {
+	t *testing.T
+	f *httpFixture
+}
+
+func (httpTiles) Height() int { return store.TileHeight }
+
+func (r httpTiles) ReadTiles(tiles []tlog.Tile) ([][]byte, error) {
+	out := make([][]byte, len(tiles))
+	for i, tile := range tiles {
+		path := "/log/tile/" + strings.TrimPrefix(tile.Path(), "tile/8/") // C2SP: no height
+		resp, body := r.f.do(r.t, http.MethodGet, path, nil, nil)
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+		wantCache := cacheImmutable
+		if tile.W < 256 {
+			wantCache = cacheCheckpoint
+		}
+		if got := resp.Header.Get("Cache-Control"); got != wantCache {
+			r.t.Errorf("GET %s Cache-Control = %q, want %q", path, got, wantCache)
+		}
+		out[i] = body
+	}
+	return out, nil
+}
+
+func (httpTiles) SaveTiles([]tlog.Tile, [][]byte) {}
+
+// TestHTTPTransparencyLog: after verifications over REST, the card
+// publishes the log key; /log/checkpoint verifies with it
+// (note.NewVerifier) and names as many entries as verdicts; the tiles
+// rebuild its root (tlog.TileHashReader checks each); the entry bundle
+// holds the SHA-256 of each stored receipt; /log/proof's inclusion proof
+// verifies with transparency-dev/merkle against the checkpoint's root.
+func TestHTTPTransparencyLog(t *testing.T) {
+	f := newLogFixture(t)
+	const n = 3
+	var ids []string
+	for i := range n {
+		_, body := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", map[string]any{"agent_id": "seller-7", "task_id": fmt.Sprint("t", i)}))
+		ids = append(ids, decodeObject(t, body)["verification_id"].(string))
+	}
+
+	_, cardBody := f.do(t, http.MethodGet, "/.well-known/agent-card.json", nil, nil)
+	var card AgentCard
+	if err := json.Unmarshal(cardBody, &card); err != nil {
+		t.Fatal(err)
+	}
+	tl := card.Capabilities.Extensions[0].Params.TransparencyLog
+	if tl == nil || tl.Origin != "127.0.0.1:8080/log" && tl.Origin != LogOrigin(testPublicURL) || tl.URL != testPublicURL+"/log" {
+		t.Fatalf("card transparencyLog = %+v", tl)
+	}
+	verifier, err := note.NewVerifier(tl.VerifierKey)
+	if err != nil {
+		t.Fatalf("note.NewVerifier(card key %q) error = %v", tl.VerifierKey, err)
+	}
+
+	resp, cp := f.do(t, http.MethodGet, "/log/checkpoint", nil, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Cache-Control") != cacheCheckpoint {
+		t.Fatalf("GET /log/checkpoint = %d, Cache-Control %q: %s", resp.StatusCode, resp.Header.Get("Cache-Control"), cp)
+	}
+	signed, err := note.Open(cp, note.VerifierList(verifier))
+	if err != nil {
+		t.Fatalf("note.Open(checkpoint) error = %v\n%s", err, cp)
+	}
+	lines := strings.Split(signed.Text, "\n")
+	if len(lines) != 4 || lines[0] != tl.Origin || lines[1] != strconv.Itoa(n) || lines[3] != "" {
+		t.Fatalf("checkpoint body = %q, want origin, %d, root", signed.Text, n)
+	}
+	rootBytes, err := base64.StdEncoding.DecodeString(lines[2])
+	if err != nil || len(rootBytes) != 32 {
+		t.Fatalf("checkpoint root %q: %v", lines[2], err)
+	}
+	var root tlog.Hash
+	copy(root[:], rootBytes)
+
+	thr := tlog.TileHashReader(tlog.Tree{N: n, Hash: root}, httpTiles{t, f})
+	if got, err := tlog.TreeHash(n, thr); err != nil || got != root {
+		t.Fatalf("root from the served tiles = %v, %v; want %v", got, err, root)
+	}
+
+	_, c2sp := f.do(t, http.MethodGet, "/log/tile/0/000.p/"+strconv.Itoa(n), nil, nil)
+	resp, goForm := f.do(t, http.MethodGet, "/log/tile/8/0/000.p/"+strconv.Itoa(n), nil, nil)
+	if resp.StatusCode != http.StatusOK || string(goForm) != string(c2sp) || len(c2sp) != n*32 {
+		t.Errorf("GET /log/tile/8/0/000.p/%d = %d, %d bytes; want the C2SP path's %d bytes", n, resp.StatusCode, len(goForm), len(c2sp))
+	}
+	resp, bundle := f.do(t, http.MethodGet, "/log/tile/entries/000.p/"+strconv.Itoa(n), nil, nil)
+	if resp.StatusCode != http.StatusOK || len(bundle) != n*34 {
+		t.Fatalf("GET entries = %d, %d bytes", resp.StatusCode, len(bundle))
+	}
+	for i, id := range ids {
+		resp, receipt := f.do(t, http.MethodGet, "/receipts/"+id, nil, nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /receipts/%s = %d", id, resp.StatusCode)
+		}
+		resp, body := f.do(t, http.MethodGet, "/log/proof/"+id, nil, nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET /log/proof/%s = %d: %s", id, resp.StatusCode, body)
+		}
+		var p LogProof
+		if err := json.Unmarshal(body, &p); err != nil {
+			t.Fatal(err)
+		}
+		entry := sha256.Sum256(receipt)
+		if p.LogIndex != int64(i) || p.Entry != base64.StdEncoding.EncodeToString(entry[:]) || p.TreeSize != n {
+			t.Fatalf("proof of %s = %+v, want index %d, entry SHA-256(receipt)", id, p, i)
+		}
+		if string(bundle[i*34+2:(i+1)*34]) != string(entry[:]) {
+			t.Errorf("entry bundle record %d is not SHA-256 of receipt %s", i, id)
+		}
+		pn, err := note.Open([]byte(p.Checkpoint), note.VerifierList(verifier))
+		if err != nil || pn.Text != signed.Text {
+			t.Fatalf("proof checkpoint = %q, %v; want the verified checkpoint %q", p.Checkpoint, err, signed.Text)
+		}
+		path := make([][]byte, len(p.InclusionProof))
+		for j, h := range p.InclusionProof {
+			if path[j], err = base64.StdEncoding.DecodeString(h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := proof.VerifyInclusion(rfc6962.DefaultHasher, uint64(p.LogIndex), uint64(p.TreeSize),
+			rfc6962.DefaultHasher.HashLeaf(entry[:]), path, root[:]); err != nil {
+			t.Errorf("merkle proof.VerifyInclusion(%s) error = %v", id, err)
+		}
+	}
+
+	for _, path := range []string{"/log/tile/0/001", "/log/tile/1/000", "/log/tile/entries/000", "/log/tile/0/000.p/4",
+		"/log/tile/junk", "/log/tile/4/0/000", "/log/tile/0/x/1", "/log/proof/never", "/log/tile/entries/../x"} {
+		resp, body := f.do(t, http.MethodGet, path, nil, nil)
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `"not_found"`) {
+			t.Errorf("GET %s = %d %s, want 404 not_found", path, resp.StatusCode, body)
+		}
+	}
+	if _, err := f.svc.Store.Receipt(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, doc := openAPIDoc(t, f)
+	ops := strings.Join(documentedOps(doc), "\n")
+	for _, op := range []string{"get /log/checkpoint", "get /log/tile/{path}", "get /log/proof/{verification_id}"} {
+		if !strings.Contains(ops, op) {
+			t.Errorf("/openapi.json does not document %s:\n%s", op, ops)
+		}
+	}
+}
