@@ -210,3 +210,42 @@ func TestHTTPTransparencyLog(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyAnswersCarryLogIndex: a REST verify answer carries its log
+// index in the Log-Index header and an MCP verify_schema result in
+// _meta["verifier/log-index"], each equal to /log/proof's log_index; a
+// service without a served log sets neither.
+func TestVerifyAnswersCarryLogIndex(t *testing.T) {
+	f := newLogFixture(t)
+	proofIndex := func(id string) string {
+		t.Helper()
+		resp, body := f.do(t, http.MethodGet, "/log/proof/"+id, nil, nil)
+		var p LogProof
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &p) != nil {
+			t.Fatalf("GET /log/proof/%s = %d: %s", id, resp.StatusCode, body)
+		}
+		return strconv.FormatInt(p.LogIndex, 10)
+	}
+	for i := range 2 {
+		resp, body := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", map[string]any{"task_id": fmt.Sprint("rest", i)}))
+		id, _ := decodeObject(t, body)["verification_id"].(string)
+		if got, want := resp.Header.Get(LogIndexHeader), proofIndex(id); resp.StatusCode != http.StatusOK || got != want || got != strconv.Itoa(i) {
+			t.Errorf("REST verify %d: status %d, %s %q, want %q (/log/proof)", i, resp.StatusCode, LogIndexHeader, got, want)
+		}
+	}
+	r := callTool(t, f.srv.URL+"/mcp", ToolVerifySchema, invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp"}))
+	var ans struct {
+		VerificationID string `json:"verification_id"`
+	}
+	decodeStructured(t, r, &ans)
+	got, ok := r.Meta[MetaLogIndex].(float64)
+	if r.IsError || !ok || strconv.FormatFloat(got, 'f', -1, 64) != proofIndex(ans.VerificationID) || got != 2 {
+		t.Errorf("MCP verify_schema _meta = %v (isError %v), want %s = /log/proof's log_index 2", r.Meta, r.IsError, MetaLogIndex)
+	}
+
+	plain := newHTTPFixture(t, nil, nil)
+	resp, _ := plain.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", nil))
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(LogIndexHeader) != "" {
+		t.Errorf("verify without a log: status %d, %s %q, want none", resp.StatusCode, LogIndexHeader, resp.Header.Get(LogIndexHeader))
+	}
+}
