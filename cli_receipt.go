@@ -2,18 +2,24 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // runReceipt is `verifier receipt verify [--key B64 | --card FILE |
 // --data-dir DIR] [--request REQUEST.json] [--json] RECEIPT.json`. Exit 0
 // only when every check held.
 func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	usage := "usage: verifier receipt verify [--key BASE64 | --card FILE | --data-dir DIR] [--request REQUEST.json] [--json] RECEIPT.json"
+	usage := "usage: verifier receipt verify [--key BASE64 | --card FILE | --data-dir DIR] [--request REQUEST.json] [--log-proof PROOF.json | --log URL] [--log-key VKEY] [--json] RECEIPT.json"
 	if len(args) == 0 || args[0] != "verify" {
 		fmt.Fprintln(stderr, usage)
 		return exitError{2}
@@ -24,6 +30,9 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 	dataDir := fs.String("data-dir", "", "use the public keys of this local key store (default: the key the receipt carries in verify.public_key, else the key store in "+defaultDataDir(getenv)+")")
 	requestFile := fs.String("request", "", "the original verification request: recompute the hashes and re-run the verdict")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	logProof := fs.String("log-proof", "", "a saved GET /log/proof/{verification_id} answer: check offline that the log includes the receipt (the stored compact receipt, as GET /receipts/{verification_id} serves it)")
+	logURL := fs.String("log", "", "the service's base URL: fetch /log/proof/{verification_id} (and, without --card or --log-key, the agent card) and check that the log includes the receipt")
+	logKey := fs.String("log-key", "", "the log's note verifier key (default: params.transparencyLog.verifierKey of --card, or of the card at --log)")
 	var ef engineFlags
 	ef.register(fs)
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 1 {
@@ -78,6 +87,15 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 		return err
 	}
 	report, checkErr := service(v, nil, "").CheckReceipt(receipt, request, keys)
+	if *logProof != "" || *logURL != "" {
+		proof, vkey, err := logInclusionInputs(receipt, *logProof, *logURL, *logKey, *card)
+		if err != nil {
+			return err
+		}
+		checks, ok := tools.CheckLogInclusion(receipt, proof, vkey)
+		report.Checks = append(report.Checks, checks...)
+		report.Valid = report.Valid && ok
+	}
 	if *asJSON {
 		out := struct {
 			*signing.ReceiptReport
@@ -136,4 +154,75 @@ func readInputFile(what, path string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: the file %s is empty", what, path)
 	}
 	return data, nil
+}
+
+// logInclusionInputs reads what an inclusion check needs: the /log/proof
+// document (the file proofFile, or fetched from the service at logURL)
+// and the log's verifier key (logKey, else the one the card file or the
+// card at logURL publishes).
+func logInclusionInputs(receipt []byte, proofFile, logURL, logKey, cardFile string) (proof []byte, vkey string, err error) {
+	if proofFile != "" && logURL != "" {
+		return nil, "", fmt.Errorf("give --log-proof or --log, not both")
+	}
+	if proofFile != "" {
+		if proof, err = readInputFile("--log-proof", proofFile); err != nil {
+			return nil, "", err
+		}
+	} else {
+		var ids struct {
+			VerificationID string `json:"verification_id"`
+		}
+		if json.Unmarshal(receipt, &ids) != nil || ids.VerificationID == "" {
+			return nil, "", fmt.Errorf("--log: the receipt names no verification_id")
+		}
+		if proof, err = fetchDocument(logURL, "/log/proof/"+url.PathEscape(ids.VerificationID)); err != nil {
+			return nil, "", err
+		}
+	}
+	switch {
+	case logKey != "":
+		return proof, logKey, nil
+	case cardFile != "":
+		data, err := readInputFile("--card", cardFile)
+		if err != nil {
+			return nil, "", err
+		}
+		vkey = tools.LogVerifierKey(data)
+	case logURL != "":
+		data, err := fetchDocument(logURL, "/.well-known/agent-card.json")
+		if err != nil {
+			return nil, "", err
+		}
+		vkey = tools.LogVerifierKey(data)
+	}
+	if vkey == "" {
+		return nil, "", fmt.Errorf("no log key: give --log-key, or a --card that publishes params.transparencyLog")
+	}
+	return proof, vkey, nil
+}
+
+// maxFetchedDocument bounds a document fetched from a service.
+const maxFetchedDocument = 1 << 20
+
+// fetchDocument GETs path under the service base URL; only a 200 answer
+// of at most maxFetchedDocument bytes is returned.
+func fetchDocument(base, path string) ([]byte, error) {
+	u := strings.TrimSuffix(base, "/") + path
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Get(u)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxFetchedDocument+1))
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", u, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("fetching %s: HTTP %d", u, resp.StatusCode)
+	}
+	if len(body) > maxFetchedDocument {
+		return nil, fmt.Errorf("fetching %s: over %d bytes", u, maxFetchedDocument)
+	}
+	return body, nil
 }

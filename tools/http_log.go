@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -21,6 +22,36 @@ const (
 	routeLogTile       = "GET /log/tile/{path...}"
 	routeLogProof      = "GET /log/proof/{verification_id}"
 )
+
+// LogIndexHeader is the REST verify answer's header carrying the stored
+// receipt's record index in the transparency log; MetaLogIndex is the
+// same in an MCP verify_schema result's _meta. Both are set only when the
+// transparency log is served, and outside the signed answer.
+const (
+	LogIndexHeader = "Log-Index"
+	MetaLogIndex   = "verifier/log-index"
+)
+
+// logIndex returns the log index of the stored verdict verificationID;
+// ok is false when no log is served, the verdict was not stored, or the
+// log could not be read (logged: the answer is still given, without it).
+func (s *Service) logIndex(ctx context.Context, verificationID string) (int64, bool) {
+	if s.LogKey == nil || s.Store == nil {
+		return 0, false
+	}
+	l, ok := store.LogOf(s.Store)
+	if !ok {
+		return 0, false
+	}
+	inc, err := l.LogInclusion(ctx, verificationID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log().Error("reading the log index of a verdict", "verification_id", verificationID, "err", err)
+		}
+		return 0, false
+	}
+	return inc.Index, true
+}
 
 // Cache lifetimes of the log's documents: a full tile or entry bundle
 // never changes; a checkpoint and a partial tile are replaced as the log

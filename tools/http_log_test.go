@@ -21,6 +21,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 )
@@ -208,5 +209,84 @@ func TestHTTPTransparencyLog(t *testing.T) {
 		if !strings.Contains(ops, op) {
 			t.Errorf("/openapi.json does not document %s:\n%s", op, ops)
 		}
+	}
+}
+
+// TestVerifyAnswersCarryLogIndex: a REST verify answer carries its log
+// index in the Log-Index header and an MCP verify_schema result in
+// _meta["verifier/log-index"], each equal to /log/proof's log_index; a
+// service without a served log sets neither.
+func TestVerifyAnswersCarryLogIndex(t *testing.T) {
+	f := newLogFixture(t)
+	proofIndex := func(id string) string {
+		t.Helper()
+		resp, body := f.do(t, http.MethodGet, "/log/proof/"+id, nil, nil)
+		var p LogProof
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &p) != nil {
+			t.Fatalf("GET /log/proof/%s = %d: %s", id, resp.StatusCode, body)
+		}
+		return strconv.FormatInt(p.LogIndex, 10)
+	}
+	for i := range 2 {
+		resp, body := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", map[string]any{"task_id": fmt.Sprint("rest", i)}))
+		id, _ := decodeObject(t, body)["verification_id"].(string)
+		if got, want := resp.Header.Get(LogIndexHeader), proofIndex(id); resp.StatusCode != http.StatusOK || got != want || got != strconv.Itoa(i) {
+			t.Errorf("REST verify %d: status %d, %s %q, want %q (/log/proof)", i, resp.StatusCode, LogIndexHeader, got, want)
+		}
+	}
+	r := callTool(t, f.srv.URL+"/mcp", ToolVerifySchema, invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp"}))
+	var ans struct {
+		VerificationID string `json:"verification_id"`
+	}
+	decodeStructured(t, r, &ans)
+	got, ok := r.Meta[MetaLogIndex].(float64)
+	if r.IsError || !ok || strconv.FormatFloat(got, 'f', -1, 64) != proofIndex(ans.VerificationID) || got != 2 {
+		t.Errorf("MCP verify_schema _meta = %v (isError %v), want %s = /log/proof's log_index 2", r.Meta, r.IsError, MetaLogIndex)
+	}
+
+	plain := newHTTPFixture(t, nil, nil)
+	resp, _ := plain.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", nil))
+	if resp.StatusCode != http.StatusOK || resp.Header.Get(LogIndexHeader) != "" {
+		t.Errorf("verify without a log: status %d, %s %q, want none", resp.StatusCode, LogIndexHeader, resp.Header.Get(LogIndexHeader))
+	}
+}
+
+// TestPaidVerifyCarriesLogIndex: a paid REST verify answer carries the
+// Log-Index of its verdict, stored with the settlement, equal to
+// /log/proof's log_index.
+func TestPaidVerifyCarriesLogIndex(t *testing.T) {
+	fac := &fakeFacilitator{}
+	fac.settleOK.Store(true)
+	fs := httptest.NewServer(fac)
+	defer fs.Close()
+	svc := newTestService(t, true)
+	g, err := payment.NewGate(payment.Config{FreePerDay: -1, PayToEVM: testPayToEVM, FacilitatorURL: fs.URL, Network: payment.Testnet}, svc.Store, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logKey, err := signing.OpenLogKey(filepath.Join(t.TempDir(), signing.LogKeyFile), LogOrigin(testPublicURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts HTTPOptions
+	svc.WithPayment(&opts, g)
+	svc.WithLog(&opts, logKey)
+	h, err := NewHTTPHandler(svc, &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	invoice := readTestdata(t, "invoice-pass.json")
+	unpaid := do(t, "POST", ts.URL+"/verify/schema", invoice, "")
+	if unpaid.status != http.StatusPaymentRequired || unpaid.header.Get(LogIndexHeader) != "" {
+		t.Fatalf("unpaid = %d, %s %q; want 402 without it", unpaid.status, LogIndexHeader, unpaid.header.Get(LogIndexHeader))
+	}
+	paid := do(t, "POST", ts.URL+"/verify/schema", invoice, payFor(t, unpaid))
+	id, _ := paid.body["verification_id"].(string)
+	proof := do(t, "GET", ts.URL+"/log/proof/"+id, nil, "")
+	want := fmt.Sprint(proof.body["log_index"])
+	if paid.status != http.StatusOK || proof.status != http.StatusOK || paid.header.Get(LogIndexHeader) != want || want != "0" {
+		t.Errorf("paid = %d, %s %q; /log/proof = %d log_index %s", paid.status, LogIndexHeader, paid.header.Get(LogIndexHeader), proof.status, want)
 	}
 }

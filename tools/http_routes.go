@@ -71,6 +71,9 @@ func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
 	if !adm.settle(w, ans) {
 		return
 	}
+	if index, ok := h.svc.logIndex(ctx, res.Verdict.VerificationID); ok {
+		w.Header().Set(LogIndexHeader, strconv.FormatInt(index, 10))
+	}
 	writeJSON(w, http.StatusOK, res.Answer)
 }
 

@@ -152,7 +152,19 @@ func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest)
 	if adm.Paid() {
 		ans.Verdict = &v.Verdict
 	}
-	return s.mcpSettle(ctx, adm, answerResult(text, v.Answer), ans), nil
+	result := answerResult(text, v.Answer)
+	if settled := s.mcpSettle(ctx, adm, result, ans); settled != result {
+		return settled, nil // the settlement failed: no verdict was stored
+	}
+	if index, ok := s.logIndex(ctx, v.Verdict.VerificationID); ok {
+		meta := result.GetMeta()
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[MetaLogIndex] = index
+		result.SetMeta(meta)
+	}
+	return result, nil
 }
 
 // verifyText renders a verification for a person: verdict, ratios, the
