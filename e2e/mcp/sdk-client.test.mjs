@@ -97,7 +97,10 @@ for (const [mode, makeTransport] of Object.entries(transports)) {
         assert.equal(tool.inputSchema.type, "object");
         assert.equal(tool.inputSchema.additionalProperties, false);
         assert.equal(tool.outputSchema.type, "object");
-        assert.equal(tool.annotations.readOnlyHint, true);
+        // verify_schema stores a verdict (not read-only, never destructive);
+        // the other two only read.
+        assert.equal(tool.annotations.readOnlyHint, tool.name !== "verify_schema", `${tool.name} readOnlyHint`);
+        assert.equal(tool.annotations.destructiveHint, false, `${tool.name} destructiveHint`);
         assert.equal(tool.annotations.idempotentHint, false);
         assert.equal(tool.annotations.openWorldHint, false);
         for (const ajv of validators) ajv.compile(tool.inputSchema);
