@@ -173,48 +173,6 @@ func checkCDPToken(r *http.Request, key cdpTestKey) error {
 	return nil
 }
 
-// startHTTPEnv is startHTTP with extra environment variables.
-func startHTTPEnv(t *testing.T, env map[string]string, args ...string) *httpServer {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &httpServer{dataDir: t.TempDir(), cancel: cancel, done: make(chan error, 1), stderr: &lockedBuffer{}}
-	all := append([]string{"--http", "127.0.0.1:0", "--data-dir", s.dataDir}, args...)
-	go func() { s.done <- run(ctx, all, strings.NewReader(""), io.Discard, s.stderr, envWith(env)) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-s.done:
-		case <-time.After(30 * time.Second):
-			t.Error("the server did not stop")
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if m := servingLine.FindStringSubmatch(s.stderr.String()); m != nil {
-			s.base = "http://" + m[1]
-			return s
-		}
-		select {
-		case err := <-s.done:
-			s.done <- err
-			t.Fatalf("the server exited: %v\n%s", err, s.stderr)
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not start:\n%s", s.stderr)
-		}
-	}
-}
-
-func envWith(env map[string]string) func(string) string {
-	return func(name string) string {
-		if v, ok := env[name]; ok {
-			return v
-		}
-		return testEnv(name)
-	}
-}
-
 // paidPost sends body to path with a payment for the first requirement of
 // the 402 the unpaid request gets. The payment is well formed; the test
 // facilitator, not a chain, says whether it is good.

@@ -57,10 +57,16 @@ var servingLine = regexp.MustCompile(`msg="serving HTTP" addr=(\S+)`)
 // args, and waits until it listens.
 func startHTTP(t *testing.T, args ...string) *httpServer {
 	t.Helper()
+	return startHTTPEnv(t, nil, args...)
+}
+
+// startHTTPEnv is startHTTP with extra environment variables.
+func startHTTPEnv(t *testing.T, env map[string]string, args ...string) *httpServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &httpServer{dataDir: t.TempDir(), cancel: cancel, done: make(chan error, 1), stderr: &lockedBuffer{}}
 	all := append([]string{"--http", "127.0.0.1:0", "--data-dir", s.dataDir}, args...)
-	go func() { s.done <- run(ctx, all, strings.NewReader(""), io.Discard, s.stderr, testEnv) }()
+	go func() { s.done <- run(ctx, all, strings.NewReader(""), io.Discard, s.stderr, envWith(env)) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -84,6 +90,16 @@ func startHTTP(t *testing.T, args ...string) *httpServer {
 		if time.Now().After(deadline) {
 			t.Fatalf("the server did not start:\n%s", s.stderr)
 		}
+	}
+}
+
+// envWith is testEnv with env's variables set over it.
+func envWith(env map[string]string) func(string) string {
+	return func(name string) string {
+		if v, ok := env[name]; ok {
+			return v
+		}
+		return testEnv(name)
 	}
 }
 
