@@ -137,18 +137,12 @@ func (b *Bolt) LookupPayment(ctx context.Context, paymentID string) (use Payment
 // not nil, stores the verdict of the answer in the same transaction, so a
 // verdict enters reputation exactly when its paid answer is released.
 func (b *Bolt) SettlePayment(ctx context.Context, paymentID string, use PaymentUse, v *Verdict) error {
-	if err := checkKey("payment id", paymentID); err != nil {
-		return fmt.Errorf("recording settlement: %w", err)
-	}
-	var w verdictWrite
-	if v != nil {
-		var err error
-		if w, err = prepareVerdict(nil, *v); err != nil {
-			return fmt.Errorf("recording settlement: storing verdict %s: %w", v.VerificationID, err)
-		}
+	w, err := prepareSettlement(paymentID, v)
+	if err != nil {
+		return err
 	}
 	id := []byte(paymentID)
-	err := b.write(func(tx *bolt.Tx) error {
+	err = b.write(func(tx *bolt.Tx) error {
 		payments := tx.Bucket(bucketPayments)
 		old := payments.Get(id)
 		if len(old) < 8 {
@@ -166,6 +160,22 @@ func (b *Bolt) SettlePayment(ctx context.Context, paymentID string, use PaymentU
 		return fmt.Errorf("recording settlement: %w", err)
 	}
 	return nil
+}
+
+// prepareSettlement checks a SettlePayment call's payment id and prepares
+// its verdict's write (none when v is nil), for either backend.
+func prepareSettlement(paymentID string, v *Verdict) (verdictWrite, error) {
+	if err := checkKey("payment id", paymentID); err != nil {
+		return verdictWrite{}, fmt.Errorf("recording settlement: %w", err)
+	}
+	if v == nil {
+		return verdictWrite{}, nil
+	}
+	w, err := prepareVerdict(nil, *v)
+	if err != nil {
+		return verdictWrite{}, fmt.Errorf("recording settlement: storing verdict %s: %w", v.VerificationID, err)
+	}
+	return w, nil
 }
 
 // ReleasePayment forgets paymentID if it is still pending: it was taken

@@ -188,17 +188,11 @@ func (p *Postgres) LookupPayment(ctx context.Context, paymentID string) (use Pay
 // retention is unchanged) and, when v is not nil, stores the verdict in the
 // same transaction.
 func (p *Postgres) SettlePayment(ctx context.Context, paymentID string, use PaymentUse, v *Verdict) error {
-	if err := checkKey("payment id", paymentID); err != nil {
-		return fmt.Errorf("recording settlement: %w", err)
+	w, err := prepareSettlement(paymentID, v)
+	if err != nil {
+		return err
 	}
-	var w verdictWrite
-	if v != nil {
-		var err error
-		if w, err = prepareVerdict(nil, *v); err != nil {
-			return fmt.Errorf("recording settlement: storing verdict %s: %w", v.VerificationID, err)
-		}
-	}
-	err := p.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	err = p.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "UPDATE payments SET state = $2, record = $3 WHERE payment_id = $1",
 			[]byte(paymentID), int16(use.State), appendPaymentUse(nil, use))
 		if err != nil {
