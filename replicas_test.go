@@ -106,15 +106,7 @@ func (r *replica) verifyAs(client string, body []byte) (int, string, error) {
 
 func (r *replica) get(t *testing.T, path string) (int, []byte) {
 	t.Helper()
-	resp, err := http.Get(r.base + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, b := getURL(t, r.base+path)
 	return resp.StatusCode, b
 }
 

@@ -133,7 +133,13 @@ func (s *httpServer) post(t *testing.T, path string, body []byte) (*http.Respons
 
 func (s *httpServer) get(t *testing.T, path string) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := http.Get(s.base + path)
+	return getURL(t, s.base+path)
+}
+
+// getURL GETs url and reads the whole body, failing t on any error.
+func getURL(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
