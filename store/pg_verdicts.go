@@ -220,15 +220,9 @@ func (p *Postgres) Receipt(ctx context.Context, verificationID string) (Verdict,
 // Reputation returns the agent's counters and one page of its recent
 // verdicts, newest first, read in one statement (one snapshot).
 func (p *Postgres) Reputation(ctx context.Context, agentID string, q Page) (Reputation, error) {
-	if err := ctx.Err(); err != nil {
-		return Reputation{}, err
-	}
-	if len(agentID) > maxIDLen {
-		return Reputation{}, fmt.Errorf("reading reputation: %w: agent id longer than %d bytes", ErrInvalidArgument, maxIDLen)
-	}
-	limit, after, err := parsePage(q)
+	limit, after, err := reputationQuery(ctx, agentID, q)
 	if err != nil {
-		return Reputation{}, fmt.Errorf("reading reputation of %q: %w", agentID, err)
+		return Reputation{}, err
 	}
 	r := Reputation{AgentID: agentID, Recent: []VerdictSummary{}}
 	agg, recent, next, err := p.agentPage(ctx, agentID, after, limit)

@@ -14,15 +14,9 @@ import (
 // however long the history. Test agents and unknown agents have an empty
 // record.
 func (b *Bolt) Reputation(ctx context.Context, agentID string, q Page) (Reputation, error) {
-	if err := ctx.Err(); err != nil {
-		return Reputation{}, err
-	}
-	if len(agentID) > maxIDLen {
-		return Reputation{}, fmt.Errorf("reading reputation: %w: agent id longer than %d bytes", ErrInvalidArgument, maxIDLen)
-	}
-	limit, after, err := parsePage(q)
+	limit, after, err := reputationQuery(ctx, agentID, q)
 	if err != nil {
-		return Reputation{}, fmt.Errorf("reading reputation of %q: %w", agentID, err)
+		return Reputation{}, err
 	}
 	r := Reputation{AgentID: agentID, Recent: []VerdictSummary{}}
 	err = b.db.View(func(tx *bolt.Tx) error {
@@ -46,6 +40,22 @@ func (b *Bolt) Reputation(ctx context.Context, agentID string, q Page) (Reputati
 		return Reputation{}, fmt.Errorf("reading reputation of %q: %w", agentID, err)
 	}
 	return r, nil
+}
+
+// reputationQuery checks a Reputation call, for either backend: the
+// caller still waits, the agent id is not too long, and q is a valid page
+// (its limit and the key to read after).
+func reputationQuery(ctx context.Context, agentID string, q Page) (limit int, after []byte, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, nil, err
+	}
+	if len(agentID) > maxIDLen {
+		return 0, nil, fmt.Errorf("reading reputation: %w: agent id longer than %d bytes", ErrInvalidArgument, maxIDLen)
+	}
+	if limit, after, err = parsePage(q); err != nil {
+		return 0, nil, fmt.Errorf("reading reputation of %q: %w", agentID, err)
+	}
+	return limit, after, nil
 }
 
 // parsePage applies the paging defaults and decodes the cursor into the
