@@ -115,6 +115,7 @@ type RPCReply struct {
 	Use        PaymentUse
 	Tree       LogTree
 	Inclusion  LogInclusion
+	Index      int64  // LogIndex
 	Data       []byte // LogTile, LogEntries
 }
 
@@ -310,6 +311,17 @@ func (s *rpcService) LogInclusion(a *RPCArgs, r *RPCReply) error {
 		l, err := s.logOf()
 		if err == nil {
 			r.Inclusion, err = l.LogInclusion(ctx, a.ID)
+		}
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) LogIndex(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		l, err := s.logOf()
+		if err == nil {
+			r.Index, err = l.LogIndex(ctx, a.ID)
 		}
 		return err
 	})
@@ -580,6 +592,14 @@ func (c *rpcClient) LogInclusion(ctx context.Context, verificationID string) (Lo
 		return LogInclusion{}, err
 	}
 	return r.Inclusion, r.Err.err()
+}
+
+func (c *rpcClient) LogIndex(ctx context.Context, verificationID string) (int64, error) {
+	var r RPCReply
+	if err := c.do(ctx, "LogIndex", &RPCArgs{ID: verificationID}, &r); err != nil {
+		return 0, err
+	}
+	return r.Index, r.Err.err()
 }
 
 func (c *rpcClient) LogTile(ctx context.Context, t tlog.Tile) ([]byte, error) {

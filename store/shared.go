@@ -365,6 +365,15 @@ func (s *Shared) LogInclusion(ctx context.Context, verificationID string) (in Lo
 	return in, err
 }
 
+// LogIndex reads a verdict's log index.
+func (s *Shared) LogIndex(ctx context.Context, verificationID string) (index int64, err error) {
+	err = s.doLog(func(l Log) (err error) {
+		index, err = l.LogIndex(ctx, verificationID)
+		return err
+	})
+	return index, err
+}
+
 // LogTile reads one tile of the log's hashes.
 func (s *Shared) LogTile(ctx context.Context, t tlog.Tile) (data []byte, err error) {
 	err = s.doLog(func(l Log) (err error) {

@@ -366,9 +366,17 @@ func TestSharedLog(t *testing.T) {
 		if err := tlog.CheckRecord(in.Proof, in.Tree.Size, in.Tree.Hash, in.Index, tlog.RecordHash(in.Entry[:])); err != nil {
 			t.Errorf("inclusion proof of %s read through the socket: %v", id, err)
 		}
+		for _, s := range []*Shared{owner, client} {
+			if index, err := s.LogIndex(ctx, id); err != nil || index != in.Index {
+				t.Errorf("LogIndex(%s) = %d, %v; want the inclusion's index %d", id, index, err, in.Index)
+			}
+		}
 	}
 	if _, err := client.LogInclusion(ctx, "never-stored"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("client LogInclusion of an unknown id: %v, want ErrNotFound", err)
+	}
+	if _, err := client.LogIndex(ctx, "never-stored"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("client LogIndex of an unknown id: %v, want ErrNotFound", err)
 	}
 	tile := tlog.Tile{H: TileHeight, L: 0, N: 0, W: 3}
 	wantTile, err := owner.LogTile(ctx, tile)

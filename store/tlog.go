@@ -130,6 +130,43 @@ type LogInclusion struct {
 	Proof tlog.RecordProof
 }
 
+// logIndexIn reads the 8-byte log index key of verificationID as of tx:
+// ErrNotFound when the verdict has no entry.
+func logIndexIn(tx *bolt.Tx, verificationID string) ([]byte, error) {
+	raw := tx.Bucket(bucketLogIndex).Get([]byte(verificationID))
+	if raw == nil {
+		return nil, ErrNotFound
+	}
+	if len(raw) != 8 {
+		return nil, fmt.Errorf("%w: log index of %d bytes", ErrCorrupt, len(raw))
+	}
+	return raw, nil
+}
+
+// LogIndex returns the log index of the verdict verificationID — one key
+// read, for an answer's Log-Index; ErrNotFound for a verification id with
+// no log entry.
+func (b *Bolt) LogIndex(ctx context.Context, verificationID string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if verificationID == "" || len(verificationID) > maxIDLen {
+		return 0, fmt.Errorf("reading log index: %w", ErrNotFound)
+	}
+	var index int64
+	err := b.db.View(func(tx *bolt.Tx) error {
+		raw, err := logIndexIn(tx, verificationID)
+		if err == nil {
+			index = int64(binary.BigEndian.Uint64(raw))
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reading log index of %s: %w", verificationID, err)
+	}
+	return index, nil
+}
+
 // LogInclusion returns the log index of the verdict verificationID and a
 // proof of its inclusion in the current tree, read in one transaction; it
 // returns ErrNotFound for a verification id with no log entry.
@@ -142,12 +179,9 @@ func (b *Bolt) LogInclusion(ctx context.Context, verificationID string) (LogIncl
 	}
 	var inc LogInclusion
 	err := b.db.View(func(tx *bolt.Tx) error {
-		raw := tx.Bucket(bucketLogIndex).Get([]byte(verificationID))
-		if raw == nil {
-			return ErrNotFound
-		}
-		if len(raw) != 8 {
-			return fmt.Errorf("%w: log index of %d bytes", ErrCorrupt, len(raw))
+		raw, err := logIndexIn(tx, verificationID)
+		if err != nil {
+			return err
 		}
 		inc.Index = int64(binary.BigEndian.Uint64(raw))
 		entry := tx.Bucket(bucketLogEntries).Get(raw)
@@ -155,7 +189,6 @@ func (b *Bolt) LogInclusion(ctx context.Context, verificationID string) (LogIncl
 			return fmt.Errorf("%w: log entry %d missing or of %d bytes", ErrCorrupt, inc.Index, len(entry))
 		}
 		copy(inc.Entry[:], entry)
-		var err error
 		if inc.Tree.Size, err = logSize(tx); err != nil {
 			return err
 		}
@@ -208,6 +241,7 @@ const TileHeight = 8
 type Log interface {
 	LogTree(ctx context.Context) (LogTree, error)
 	LogInclusion(ctx context.Context, verificationID string) (LogInclusion, error)
+	LogIndex(ctx context.Context, verificationID string) (int64, error)
 	LogTile(ctx context.Context, t tlog.Tile) ([]byte, error)
 	LogEntries(ctx context.Context, n int64, width int) ([]byte, error)
 }

@@ -43,14 +43,14 @@ func (s *Service) logIndex(ctx context.Context, verificationID string) (int64, b
 	if !ok {
 		return 0, false
 	}
-	inc, err := l.LogInclusion(ctx, verificationID)
+	index, err := l.LogIndex(ctx, verificationID)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			s.log().Error("reading the log index of a verdict", "verification_id", verificationID, "err", err)
 		}
 		return 0, false
 	}
-	return inc.Index, true
+	return index, true
 }
 
 // Cache lifetimes of the log's documents: a full tile or entry bundle
