@@ -9,13 +9,17 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/verifier-dev/verifier/signing"
 )
 
 // The transparency log (issue #23). Every stored verdict is appended, in
 // the transaction that stores it, to an RFC 6962 Merkle log kept with
 // golang.org/x/mod/sumdb/tlog. A log entry is LogEntry(receipt): the
-// SHA-256 of the stored compact receipt's bytes, so the log publishes no
-// receipt content and every entry is 32 bytes.
+// SHA-256 of the RFC 8785 form of the stored compact receipt, so the log
+// publishes no receipt content, every entry is 32 bytes, and a receipt
+// re-serialized by a client (an MCP client, a browser) still hashes to
+// its entry.
 var (
 	// bucketLogHashes holds tlog's stored hashes, keyed by their 8-byte
 	// big-endian storage index (tlog.StoredHashIndex).
@@ -31,9 +35,15 @@ var (
 	keyLogSize = []byte("log_size")
 )
 
-// LogEntry returns the log entry of a stored compact receipt: the SHA-256
-// of its bytes.
-func LogEntry(receipt []byte) [sha256.Size]byte { return sha256.Sum256(receipt) }
+// LogEntry returns the log entry of a compact receipt: the SHA-256 of its
+// RFC 8785 canonical form. It fails when receipt is not I-JSON.
+func LogEntry(receipt []byte) ([sha256.Size]byte, error) {
+	canonical, err := signing.AppendCanonical(nil, receipt)
+	if err != nil {
+		return [sha256.Size]byte{}, fmt.Errorf("canonicalizing a receipt for its log entry: %w", err)
+	}
+	return sha256.Sum256(canonical), nil
+}
 
 // LogTree is a state of the log: its size and root hash.
 type LogTree struct {
@@ -225,7 +235,11 @@ func logStoredVerdicts(tx *bolt.Tx) error {
 		if err != nil {
 			return fmt.Errorf("logging stored verdict %s: %w", k[8:], err)
 		}
-		if err := appendLog(tx, k[8:], LogEntry(v.Receipt)); err != nil {
+		entry, err := LogEntry(v.Receipt)
+		if err == nil {
+			err = appendLog(tx, k[8:], entry)
+		}
+		if err != nil {
 			return fmt.Errorf("logging stored verdict %s: %w", k[8:], err)
 		}
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gowebpki/jcs"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
 	bolt "go.etcd.io/bbolt"
@@ -39,8 +41,8 @@ func checkLogged(t *testing.T, s *Bolt, vs []Verdict) {
 			t.Fatalf("verdicts %s and %s share log index %d", other, v.VerificationID, inc.Index)
 		}
 		seen[inc.Index] = v.VerificationID
-		if inc.Entry != LogEntry(v.Receipt) {
-			t.Errorf("%s: log entry %x, want SHA-256 of its receipt", v.VerificationID, inc.Entry)
+		if inc.Entry != wantLogEntry(t, v.Receipt) {
+			t.Errorf("%s: log entry %x, want SHA-256 of its receipt's RFC 8785 form", v.VerificationID, inc.Entry)
 		}
 		if inc.Tree.Size < tree.Size || inc.Tree.Size == tree.Size && inc.Tree.Hash != tree.Hash {
 			t.Fatalf("%s: proved against %+v, the log is %+v", v.VerificationID, inc.Tree, tree)
@@ -226,7 +228,7 @@ func TestLogTilesAndEntries(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ProveRecord(257) from tiles error = %v", err)
 	}
-	entry := LogEntry(vs[257].Receipt)
+	entry := wantLogEntry(t, vs[257].Receipt)
 	if err := tlog.CheckRecord(p, tree.Size, tree.Hash, 257, tlog.RecordHash(entry[:])); err != nil {
 		t.Errorf("CheckRecord(proof from tiles) error = %v", err)
 	}
@@ -245,7 +247,7 @@ func TestLogTilesAndEntries(t *testing.T) {
 		}
 		for i := range c.width {
 			rec := bundle[i*34 : (i+1)*34]
-			want := LogEntry(vs[c.first+i].Receipt)
+			want := wantLogEntry(t, vs[c.first+i].Receipt)
 			if rec[0] != 0 || rec[1] != 32 || string(rec[2:]) != string(want[:]) {
 				t.Fatalf("LogEntries(%d, %d) entry %d = %x, want 0020%x", c.n, c.width, i, rec, want)
 			}
@@ -267,6 +269,44 @@ func TestLogTilesAndEntries(t *testing.T) {
 	for _, c := range [][2]int64{{1, 45}, {2, 1}, {0, 0}, {0, 257}, {-1, 1}} {
 		if _, err := l.LogEntries(ctx, c[0], int(c[1])); !errors.Is(err, ErrNotFound) {
 			t.Errorf("LogEntries(%d, %d) error = %v, want ErrNotFound", c[0], c[1], err)
+		}
+	}
+}
+
+// wantLogEntry is the log entry of receipt computed by the reference RFC
+// 8785 implementation (gowebpki/jcs), not by the store's canonicalizer.
+func wantLogEntry(t *testing.T, receipt []byte) [sha256.Size]byte {
+	t.Helper()
+	canonical, err := jcs.Transform(receipt)
+	if err != nil {
+		t.Fatalf("jcs.Transform(receipt) error = %v", err)
+	}
+	return sha256.Sum256(canonical)
+}
+
+// TestLogEntryIsCanonical: a receipt's entry does not depend on its
+// serialization, so a receipt re-encoded by a client finds its entry; a
+// receipt that is not I-JSON has none.
+func TestLogEntryIsCanonical(t *testing.T) {
+	stored := []byte(`{"result":"pass","verification_id":"v-1","overall":{"passed":2,"total":2,"ratio":1.0}}`)
+	reencoded := []byte("{ \"overall\": {\"ratio\": 1, \"total\": 2, \"passed\": 2},\n \"verification_id\": \"v\\u002d1\", \"result\": \"pass\" }")
+	a, err := LogEntry(stored)
+	if err != nil {
+		t.Fatalf("LogEntry(stored) error = %v", err)
+	}
+	b, err := LogEntry(reencoded)
+	if err != nil {
+		t.Fatalf("LogEntry(re-encoded) error = %v", err)
+	}
+	if a != b || a != wantLogEntry(t, stored) {
+		t.Errorf("LogEntry(stored) = %x, LogEntry(re-encoded) = %x, want both %x", a, b, wantLogEntry(t, stored))
+	}
+	if a == sha256.Sum256(stored) {
+		t.Errorf("LogEntry hashed the receipt's bytes, not its RFC 8785 form")
+	}
+	for _, bad := range []string{`{"a":1,"a":2}`, `{"a":1} x`, "{\"a\":\"\xff\"}", ``} {
+		if _, err := LogEntry([]byte(bad)); err == nil {
+			t.Errorf("LogEntry(%q) error = nil, want one", bad)
 		}
 	}
 }

@@ -86,9 +86,12 @@ func prepareVerdict(buf []byte, v Verdict) (verdictWrite, error) {
 		return verdictWrite{}, err
 	}
 	v.VerifiedAt = v.VerifiedAt.UTC()
-	w := verdictWrite{nanos: v.VerifiedAt.UnixNano(), pass: v.Result == ResultPass, entry: LogEntry(v.Receipt)}
+	entry, err := LogEntry(v.Receipt)
+	if err != nil {
+		return verdictWrite{}, err
+	}
+	w := verdictWrite{nanos: v.VerifiedAt.UnixNano(), pass: v.Result == ResultPass, entry: entry}
 	w.key = timeKey(w.nanos, v.VerificationID)
-	var err error
 	if w.record, err = appendVerdict(buf[:0], &v); err != nil {
 		return verdictWrite{}, err
 	}

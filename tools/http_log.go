@@ -157,7 +157,7 @@ func parseLogTilePath(path string) (tlog.Tile, bool) {
 }
 
 // logTile serves GET /log/tile/…: a tile's hashes, or an entry bundle (each
-// entry — the SHA-256 of a stored receipt — after its 2-byte big-endian
+// entry — store.LogEntry of a stored receipt — after its 2-byte big-endian
 // length). A full tile or bundle is immutable.
 func (s *Service) logTile(w http.ResponseWriter, r *http.Request, l store.Log) {
 	t, ok := parseLogTilePath(r.PathValue("path"))
@@ -194,8 +194,8 @@ type LogProof struct {
 	VerificationID string `json:"verification_id"`
 	// LogIndex is the receipt's record index in the log.
 	LogIndex int64 `json:"log_index"`
-	// Entry is the log entry, the base64 SHA-256 of the stored receipt's
-	// bytes (GET /receipts/{verification_id}).
+	// Entry is the log entry, the base64 SHA-256 of the RFC 8785 form of
+	// the stored receipt (GET /receipts/{verification_id}).
 	Entry string `json:"entry"`
 	// TreeSize is the size of the checkpoint's tree.
 	TreeSize int64 `json:"tree_size"`
@@ -244,7 +244,7 @@ const (
 		`"security":[],"responses":{"200":{"description":"The checkpoint.","content":{"text/plain":{"schema":{"type":"string"}}}},` +
 		`"default":{"$ref":"#/components/responses/Error"}}}`
 	logTileOperation = `{"operationId":"getLogTile","summary":"A tile or entry bundle of the transparency log",` +
-		`"description":"C2SP tlog-tiles: <L>/<N>[.p/<W>] is a tile of RFC 6962 hashes, entries/<N>[.p/<W>] a bundle of entries, each the SHA-256 of a stored receipt after a 2-byte big-endian length. Full tiles are immutable.",` +
+		`"description":"C2SP tlog-tiles: <L>/<N>[.p/<W>] is a tile of RFC 6962 hashes, entries/<N>[.p/<W>] a bundle of entries, each the SHA-256 of a stored receipt's RFC 8785 form after a 2-byte big-endian length. Full tiles are immutable.",` +
 		`"security":[],"parameters":[{"name":"path","in":"path","required":true,"schema":{"type":"string"}}],` +
 		`"responses":{"200":{"description":"The tile.","content":{"application/octet-stream":{"schema":{"type":"string","format":"binary"}}}},` +
 		`"default":{"$ref":"#/components/responses/Error"}}}`

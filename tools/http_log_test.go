@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gowebpki/jcs"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
 	"golang.org/x/mod/sumdb/note"
@@ -99,7 +100,7 @@ func (httpTiles) SaveTiles([]tlog.Tile, [][]byte) {}
 // publishes the log key; /log/checkpoint verifies with it
 // (note.NewVerifier) and names as many entries as verdicts; the tiles
 // rebuild its root (tlog.TileHashReader checks each); the entry bundle
-// holds the SHA-256 of each stored receipt; /log/proof's inclusion proof
+// holds the SHA-256 of each stored receipt's RFC 8785 form; /log/proof's inclusion proof
 // verifies with transparency-dev/merkle against the checkpoint's root.
 func TestHTTPTransparencyLog(t *testing.T) {
 	f := newLogFixture(t)
@@ -170,12 +171,16 @@ func TestHTTPTransparencyLog(t *testing.T) {
 		if err := json.Unmarshal(body, &p); err != nil {
 			t.Fatal(err)
 		}
-		entry := sha256.Sum256(receipt)
+		canonical, err := jcs.Transform(receipt)
+		if err != nil {
+			t.Fatalf("receipt %s is not I-JSON: %v", id, err)
+		}
+		entry := sha256.Sum256(canonical)
 		if p.LogIndex != int64(i) || p.Entry != base64.StdEncoding.EncodeToString(entry[:]) || p.TreeSize != n {
-			t.Fatalf("proof of %s = %+v, want index %d, entry SHA-256(receipt)", id, p, i)
+			t.Fatalf("proof of %s = %+v, want index %d, entry SHA-256(JCS(receipt))", id, p, i)
 		}
 		if string(bundle[i*34+2:(i+1)*34]) != string(entry[:]) {
-			t.Errorf("entry bundle record %d is not SHA-256 of receipt %s", i, id)
+			t.Errorf("entry bundle record %d is not SHA-256(JCS(receipt)) of %s", i, id)
 		}
 		pn, err := note.Open([]byte(p.Checkpoint), note.VerifierList(verifier))
 		if err != nil || pn.Text != signed.Text {

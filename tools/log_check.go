@@ -2,7 +2,6 @@ package tools
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/store"
 )
 
 // The check names of an inclusion check, in the order they run.
@@ -28,11 +28,11 @@ const (
 const maxLogProofHashes = 64
 
 // CheckLogInclusion checks, offline, that receipt (the stored compact
-// receipt's bytes, as GET /receipts/{verification_id} serves them) is in
+// receipt, as GET /receipts/{verification_id} serves it or re-encoded) is in
 // the transparency log, from proofDoc (a saved GET /log/proof answer) and
 // the log's verifierKey (the card's params.transparencyLog.verifierKey):
 // the checkpoint is a note signed by that key, its tree includes, at the
-// proof's index, the entry SHA-256(receipt). It returns one check per
+// proof's index, the entry store.LogEntry(receipt). It returns one check per
 // step up to the first that fails; ok is true when all held.
 func CheckLogInclusion(receipt, proofDoc []byte, verifierKey string) (checks []signing.Check, ok bool) {
 	fail := func(name, format string, args ...any) ([]signing.Check, bool) {
@@ -71,9 +71,12 @@ func CheckLogInclusion(receipt, proofDoc []byte, verifierKey string) (checks []s
 	}
 	pass(checkLogCheckpoint, "signed by %s, tree size %d", verifier.Name(), size)
 
-	entry := sha256.Sum256(receipt)
+	entry, err := store.LogEntry(receipt)
+	if err != nil {
+		return fail(checkLogEntry, "the receipt is not I-JSON, so it has no log entry")
+	}
 	if p.Entry != base64.StdEncoding.EncodeToString(entry[:]) {
-		return fail(checkLogEntry, "the proof's entry is not SHA-256 of this receipt: the log holds the compact receipt GET /receipts/{verification_id} serves, byte for byte")
+		return fail(checkLogEntry, "the proof's entry is not the SHA-256 of this receipt's RFC 8785 form: the log holds the compact receipt GET /receipts/{verification_id} serves")
 	}
 	var ids struct {
 		VerificationID string `json:"verification_id"`
@@ -81,7 +84,7 @@ func CheckLogInclusion(receipt, proofDoc []byte, verifierKey string) (checks []s
 	if json.Unmarshal(receipt, &ids) != nil || ids.VerificationID != p.VerificationID {
 		return fail(checkLogEntry, "the proof is for another verification_id than the receipt's")
 	}
-	pass(checkLogEntry, "SHA-256 of the receipt")
+	pass(checkLogEntry, "SHA-256 of the receipt's RFC 8785 form")
 
 	if err := tlog.CheckRecord(proof, size, root, p.LogIndex, tlog.RecordHash(entry[:])); err != nil {
 		return fail(checkLogInclusion, "the inclusion proof does not lead from record %d to the checkpoint's root", p.LogIndex)
