@@ -185,6 +185,10 @@ type Score struct {
 	Inputs     ScoreInputs      `json:"inputs"`
 	Formula    string           `json:"formula"`
 	Recent     []VerdictSummary `json:"recent"` // the DefaultPageLimit most recent verdicts
+	// Log is the transparency log's tree in the snapshot the score was
+	// computed from (every verdict counted is among its records); nil when
+	// the store keeps no log.
+	Log *LogTree `json:"log,omitempty"`
 }
 
 // ScoreInputs are the numbers a [Score] was computed from.
