@@ -48,7 +48,7 @@ const pendingAbandoned = 15 * time.Minute
 // everything free: stdio mode has no allowance and no payment.
 type Gate struct {
 	cfg      Config
-	st       store.Store
+	st       Ledger
 	now      func() time.Time
 	fac      *Facilitator
 	evm, svm Chain
@@ -69,11 +69,22 @@ func (g *Gate) SetLog(l *slog.Logger) {
 	}
 }
 
+// Ledger is what a gate keeps in the store: each client's free allowance
+// and each payment's use. A store.Store is one.
+type Ledger interface {
+	PeekAllowance(ctx context.Context, client string, now time.Time, limit int) (store.Allowance, error)
+	ReserveAllowance(ctx context.Context, client string, now time.Time, limit int) (store.Allowance, store.AllowanceHold, error)
+	UsePayment(ctx context.Context, paymentID string, expires time.Time, use store.PaymentUse) (first bool, recorded store.PaymentUse, err error)
+	LookupPayment(ctx context.Context, paymentID string) (use store.PaymentUse, found bool, err error)
+	SettlePayment(ctx context.Context, paymentID string, use store.PaymentUse, v *store.Verdict) error
+	ReleasePayment(ctx context.Context, paymentID string) error
+}
+
 // NewGate checks cfg and builds the gate. st counts the allowance and the
 // used payments; now is the clock (nil: time.Now); client calls the
 // facilitator (nil: a client without its own timeout, each call being
 // bounded by cfg.FacilitatorTimeout).
-func NewGate(cfg Config, st store.Store, now func() time.Time, client *http.Client) (*Gate, error) {
+func NewGate(cfg Config, st Ledger, now func() time.Time, client *http.Client) (*Gate, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

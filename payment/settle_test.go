@@ -142,7 +142,7 @@ func TestSettleRefusedRecorded(t *testing.T) {
 		VerifiedAt: testNow, KeyVersion: "k", Receipt: []byte(`{}`)}
 	_, err = adm.Settle(ctx, Answer{Body: []byte(`{}`), Verdict: &v})
 	refusal(t, err, CodeSettlementFailed)
-	if _, err := g.st.Receipt(ctx, "v-withheld"); err == nil {
+	if _, err := g.st.(store.Store).Receipt(ctx, "v-withheld"); err == nil {
 		t.Error("the verdict of a withheld answer was stored")
 	}
 	_, err = g.Admit(ctx, paidRequest(h, "k1"))
