@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -70,9 +72,14 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 		if dir == "" {
 			dir = defaultDataDir(getenv)
 		}
-		ks, err := openKeys(dir, getenv)
+		// Checking creates nothing: a data dir without a key says so.
+		ks, err := signing.OpenKeyStore(filepath.Join(dir, "keys"), &signing.KeyStoreOptions{EnvSeed: getenv("VERIFIER_SIGNING_KEY"), NoCreate: true})
+		if errors.Is(err, signing.ErrNoKey) {
+			fmt.Fprintf(stderr, "verifier: no public key to check against in %s; pass --card agent-card.json (the service's card) or --key BASE64\n", filepath.Join(dir, "keys"))
+			return exitError{2}
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("opening key store: %w", err)
 		}
 		keys = ks
 	}

@@ -420,3 +420,29 @@ func TestKeysShowWithoutKey(t *testing.T) {
 		})
 	}
 }
+
+// TestReceiptVerifyWithoutKey: `verifier receipt verify --data-dir` on a
+// data dir without a key says where to find one, exits 2 and creates
+// nothing (it used to make a key, then fail the signature against it).
+func TestReceiptVerifyWithoutKey(t *testing.T) {
+	signed := t.TempDir()
+	req, _ := os.ReadFile(filepath.Join("testdata", "invoice-pass.json"))
+	answer, _ := runCLI(t, string(req), "verify", "--data-dir", signed)
+	receipt := filepath.Join(signed, "receipt.json")
+	if err := os.WriteFile(receipt, answer, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"receipt", "verify", "--data-dir", dataDir, receipt}, nil, &stdout, &stderr, func(string) string { return "" })
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 2 {
+		t.Errorf("receipt verify = %v, want exit 2", err)
+	}
+	if msg := stderr.String(); !strings.Contains(msg, "no public key") || !strings.Contains(msg, "--card") {
+		t.Errorf("stderr = %q, want that there is no key and where to get one", msg)
+	}
+	if _, err := os.Stat(dataDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("receipt verify created the data dir (stat: %v)", err)
+	}
+}
