@@ -98,45 +98,48 @@ func TestMaxConcurrentFlag(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--max-concurrent") {
 		t.Errorf("--max-concurrent -1: %v, want an error naming the flag", err)
 	}
-	// 2^18 schema applications: tens of milliseconds each, so that eight
-	// calls sent at once overlap.
+	one := burstOfBusyCalls(t, startHTTP(t, "--max-concurrent", "1", "--max-queued", "0"))
+	if one[http.StatusOK] == 0 || one[http.StatusServiceUnavailable] == 0 || one[http.StatusOK]+one[http.StatusServiceUnavailable] != 8 {
+		t.Errorf("--max-concurrent 1 --max-queued 0, 8 calls at once: statuses %v, want some 200 and some 503, nothing else", one)
+	}
+	if queued := burstOfBusyCalls(t, startHTTP(t, "--max-concurrent", "1", "--max-queued", "8", "--queue-wait", "2m")); queued[http.StatusOK] != 8 {
+		t.Errorf("--max-concurrent 1 --max-queued 8, 8 calls at once: statuses %v, want 8 × 200 served in turn", queued)
+	}
+	if unbounded := burstOfBusyCalls(t, startHTTP(t, "--max-concurrent", "0")); unbounded[http.StatusOK] != 8 {
+		t.Errorf("--max-concurrent 0, 8 calls at once: statuses %v, want 8 × 200", unbounded)
+	}
+}
+
+// burstOfBusyCalls sends eight verifications of 2^18 schema applications
+// each (tens of milliseconds, so that calls sent at once overlap) to srv at
+// once and counts their statuses. A 503 must carry Retry-After.
+func burstOfBusyCalls(t *testing.T, srv *httpServer) map[int]int {
+	t.Helper()
 	var defs []string
 	for i := range 18 {
 		defs = append(defs, fmt.Sprintf(`"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]}`, i, i+1, i+1))
 	}
 	body := []byte(`{"task_id":"busy","expected_schema":{"$defs":{` + strings.Join(defs, ",") + `,"d18":{"type":"integer"}},"$ref":"#/$defs/d0"},"submitted_output":1}`)
-	burst := func(srv *httpServer) map[int]int {
-		statuses := map[int]int{}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				resp, err := http.Post(srv.base+"/verify/schema", "application/json", bytes.NewReader(body))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
-					t.Error("503 without Retry-After")
-				}
-				mu.Lock()
-				statuses[resp.StatusCode]++
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
-		return statuses
+	statuses := map[int]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			resp, err := http.Post(srv.base+"/verify/schema", "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+				t.Error("503 without Retry-After")
+			}
+			mu.Lock()
+			statuses[resp.StatusCode]++
+			mu.Unlock()
+		})
 	}
-	one := burst(startHTTP(t, "--max-concurrent", "1", "--max-queued", "0"))
-	if one[http.StatusOK] == 0 || one[http.StatusServiceUnavailable] == 0 || one[http.StatusOK]+one[http.StatusServiceUnavailable] != 8 {
-		t.Errorf("--max-concurrent 1 --max-queued 0, 8 calls at once: statuses %v, want some 200 and some 503, nothing else", one)
-	}
-	if queued := burst(startHTTP(t, "--max-concurrent", "1", "--max-queued", "8", "--queue-wait", "2m")); queued[http.StatusOK] != 8 {
-		t.Errorf("--max-concurrent 1 --max-queued 8, 8 calls at once: statuses %v, want 8 × 200 served in turn", queued)
-	}
-	if unbounded := burst(startHTTP(t, "--max-concurrent", "0")); unbounded[http.StatusOK] != 8 {
-		t.Errorf("--max-concurrent 0, 8 calls at once: statuses %v, want 8 × 200", unbounded)
-	}
+	wg.Wait()
+	return statuses
 }
