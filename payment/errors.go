@@ -1,12 +1,15 @@
 package payment
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/verifier-dev/verifier/engine"
 )
 
 // Error codes of allowance and payment refusals (SPEC §6, §7). They are
@@ -71,14 +74,6 @@ const CodeFreeTrialExhausted = "free_trial_exhausted"
 // same payment again to get the kept answer.
 const ActionRetrySamePayment = "retry_same_payment"
 
-// NextAction tells the caller what to do next; the JSON of engine.NextAction.
-type NextAction struct {
-	Action string   `json:"action"`
-	Using  string   `json:"using,omitempty"`
-	For    string   `json:"for,omitempty"`
-	Fields []string `json:"fields,omitempty"`
-}
-
 // FreeTrial is the 402 (and 429) body's live free_trial object, with
 // every member the hosted service documents (SPEC §7) in its order, then
 // ours (reason, max_free_body_bytes, covers).
@@ -137,20 +132,29 @@ const (
 	freeTrialLaunch    = "No sign-up, API key or wallet: call verify_schema over MCP, or POST /verify/schema, and the free calls are used first."
 )
 
-// Error is a refusal: the error shape of SPEC §6 (the same JSON fields as
-// tools.Error, so the HTTP layer renders either), with the x402 data of a
-// 402. It marshals as the response body: the §6 fields, free_trial, and for
-// a 402 the PaymentRequired fields (x402Version, error, resource, accepts,
-// extensions) as well, so the body also reads as a PaymentRequired.
+// Error is the service's one error shape (SPEC §6, §7): every refusal — by
+// the payment gate, or by the verification service, whose tools.Error is
+// this type — in REST bodies and MCP tool results alike, never carrying the
+// caller's values. It lives here because payment is the lowest package
+// that refuses requests. A 402 also carries the x402 data: it marshals as
+// the response body, the §6 fields, free_trial, and then the
+// PaymentRequired fields (x402Version, error, resource, accepts,
+// extensions), so the body also reads as a PaymentRequired.
 type Error struct {
-	Code        string       `json:"code"`
-	Status      int          `json:"status"`
-	Retryable   bool         `json:"retryable"`
-	Charged     Charge       `json:"charged"`
-	Message     string       `json:"message"`
-	RetryAfter  *int         `json:"retry_after,omitempty"`
-	NextActions []NextAction `json:"next_actions"`
-	FreeTrial   *FreeTrial   `json:"free_trial,omitempty"`
+	Code        string              `json:"code"`
+	Status      int                 `json:"status"`
+	Retryable   bool                `json:"retryable"`
+	Charged     Charge              `json:"charged"` // false, true or "unknown"
+	Message     string              `json:"message"`
+	RetryAfter  *int                `json:"retry_after,omitempty"`
+	NextActions []engine.NextAction `json:"next_actions"`
+	// Fields are the problems of an invalid request, field by field;
+	// FieldsOmitted counts those found past the ones listed.
+	Fields        []engine.FieldProblem `json:"fields,omitempty"`
+	FieldsOmitted int                   `json:"fields_omitted,omitempty"`
+	// CorrelationID names an internal fault in the operator's log.
+	CorrelationID string     `json:"correlation_id,omitempty"`
+	FreeTrial     *FreeTrial `json:"free_trial,omitempty"`
 	// PaymentRequired is set on every 402: it goes in the PAYMENT-REQUIRED
 	// header and, over MCP, is the tool result's structured content.
 	PaymentRequired *PaymentRequired `json:"-"`
@@ -167,18 +171,31 @@ func (e *Error) Error() string { return e.Code + ": " + e.Message }
 type errorFields Error
 
 // MarshalJSON writes the response body: the §6 fields first, then the
-// PaymentRequired fields (the two sets of names are disjoint).
+// PaymentRequired fields (the two sets of names are disjoint). Like every
+// answer of the service, it does not escape <, > and & (RFC 8259 does not
+// ask it).
 func (e *Error) MarshalJSON() ([]byte, error) {
-	base, err := json.Marshal((*errorFields)(e))
+	base, err := marshalPlain((*errorFields)(e))
 	if err != nil || e.PaymentRequired == nil {
 		return base, err
 	}
-	pr, err := json.Marshal(e.PaymentRequired)
+	pr, err := marshalPlain(e.PaymentRequired)
 	if err != nil {
 		return nil, err
 	}
 	out := append(base[:len(base)-1], ',')
 	return append(out, pr[1:]...), nil
+}
+
+// marshalPlain is json.Marshal without HTML escaping.
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Plain is the §6 error object without the x402 fields (for MCP _meta).
@@ -206,9 +223,9 @@ func (e *Error) MCPMeta() map[string]any {
 // plain error result.
 func (e *Error) IsPaymentRequired() bool { return e.PaymentRequired != nil }
 
-// withRetryAfter marks e retryable after seconds (at least 1) and sets the
+// WithRetryAfter marks e retryable after seconds (at least 1) and sets the
 // Retry-After header.
-func (e *Error) withRetryAfter(seconds int) *Error {
+func (e *Error) WithRetryAfter(seconds int) *Error {
 	seconds = max(seconds, 1)
 	e.Retryable = true
 	e.RetryAfter = &seconds
@@ -226,7 +243,7 @@ func (e *Error) header() http.Header {
 // Write answers an HTTP request with the refusal: its headers, its status
 // and its JSON body.
 func (e *Error) Write(w http.ResponseWriter) {
-	body, err := json.Marshal(e)
+	body, err := e.MarshalJSON()
 	if err != nil { // an Error always marshals
 		panic(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/store"
 )
 
@@ -413,9 +414,9 @@ func (g *Gate) usedPayment(r Request, offers []PaymentRequirements, adm *Admissi
 		e := &Error{
 			Code: CodeFacilitatorUnavailable, Status: http.StatusServiceUnavailable, Charged: ChargeUnknown,
 			Message:     "This payment is still being settled for this same request. Send the request again with the same payment in a few seconds to get the answer; the payment is not settled twice.",
-			NextActions: []NextAction{{Action: ActionRetrySamePayment}},
+			NextActions: []engine.NextAction{{Action: ActionRetrySamePayment}},
 		}
-		return nil, e.withRetryAfter(pendingRetryAfter)
+		return nil, e.WithRetryAfter(pendingRetryAfter)
 	case same && use.State == store.PaymentPending:
 		e := g.refusal402(r, offers, CodePaymentReplayed, "payment_already_used",
 			"This payment was taken for this request, but the server stopped before its settlement was recorded: it may have been charged, and no answer was kept. Pay again with a fresh payment.", nil)
@@ -497,9 +498,9 @@ func (a *Admission) Settle(ctx context.Context, ans Answer) (*SettleResponse, er
 			Code: CodeFacilitatorUnavailable, Status: http.StatusServiceUnavailable, Charged: ChargeUnknown,
 			Message: "The work was done and the payment was sent for settlement, but the facilitator did not confirm it in time, so whether it was charged is unknown. " +
 				"The answer is kept for this payment: send the same request with the same payment again to get it; the payment is not settled twice.",
-			NextActions: []NextAction{{Action: ActionRetrySamePayment}},
+			NextActions: []engine.NextAction{{Action: ActionRetrySamePayment}},
 		}
-		a.settleErr = e.withRetryAfter(facilitatorRetryAfter)
+		a.settleErr = e.WithRetryAfter(facilitatorRetryAfter)
 	case !sr.Success:
 		a.settleErr = a.settlementFailed(ctx, sr)
 	default:
@@ -728,7 +729,7 @@ func (g *Gate) refusal402(r Request, offers []PaymentRequirements, code, x402Err
 	}
 	e := &Error{
 		Code: code, Status: http.StatusPaymentRequired, Message: msg, FreeTrial: ft, PaymentRequired: pr,
-		NextActions: []NextAction{{Action: "pay", Using: "x402"}},
+		NextActions: []engine.NextAction{{Action: "pay", Using: "x402"}},
 	}
 	if h, err := EncodeHeader(pr); err == nil {
 		e.header().Set(HeaderPaymentRequired, h)
@@ -754,9 +755,9 @@ func (g *Gate) unavailable(what string, err error) *Error {
 	}
 	e := &Error{
 		Code: CodeFacilitatorUnavailable, Status: http.StatusServiceUnavailable, Message: msg,
-		NextActions: []NextAction{{Action: "retry_later"}},
+		NextActions: []engine.NextAction{{Action: "retry_later"}},
 	}
-	return e.withRetryAfter(facilitatorRetryAfter)
+	return e.WithRetryAfter(facilitatorRetryAfter)
 }
 
 // rateLimited is the 429 past the allowance with payment off.
@@ -766,9 +767,9 @@ func (g *Gate) rateLimited(a store.Allowance, now time.Time) *Error {
 		Code: CodeRateLimited, Status: http.StatusTooManyRequests,
 		Message: fmt.Sprintf("This client's free allowance (%d verifications per UTC day) is used up; it resets at %s (in %d seconds). Nothing was charged.",
 			a.Limit, a.Resets.UTC().Format(time.RFC3339), secs),
-		NextActions: []NextAction{{Action: "retry_later"}},
+		NextActions: []engine.NextAction{{Action: "retry_later"}},
 		FreeTrial:   g.freeTrial(a, ""),
 	}
 	setAllowanceHeaders(e.header(), a)
-	return e.withRetryAfter(secs)
+	return e.WithRetryAfter(secs)
 }

@@ -22,21 +22,9 @@ const (
 )
 
 // Error is the one error shape of SPEC §6, in REST bodies and MCP tool
-// results alike. It never carries the caller's values.
-type Error struct {
-	Code          string                `json:"code"`
-	Status        int                   `json:"status"`
-	Retryable     bool                  `json:"retryable"`
-	Charged       payment.Charge        `json:"charged"` // false, true or "unknown"
-	Message       string                `json:"message"`
-	RetryAfter    *int                  `json:"retry_after,omitempty"`
-	NextActions   []engine.NextAction   `json:"next_actions"`
-	Fields        []engine.FieldProblem `json:"fields,omitempty"`
-	FieldsOmitted int                   `json:"fields_omitted,omitempty"` // problems found past those listed in Fields
-	CorrelationID string                `json:"correlation_id,omitempty"`
-}
-
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+// results alike; it is the payment gate's type, so a refusal by either
+// renders the same way. It never carries the caller's values.
+type Error = payment.Error
 
 // AsError converts any error into the error shape: an invalid request keeps
 // its field problems; anything unexpected becomes internal_error.
@@ -97,12 +85,5 @@ func NewError(code string, status int, message string) *Error {
 	default:
 		e.NextActions = []engine.NextAction{{Action: "fix_request"}}
 	}
-	return e
-}
-
-// WithRetryAfter marks the error retryable after seconds.
-func (e *Error) WithRetryAfter(seconds int) *Error {
-	e.Retryable = true
-	e.RetryAfter = &seconds
 	return e
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/payment"
 )
 
@@ -149,7 +148,7 @@ func (s *Service) paymentResult(err error) *mcp.CallToolResult {
 	}
 	s.nameMCPEndpoint(refused)
 	if !refused.IsPaymentRequired() {
-		return errorResult(toolsError(refused))
+		return errorResult(refused)
 	}
 	body, err := json.Marshal(refused.PaymentRequired)
 	if err != nil { // a PaymentRequired always encodes
@@ -162,15 +161,6 @@ func (s *Service) paymentResult(err error) *mcp.CallToolResult {
 	}
 	r.SetMeta(refused.MCPMeta())
 	return r
-}
-
-// toolsError is a payment refusal in the tools error type (the same JSON).
-func toolsError(e *payment.Error) *Error {
-	out := &Error{Code: e.Code, Status: e.Status, Retryable: e.Retryable, Charged: e.Charged, Message: e.Message, RetryAfter: e.RetryAfter}
-	for _, a := range e.NextActions {
-		out.NextActions = append(out.NextActions, engine.NextAction{Action: a.Action, Using: a.Using, For: a.For, Fields: a.Fields})
-	}
-	return out
 }
 
 // mcpPaymentRoute describes a chargeable tool for the 402: the MCP
