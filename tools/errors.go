@@ -16,7 +16,7 @@ const (
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
 	CodeUnsupportedMediaType = "unsupported_media_type"
-	CodeRateLimited          = "rate_limited"
+	CodeRateLimited          = payment.CodeRateLimited
 	CodeInternal             = "internal_error"
 	CodeUnavailable          = "unavailable"
 )
