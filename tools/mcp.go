@@ -68,7 +68,7 @@ func newMCPServer(svc *Service, log *slog.Logger) *mcp.Server {
 		// advertise exactly that.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	srv.AddReceivingMiddleware(refuseWithoutEcho, encodeToolResults)
+	srv.AddReceivingMiddleware(refuseWithoutEcho)
 	srv.AddTool(verifySchemaTool(), svc.mcpVerifySchema)
 	srv.AddTool(recordTool(), svc.mcpRecord)
 	srv.AddTool(verifyReceiptTool(), svc.mcpVerifyReceipt)

@@ -165,7 +165,6 @@ func readyAnswerServer(svc *Service, args []byte) (*mcp.Server, error) {
 	text := verifyText(v)
 	srv := mcp.NewServer(&mcp.Implementation{Name: mcpServerName, Version: svc.Version},
 		&mcp.ServerOptions{Logger: svc.log(), Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
-	srv.AddReceivingMiddleware(encodeToolResults)
 	srv.AddTool(verifySchemaTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return answerResult(text, v.Answer), nil
 	})
