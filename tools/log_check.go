@@ -52,13 +52,13 @@ func CheckLogInclusion(receipt, proofDoc []byte, verifierKey string) (checks []s
 	}
 	signed, err := note.Open([]byte(p.Checkpoint), note.VerifierList(verifier))
 	if err != nil {
-		return fail(checkLogCheckpoint, "the checkpoint is not signed by the log key %s", verifier.Name())
+		return fail(checkLogCheckpoint, "the checkpoint is not signed by the log key %.80q", verifier.Name())
 	}
 	size, root, ok := parseCheckpoint(signed.Text, verifier.Name())
 	if !ok || size != p.TreeSize {
-		return fail(checkLogCheckpoint, "the checkpoint is not a tree of %d records of the log %s", p.TreeSize, verifier.Name())
+		return fail(checkLogCheckpoint, "the checkpoint is not a tree of %d records of the log %.80q", p.TreeSize, verifier.Name())
 	}
-	pass(checkLogCheckpoint, "signed by %s, tree size %d", verifier.Name(), size)
+	pass(checkLogCheckpoint, "signed by %.80q, tree size %d", verifier.Name(), size)
 
 	entry, err := store.LogEntry(receipt)
 	if err != nil {

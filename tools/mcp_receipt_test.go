@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/mod/sumdb/note"
+
 	"github.com/verifier-dev/verifier/signing"
 )
 
@@ -216,6 +218,11 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A well-formed log key whose name is long: the report quotes it cut short.
+	_, longNameKey, err := note.GenerateKey(nil, strings.Repeat("n", 5000))
+	if err != nil {
+		t.Fatal(err)
+	}
 	changed := bytes.Replace(stored, []byte(`"result":"pass"`), []byte(`"result":"fail"`), 1)
 	if bytes.Equal(changed, stored) {
 		t.Fatal("could not change the receipt")
@@ -235,6 +242,7 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 		{"checkpoint tampered", `{"receipt":` + string(stored) + `,"log_proof":` + edit(func(q *LogProof) { q.Checkpoint = strings.Replace(q.Checkpoint, "\n5\n", "\n6\n", 1) }) + `}`, []string{checkLogCheckpoint}},
 		{"checkpoint of another log key", `{"receipt":` + string(stored) + `,"log_proof":` + edit(func(q *LogProof) { q.Checkpoint = string(forgedCheckpoint) }) + `}`, []string{checkLogCheckpoint}},
 		{"wrong log key", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `,"log_key":"` + other.VerifierKey() + `"}`, []string{checkLogCheckpoint}},
+		{"log key of a long name", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `,"log_key":"` + longNameKey + `"}`, []string{checkLogCheckpoint}},
 		{"another receipt's proof", `{"receipt":` + string(stored) + `,"log_proof":` + string(get("/log/proof/"+ids[0])) + `}`, []string{checkLogEntry}},
 		{"receipt changed", `{"receipt":` + string(changed) + `,"log_proof":` + proof + `}`, []string{signing.CheckSignature, checkLogEntry}},
 		{"the full answer", `{"receipt":` + string(full) + `,"log_proof":` + string(get("/log/proof/"+fullID)) + `}`, []string{checkLogEntry}},
@@ -254,6 +262,9 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 				}
 				if ch["ok"] != true {
 					failed = append(failed, name)
+				}
+				if detail, _ := ch["detail"].(string); len(detail) > 300 {
+					t.Errorf("check %s has a detail of %d bytes: what was sent is quoted at length", name, len(detail))
 				}
 			}
 			if valid := len(tt.wantFail) == 0; got["valid"] != valid || got["log_checked"] != true || !slices.Equal(failed, tt.wantFail) {

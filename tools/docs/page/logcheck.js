@@ -20,6 +20,8 @@ const MAX_PROOF_HASHES = 64;
 const ALG_ED25519 = 1;
 const utf8 = new TextEncoder();
 
+// brief cuts what a pasted card or proof says to 80 characters for the page.
+const brief = (s) => (s.length > 80 ? `${s.slice(0, 80)}…` : s);
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 function bytesOfBase64(s) {
@@ -202,10 +204,10 @@ export async function checkLogInclusion(receipt, proof, verifierKey, { storedRec
   const key = await parseVerifierKey(verifierKey);
   if (!key) return failed('Log checkpoint', 'The log key is not a note verifier key (<name>+<hash>+<base64>): take params.transparencyLog.verifierKey from the agent card.');
   const text = await openNote(proof.checkpoint, key);
-  if (text === null) return failed('Log checkpoint', `The checkpoint is not signed by the log key ${key.name}.`);
+  if (text === null) return failed('Log checkpoint', `The checkpoint is not signed by the log key ${brief(key.name)}.`);
   const cp = parseCheckpoint(text, key.name);
-  if (!cp || cp.size !== proof.tree_size) return failed('Log checkpoint', `The checkpoint is not a tree of ${proof.tree_size} records of the log ${key.name}.`);
-  held('Log checkpoint', `The checkpoint is signed by the log key ${key.name}, for a tree of ${cp.size} records.`);
+  if (!cp || cp.size !== proof.tree_size) return failed('Log checkpoint', `The checkpoint is not a tree of ${proof.tree_size} records of the log ${brief(key.name)}.`);
+  held('Log checkpoint', `The checkpoint is signed by the log key ${brief(key.name)}, for a tree of ${cp.size} records.`);
 
   if (receipt.verification_id !== proof.verification_id) return failed('Log entry', 'The proof is for another verification_id than the receipt\'s.');
   let entry = await receiptEntry(receipt);
