@@ -120,24 +120,48 @@ func TestReceiptVerifyLog(t *testing.T) {
 	}
 	p.Checkpoint = string(otherCheckpoint)
 	forged, _ := json.Marshal(p)
+	// The receipt as another tool saves it: members sorted (not in the
+	// stored order), pretty-printed, numbers as written; and with a value
+	// changed.
+	var members map[string]any
+	dec := json.NewDecoder(bytes.NewReader(get("/receipts/" + ids[0])))
+	dec.UseNumber()
+	if err := dec.Decode(&members); err != nil {
+		t.Fatal(err)
+	}
+	pretty, _ := json.MarshalIndent(members, "", "    ")
+	if compact := new(bytes.Buffer); json.Compact(compact, pretty) != nil || bytes.Equal(compact.Bytes(), get("/receipts/"+ids[0])) {
+		t.Fatal("the re-encoded receipt has its members in the stored order")
+	}
+	reencoded := save("reencoded.json", pretty)
+	members["task_id"] = "another task"
+	changedData, _ := json.MarshalIndent(members, "", "    ")
+	changed := save("changed.json", changedData)
 
 	for _, tt := range []struct {
 		name     string
 		args     []string
 		wantCode int
 		wantLine string
+		receipt  string // default: the receipt as served
 	}{
-		{"saved proof, card's log key", []string{"--card", card, "--log-proof", proof}, 0, "ok   log_inclusion"},
-		{"online", []string{"--card", card, "--log", srv.URL}, 0, "ok   log_inclusion"},
-		{"online, the served card's log key", []string{"--key", cardKey, "--log", srv.URL}, 0, "ok   log_inclusion"},
-		{"tampered proof", []string{"--card", card, "--log-proof", save("tampered.json", tampered)}, 1, "FAIL log_inclusion"},
-		{"checkpoint of another log key", []string{"--card", card, "--log-proof", save("forged.json", forged)}, 1, "FAIL log_checkpoint"},
-		{"wrong --log-key", []string{"--card", card, "--log-proof", proof, "--log-key", otherKey.VerifierKey()}, 1, "FAIL log_checkpoint"},
-		{"another receipt's proof", []string{"--card", card, "--log-proof", save("other.json", get("/log/proof/"+ids[1]))}, 1, "FAIL log_entry"},
+		{"saved proof, card's log key", []string{"--card", card, "--log-proof", proof}, 0, "ok   log_inclusion", ""},
+		{"online", []string{"--card", card, "--log", srv.URL}, 0, "ok   log_inclusion", ""},
+		{"online, the served card's log key", []string{"--key", cardKey, "--log", srv.URL}, 0, "ok   log_inclusion", ""},
+		{"tampered proof", []string{"--card", card, "--log-proof", save("tampered.json", tampered)}, 1, "FAIL log_inclusion", ""},
+		{"checkpoint of another log key", []string{"--card", card, "--log-proof", save("forged.json", forged)}, 1, "FAIL log_checkpoint", ""},
+		{"wrong --log-key", []string{"--card", card, "--log-proof", proof, "--log-key", otherKey.VerifierKey()}, 1, "FAIL log_checkpoint", ""},
+		{"another receipt's proof", []string{"--card", card, "--log-proof", save("other.json", get("/log/proof/"+ids[1]))}, 1, "FAIL log_entry", ""},
+		{"receipt re-encoded: members reordered, pretty-printed", []string{"--card", card, "--log-proof", proof}, 0, "ok   log_inclusion", reencoded},
+		{"receipt re-encoded with a value changed", []string{"--card", card, "--log-proof", proof}, 1, "FAIL log_entry", changed},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"receipt", "verify"}, tt.args...)
-			out, code := runCLI(t, "", append(args, receipt)...)
+			file := receipt
+			if tt.receipt != "" {
+				file = tt.receipt
+			}
+			out, code := runCLI(t, "", append(args, file)...)
 			if code != tt.wantCode || !strings.Contains(string(out), tt.wantLine) {
 				t.Errorf("exit code = %d, want %d with a line %q:\n%s", code, tt.wantCode, tt.wantLine, out)
 			}

@@ -29,11 +29,12 @@ const docsCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe
 
 // docsAssets lists the files of /docs/{asset}: the page's own script and
 // style, and the vendored Swagger UI with its licence; and those of the pages
-// for people (http_pages.go): their style, the script of /check and the
-// vendored RFC 8785 canonicalizer it imports, with its licence.
+// for people (http_pages.go): their style, the scripts of /check (its
+// transparency log check in logcheck.js) and the vendored RFC 8785
+// canonicalizer they import, with its licence.
 func docsAssets() []string {
 	return []string{"init.js", "docs.css", "swagger-ui-bundle.js", "swagger-ui.css", "LICENSE",
-		"pages.css", "check.js", "canonicalize.js", "canonicalize.LICENSE"}
+		"pages.css", "check.js", "logcheck.js", "canonicalize.js", "canonicalize.LICENSE"}
 }
 
 // assetType is the content type of a docs asset, by extension.

@@ -23,7 +23,9 @@ import (
 
 // pagesCSP keeps the pages on this server: scripts and styles from here
 // only (no inline ones), and /check may fetch only from here (the agent
-// card). Nothing a person pastes into /check is ever sent anywhere.
+// card, and a receipt's log proof and stored receipt by its
+// verification_id). Nothing else a person pastes into /check is ever sent
+// anywhere.
 const pagesCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 

@@ -231,7 +231,7 @@ func TestHTTPCheckPage(t *testing.T) {
 		t.Fatalf("GET /check = %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	checkPageCSP(t, resp)
-	for _, want := range []string{`<label for="receipt">`, `<label for="request">`, `<script type="module" src="/docs/check.js">`} {
+	for _, want := range []string{`<label for="receipt">`, `<label for="request">`, `<label for="log-proof">`, `<script type="module" src="/docs/check.js">`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("/check lacks %s", want)
 		}
@@ -239,7 +239,7 @@ func TestHTTPCheckPage(t *testing.T) {
 	// Its script, its canonicalizer (with the licence) and its style are
 	// served from the binary.
 	for asset, typ := range map[string]string{
-		"check.js": "text/javascript; charset=utf-8", "canonicalize.js": "text/javascript; charset=utf-8",
+		"check.js": "text/javascript; charset=utf-8", "logcheck.js": "text/javascript; charset=utf-8", "canonicalize.js": "text/javascript; charset=utf-8",
 		"pages.css": "text/css; charset=utf-8", "canonicalize.LICENSE": "text/plain; charset=utf-8",
 	} {
 		resp, body := f.do(t, http.MethodGet, "/docs/"+asset, nil, nil)
@@ -248,8 +248,8 @@ func TestHTTPCheckPage(t *testing.T) {
 		}
 	}
 	_, js := f.do(t, http.MethodGet, "/docs/check.js", nil, nil)
-	if !strings.Contains(string(js), "from '/docs/canonicalize.js'") {
-		t.Errorf("check.js does not import the vendored canonicalizer")
+	if !strings.Contains(string(js), "from '/docs/canonicalize.js'") || !strings.Contains(string(js), "from '/docs/logcheck.js'") {
+		t.Errorf("check.js does not import the vendored canonicalizer and the log check")
 	}
 	_, licence := f.do(t, http.MethodGet, "/docs/canonicalize.LICENSE", nil, nil)
 	if !strings.Contains(string(licence), "Apache License") {

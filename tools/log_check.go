@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -41,19 +40,9 @@ func CheckLogInclusion(receipt, proofDoc []byte, verifierKey string) (checks []s
 	pass := func(name, format string, args ...any) {
 		checks = append(checks, signing.Check{Name: name, OK: true, Detail: fmt.Sprintf(format, args...)})
 	}
-	var p LogProof
-	dec := json.NewDecoder(bytes.NewReader(proofDoc))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil || p.LogIndex < 0 || p.TreeSize <= p.LogIndex || len(p.InclusionProof) > maxLogProofHashes {
-		return fail(checkLogProof, "not a GET /log/proof/{verification_id} answer (JSON with log_index < tree_size, entry, inclusion_proof, checkpoint)")
-	}
-	proof := make(tlog.RecordProof, len(p.InclusionProof))
-	for i, h := range p.InclusionProof {
-		raw, err := base64.StdEncoding.DecodeString(h)
-		if err != nil || len(raw) != tlog.HashSize {
-			return fail(checkLogProof, "inclusion_proof[%d] is not a base64 SHA-256 hash", i)
-		}
-		copy(proof[i][:], raw)
+	p, proof, problem := decodeLogProof(proofDoc)
+	if problem != nil {
+		return fail(checkLogProof, "not a GET /log/proof/{verification_id} answer: %s", problem)
 	}
 	pass(checkLogProof, "index %d in a tree of %d", p.LogIndex, p.TreeSize)
 
@@ -63,13 +52,13 @@ func CheckLogInclusion(receipt, proofDoc []byte, verifierKey string) (checks []s
 	}
 	signed, err := note.Open([]byte(p.Checkpoint), note.VerifierList(verifier))
 	if err != nil {
-		return fail(checkLogCheckpoint, "the checkpoint is not signed by the log key %s", verifier.Name())
+		return fail(checkLogCheckpoint, "the checkpoint is not signed by the log key %.80q", verifier.Name())
 	}
 	size, root, ok := parseCheckpoint(signed.Text, verifier.Name())
 	if !ok || size != p.TreeSize {
-		return fail(checkLogCheckpoint, "the checkpoint is not a tree of %d records of the log %s", p.TreeSize, verifier.Name())
+		return fail(checkLogCheckpoint, "the checkpoint is not a tree of %d records of the log %.80q", p.TreeSize, verifier.Name())
 	}
-	pass(checkLogCheckpoint, "signed by %s, tree size %d", verifier.Name(), size)
+	pass(checkLogCheckpoint, "signed by %.80q, tree size %d", verifier.Name(), size)
 
 	entry, err := store.LogEntry(receipt)
 	if err != nil {
@@ -93,6 +82,89 @@ func CheckLogInclusion(receipt, proofDoc []byte, verifierKey string) (checks []s
 	return checks, true
 }
 
+// logProofProblem is what is wrong with the shape of a GET /log/proof
+// document: the member at fault ("" for the whole document, else its name
+// or an element of inclusion_proof) and why. It never quotes the document.
+type logProofProblem struct {
+	member, problem string
+}
+
+func (p *logProofProblem) String() string {
+	if p.member == "" {
+		return "the document " + p.problem
+	}
+	return p.member + " " + p.problem
+}
+
+// logProofFix is how to fix a log proof that is not a GET /log/proof answer.
+const logProofFix = "Send the answer of GET /log/proof/{verification_id} as it came: an object with verification_id, log_index, entry, tree_size, inclusion_proof and checkpoint."
+
+// decodeLogProof reads a GET /log/proof/{verification_id} answer and its
+// inclusion proof's hashes, or says what is wrong with its shape: every
+// member present with its type, nothing else, log_index < tree_size,
+// entry and each proof hash a base64 SHA-256 hash.
+func decodeLogProof(doc []byte) (LogProof, tlog.RecordProof, *logProofProblem) {
+	var p LogProof
+	var members map[string]json.RawMessage
+	if json.Unmarshal(doc, &members) != nil || members == nil {
+		return p, nil, &logProofProblem{"", "is not a JSON object"}
+	}
+	fields := []struct {
+		name string
+		dst  any
+		want string
+	}{
+		{"verification_id", &p.VerificationID, "a string"},
+		{"log_index", &p.LogIndex, "a whole number"},
+		{"entry", &p.Entry, "a string"},
+		{"tree_size", &p.TreeSize, "a whole number"},
+		{"inclusion_proof", &p.InclusionProof, "an array of strings"},
+		{"checkpoint", &p.Checkpoint, "a string"},
+	}
+	if len(members) > len(fields) {
+		return p, nil, &logProofProblem{"", "has members a GET /log/proof answer does not have"}
+	}
+	for _, f := range fields {
+		raw, ok := members[f.name]
+		switch {
+		case !ok:
+			return p, nil, &logProofProblem{f.name, "is missing"}
+		case jsonKind(raw) == 'n' || json.Unmarshal(raw, f.dst) != nil:
+			return p, nil, &logProofProblem{f.name, "must be " + f.want}
+		}
+	}
+	switch {
+	case p.LogIndex < 0:
+		return p, nil, &logProofProblem{"log_index", "must not be negative"}
+	case p.TreeSize <= p.LogIndex:
+		return p, nil, &logProofProblem{"tree_size", "must be greater than log_index"}
+	case len(p.InclusionProof) > maxLogProofHashes:
+		return p, nil, &logProofProblem{"inclusion_proof", fmt.Sprintf("has more than %d hashes", maxLogProofHashes)}
+	}
+	if _, ok := decodeLogHash(p.Entry); !ok {
+		return p, nil, &logProofProblem{"entry", "is not a base64 SHA-256 hash"}
+	}
+	proof := make(tlog.RecordProof, len(p.InclusionProof))
+	for i, h := range p.InclusionProof {
+		var ok bool
+		if proof[i], ok = decodeLogHash(h); !ok {
+			return p, nil, &logProofProblem{fmt.Sprintf("inclusion_proof[%d]", i), "is not a base64 SHA-256 hash"}
+		}
+	}
+	return p, proof, nil
+}
+
+// decodeLogHash decodes a standard base64 SHA-256 hash.
+func decodeLogHash(b64 string) (tlog.Hash, bool) {
+	var h tlog.Hash
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(raw) != tlog.HashSize {
+		return h, false
+	}
+	copy(h[:], raw)
+	return h, true
+}
+
 // parseCheckpoint reads a C2SP tlog-checkpoint body of the log origin:
 // origin, tree size and base64 root hash, each on its line (extension
 // lines may follow).
@@ -105,12 +177,8 @@ func parseCheckpoint(text, origin string) (size int64, root tlog.Hash, ok bool) 
 	if err != nil || size < 0 {
 		return 0, root, false
 	}
-	raw, err := base64.StdEncoding.DecodeString(lines[2])
-	if err != nil || len(raw) != tlog.HashSize {
-		return 0, root, false
-	}
-	copy(root[:], raw)
-	return size, root, true
+	root, ok = decodeLogHash(lines[2])
+	return size, root, ok
 }
 
 // LogVerifierKey returns the transparency log's verifier key an agent

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,6 +88,116 @@ func TestCheckLogInclusion(t *testing.T) {
 			}
 			if ok || last.OK || last.Name != tt.wantFail || last.Detail == "" {
 				t.Errorf("CheckLogInclusion = %v, %+v; want the last check %s failed with a detail", ok, checks, tt.wantFail)
+			}
+		})
+	}
+}
+
+// logVectorFile holds transparency log inclusion cases that the browser
+// test of /check (e2e/browser/pages.test.mjs) runs through logcheck.js:
+// written by TestLogInclusionVector with -update, and checked with
+// CheckLogInclusion on every run, so the page's JS and the Go check agree.
+const logVectorFile = "testdata/log-inclusion-vector.json"
+
+// logVectorCase is one case: a receipt (text, as a client re-encoded it),
+// a GET /log/proof answer, the log's verifier key, and the check that
+// fails ("" when all four hold).
+type logVectorCase struct {
+	Name        string          `json:"name"`
+	Receipt     string          `json:"receipt"`
+	Proof       json.RawMessage `json:"proof"`
+	VerifierKey string          `json:"verifier_key"`
+	WantFail    string          `json:"want_fail"`
+}
+
+// makeLogVector logs seven receipts and writes the cases of logVectorFile.
+func makeLogVector(t *testing.T) []logVectorCase {
+	f := newLogFixture(t)
+	get := func(path string) []byte {
+		t.Helper()
+		resp, body := f.do(t, http.MethodGet, path, nil, nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s = %d: %s", path, resp.StatusCode, body)
+		}
+		return body
+	}
+	var ids []string
+	for i := range 7 {
+		_, body := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", map[string]any{"task_id": fmt.Sprint("vector-", i)}))
+		ids = append(ids, decodeObject(t, body)["verification_id"].(string))
+	}
+	key := f.svc.LogKey.VerifierKey()
+	other, err := signing.OpenLogKey(filepath.Join(t.TempDir(), signing.LogKeyFile), LogOrigin(testPublicURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	receipt := func(i int) string { return string(reordered(t, get("/receipts/"+ids[i]))) }
+	proof := func(i int, set func(p *LogProof)) json.RawMessage {
+		var p LogProof
+		if err := json.Unmarshal(get("/log/proof/"+ids[i]), &p); err != nil {
+			t.Fatal(err)
+		}
+		set(&p)
+		b, _ := json.MarshalIndent(p, "", "  ")
+		return b
+	}
+	same := func(*LogProof) {}
+	forged, err := other.Checkpoint(7, [32]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []logVectorCase{
+		{"record 5 of 7", receipt(5), proof(5, same), key, ""},
+		{"record 6 of 7, the right edge", receipt(6), proof(6, same), key, ""},
+		{"record 0 of 7", receipt(0), proof(0, same), key, ""},
+		{"not a proof", receipt(5), json.RawMessage(`{"log_index":"x"}`), key, checkLogProof},
+		{"proof hash not base64", receipt(5), proof(5, func(p *LogProof) { p.InclusionProof[0] = "!" }), key, checkLogProof},
+		{"malformed log key", receipt(5), proof(5, same), "not a key", checkLogCheckpoint},
+		{"another log key", receipt(5), proof(5, same), other.VerifierKey(), checkLogCheckpoint},
+		{"checkpoint edited", receipt(5), proof(5, func(p *LogProof) { p.Checkpoint = strings.Replace(p.Checkpoint, "\n7\n", "\n8\n", 1) }), key, checkLogCheckpoint},
+		{"checkpoint of another key", receipt(5), proof(5, func(p *LogProof) { p.Checkpoint = string(forged) }), key, checkLogCheckpoint},
+		{"entry tampered", receipt(5), proof(5, func(p *LogProof) { p.Entry = p.InclusionProof[0] }), key, checkLogEntry},
+		{"receipt changed", strings.Replace(receipt(5), `"vector-5"`, `"vector-X"`, 1), proof(5, same), key, checkLogEntry},
+		{"another receipt's proof", receipt(4), proof(5, func(p *LogProof) { p.VerificationID = ids[4] }), key, checkLogEntry},
+		{"proof hash tampered", receipt(5), proof(5, func(p *LogProof) { p.InclusionProof[0] = p.Entry }), key, checkLogInclusion},
+		{"index moved", receipt(5), proof(5, func(p *LogProof) { p.LogIndex = 4 }), key, checkLogInclusion},
+		{"a hash short", receipt(5), proof(5, func(p *LogProof) { p.InclusionProof = p.InclusionProof[1:] }), key, checkLogInclusion},
+	}
+}
+
+// TestLogInclusionVector: every case of logVectorFile gets, from
+// CheckLogInclusion, the outcome it records (refresh with -update).
+func TestLogInclusionVector(t *testing.T) {
+	if *update {
+		cases := makeLogVector(t)
+		b, err := json.MarshalIndent(cases, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(logVectorFile, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(logVectorFile)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	var cases []logVectorCase
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatalf("%s: %v", logVectorFile, err)
+	}
+	if len(cases) < 10 {
+		t.Fatalf("%s has %d cases", logVectorFile, len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			checks, ok := CheckLogInclusion([]byte(c.Receipt), c.Proof, c.VerifierKey)
+			last := checks[len(checks)-1]
+			switch {
+			case c.WantFail == "" && (!ok || len(checks) != 4):
+				t.Errorf("CheckLogInclusion = %v, %+v; want the four checks held", ok, checks)
+			case c.WantFail != "" && (ok || last.OK || last.Name != c.WantFail):
+				t.Errorf("CheckLogInclusion = %v, %+v; want %s failed last", ok, checks, c.WantFail)
 			}
 		})
 	}

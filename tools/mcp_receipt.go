@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
@@ -26,7 +27,7 @@ const (
 	keySourceReceipt = "receipt"
 )
 
-const verifyReceiptDescription = `Check a receipt offline: the signed answer of verify_schema (or a trust record of get_verification_record), from this verifier or any service using the same scheme. Answers which checks held (signature, key, timestamp, and with the original request: output_hash, schema_hash, rules_hash, request_hash and a re-run of the verdict) and an overall valid boolean.
+const verifyReceiptDescription = `Check a receipt offline: the signed answer of verify_schema (or a trust record of get_verification_record), from this verifier or any service using the same scheme. Answers which checks held (signature, key, timestamp, and with the original request: output_hash, schema_hash, rules_hash, request_hash and a re-run of the verdict) and an overall valid boolean. With log_proof (the issuer's GET /log/proof/{verification_id} answer), also that its transparency log includes the receipt.
 
 When to call: before paying a seller who hands you a receipt, or before relying on a record someone forwarded. Pass the original request too: only then is the receipt tied to the output you actually received.
 
@@ -36,16 +37,19 @@ const verifyReceiptInput = `{"type":"object","additionalProperties":false,"requi
 	`"receipt":{"type":"object","description":"the signed answer exactly as received, attestation included"},` +
 	`"request":{"anyOf":[{"type":"object"},{"type":"null"}],"default":null,"description":"the original verification request (the arguments of verify_schema); when given, the hashes are recomputed and the verdict re-run"},` +
 	`"public_key":{"type":"string","description":"the signer's Ed25519 public key, standard base64 of its 32 bytes; default: this verifier's published keys, or the key the receipt itself carries (verify.public_key), which proves it intact but not who signed it"},` +
-	`"agent_card":{"type":"object","description":"the signer's agent card as published at /.well-known/agent-card.json (this verifier's or the hosted service's): its attestation extension's publicKeys are used; give it or public_key, not both"}}}`
+	`"agent_card":{"type":"object","description":"the signer's agent card as published at /.well-known/agent-card.json (this verifier's or the hosted service's): its attestation extension's publicKeys are used; give it or public_key, not both"},` +
+	`"log_proof":{"type":"object","description":"the answer of GET /log/proof/{verification_id} of the service that issued the receipt, unchanged: also checks that its transparency log includes the receipt (log_proof, log_checkpoint, log_entry, log_inclusion). The log holds the compact receipt (GET /receipts/{verification_id}, or verify_schema's answer with detail compact)"},` +
+	`"log_key":{"type":"string","description":"with log_proof: the log's note verifier key, params.transparencyLog.verifierKey of the issuer's agent card; default: that of agent_card when given, else this verifier's own log key when it serves a log"}}}`
 
 const verifyReceiptOutput = `{"type":"object","title":"receipt report","description":"Which checks of the receipt held.",` +
 	`"required":["valid","checks","request_checked","key_source","attested_result","next_actions"],"properties":{` +
-	`"valid":{"type":"boolean","description":"true only when every check held"},` +
+	`"valid":{"type":"boolean","description":"true only when every check held, the transparency log's too when log_proof was given"},` +
 	`"context":{"type":"string","description":"the signature context that verified: verify-schema or trust-score attestation"},` +
 	`"key_version":{"type":"string"},` +
 	`"checks":{"type":"array","items":{"type":"object","required":["name","ok"],"properties":{` +
 	`"name":{"type":"string"},"ok":{"type":"boolean"},"detail":{"type":"string"}}}},` +
 	`"request_checked":{"type":"boolean","description":"the original request was given: hashes recomputed and verdict re-run"},` +
+	`"log_checked":{"type":"boolean","description":"log_proof was given: the checks include the receipt's inclusion in the transparency log"},` +
 	`"key_source":{"type":"string","enum":["server","public_key","agent_card","receipt"],"description":"server: one of this verifier's keys; public_key: the key given; agent_card: a key of the card given; receipt: the key the receipt itself carries, so valid means intact since signing, not signed by anyone in particular"},` +
 	`"attested_result":{"anyOf":[{"type":"string","enum":["pass","fail"]},{"type":"null"}],"description":"the result the receipt attests (pass or fail) when it is valid; null otherwise"},` +
 	`"next_actions":` + nextActionsSchema + `}}`
@@ -55,6 +59,7 @@ const verifyReceiptOutput = `{"type":"object","title":"receipt report","descript
 type receiptAnswer struct {
 	*ReceiptReport
 	RequestChecked bool                `json:"request_checked"`
+	LogChecked     bool                `json:"log_checked,omitempty"`
 	KeySource      string              `json:"key_source"`
 	AttestedResult *string             `json:"attested_result"`
 	NextActions    []engine.NextAction `json:"next_actions"`
@@ -82,41 +87,63 @@ func verifyReceiptTool() *mcp.Tool {
 // receipt and request are passed on as the bytes the client sent.
 func (s *Service) mcpVerifyReceipt(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	args, e := toolArgs(req.Params.Arguments, "receipt", "request", "public_key", "agent_card")
-	var keys signing.KeyResolver
-	source := keySourceServer
+	args, e := toolArgs(req.Params.Arguments, "receipt", "request", "public_key", "agent_card", "log_proof", "log_key")
+	var in receiptInputs
 	if e == nil {
-		keys, source, e = s.receiptArgs(args)
+		in, e = s.receiptArgs(args)
 	}
 	if e != nil {
 		s.logCall(ctx, ToolVerifyReceipt, start, e.Code)
 		return errorResult(e), nil
 	}
-	request := args["request"]
-	if jsonKind(request) == 'n' {
-		request = nil
-	}
-	report, _ := s.CheckReceipt(args["receipt"], request, keys) // the report lists every failure
-	ans := receiptAnswer{ReceiptReport: report, RequestChecked: request != nil, KeySource: source}
-	if report.Valid {
-		var head struct {
-			Result *string `json:"result"`
-		}
-		_ = json.Unmarshal(args["receipt"], &head) // valid: it parsed as I-JSON already
-		ans.AttestedResult = head.Result
-	}
-	ans.NextActions = receiptNextActions(ans)
+	ans := s.checkReceiptInputs(args["receipt"], in)
 	body, err := engine.MarshalJSON(ans)
 	if err != nil {
 		s.logCall(ctx, ToolVerifyReceipt, start, CodeInternal)
 		return errorResult(AsError(err)), nil
 	}
-	s.logCall(ctx, ToolVerifyReceipt, start, fmt.Sprintf("valid=%t", report.Valid))
+	s.logCall(ctx, ToolVerifyReceipt, start, fmt.Sprintf("valid=%t", ans.Valid))
 	return answerResult(receiptText(ans), body), nil
 }
 
+// receiptInputs are verify_receipt's checked arguments beside the receipt.
+type receiptInputs struct {
+	request []byte // the original request; nil when not given
+	keys    signing.KeyResolver
+	source  string // where keys came from: a keySource constant
+	// logProof is the GET /log/proof answer to check the receipt's
+	// inclusion in the transparency log with, under the note verifier key
+	// logKey; nil when not given.
+	logProof []byte
+	logKey   string
+}
+
+// checkReceiptInputs checks receipt with in: its signature and, with the
+// request, its hashes and verdict (CheckReceipt), and with a log proof,
+// its inclusion in the transparency log (CheckLogInclusion). Valid only
+// when every check held.
+func (s *Service) checkReceiptInputs(receipt []byte, in receiptInputs) receiptAnswer {
+	report, _ := s.CheckReceipt(receipt, in.request, in.keys) // the report lists every failure
+	ans := receiptAnswer{ReceiptReport: report, RequestChecked: in.request != nil, KeySource: in.source}
+	if in.logProof != nil {
+		checks, ok := CheckLogInclusion(receipt, in.logProof, in.logKey)
+		report.Checks = append(report.Checks, checks...)
+		report.Valid = report.Valid && ok
+		ans.LogChecked = true
+	}
+	if report.Valid {
+		var head struct {
+			Result *string `json:"result"`
+		}
+		_ = json.Unmarshal(receipt, &head) // valid: it parsed as I-JSON already
+		ans.AttestedResult = head.Result
+	}
+	ans.NextActions = receiptNextActions(ans)
+	return ans
+}
+
 // receiptArgs checks verify_receipt's arguments and picks the keys.
-func (s *Service) receiptArgs(args map[string][]byte) (signing.KeyResolver, string, *Error) {
+func (s *Service) receiptArgs(args map[string][]byte) (receiptInputs, *Error) {
 	var problems []engine.FieldProblem
 	switch raw, sent := args["receipt"]; {
 	case !sent:
@@ -170,10 +197,59 @@ func (s *Service) receiptArgs(args map[string][]byte) (signing.KeyResolver, stri
 		problems = append(problems, engine.FieldProblem{Field: "public_key", Problem: "is required here",
 			Fix: "This verifier has no key store; send the signer's public key as standard base64."})
 	}
-	if len(problems) > 0 {
-		return nil, "", InvalidRequest(problems)
+	in := receiptInputs{request: args["request"], keys: keys, source: source}
+	if jsonKind(in.request) == 'n' {
+		in.request = nil
 	}
-	return keys, source, nil
+	var logProblems []engine.FieldProblem
+	in.logProof, in.logKey, logProblems = s.receiptLogArgs(args)
+	problems = append(problems, logProblems...)
+	if len(problems) > 0 {
+		return receiptInputs{}, InvalidRequest(problems)
+	}
+	return in, nil
+}
+
+// receiptLogArgs checks verify_receipt's log_proof and log_key and picks
+// the log's verifier key: log_key, else the transparencyLog of agent_card,
+// else this verifier's own log key when it serves a log.
+func (s *Service) receiptLogArgs(args map[string][]byte) (proof []byte, logKey string, problems []engine.FieldProblem) {
+	proof, proofSent := args["log_proof"]
+	rawKey, keySent := args["log_key"]
+	if !proofSent {
+		if keySent {
+			problems = append(problems, engine.FieldProblem{Field: "log_key", Problem: "is given without log_proof",
+				Fix: "Send log_key together with log_proof (the answer of GET /log/proof/{verification_id}), or leave it out."})
+		}
+		return nil, "", problems
+	}
+	if jsonKind(proof) != '{' {
+		problems = append(problems, engine.FieldProblem{Field: "log_proof", Problem: "must be a JSON object", Fix: logProofFix})
+	} else if _, _, p := decodeLogProof(proof); p != nil {
+		field := "log_proof"
+		if p.member != "" {
+			field += "." + p.member
+		}
+		problems = append(problems, engine.FieldProblem{Field: field, Problem: p.problem, Fix: logProofFix})
+	}
+	const keyFix = "Send log_key: the issuer's transparency log key, params.transparencyLog.verifierKey of its agent card (/.well-known/agent-card.json), a note verifier key <name>+<hash>+<base64>."
+	switch {
+	case keySent:
+		if jsonKind(rawKey) != '"' || json.Unmarshal(rawKey, &logKey) != nil {
+			logKey = ""
+		}
+		if _, err := note.NewVerifier(logKey); err != nil {
+			problems = append(problems, engine.FieldProblem{Field: "log_key", Problem: "is not a note verifier key", Fix: keyFix})
+		}
+	case jsonKind(args["agent_card"]) == '{' && LogVerifierKey(args["agent_card"]) != "":
+		logKey = LogVerifierKey(args["agent_card"])
+	case s.LogKey != nil:
+		logKey = s.LogKey.VerifierKey()
+	default:
+		problems = append(problems, engine.FieldProblem{Field: "log_key", Problem: "is required here",
+			Fix: "This verifier serves no transparency log, and no agent_card naming one was given. " + keyFix})
+	}
+	return proof, logKey, problems
 }
 
 // ownKey reports whether the embedded key (from signing.EmbeddedKey) is one

@@ -1,11 +1,18 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/verifier-dev/verifier/signing"
 )
@@ -128,5 +135,210 @@ func TestMCPVerifyReceiptInvalidArguments(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			wantError(t, c.call(t, ToolVerifyReceipt, tt.args), CodeInvalidRequest, 422, tt.fields...)
 		})
+	}
+}
+
+// reordered re-encodes a JSON object as another client might: its members
+// in reverse order, indented, every value's text kept.
+func reordered(t testing.TB, raw []byte) []byte {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	slices.Reverse(keys)
+	var b bytes.Buffer
+	b.WriteString("{\n")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(",\n")
+		}
+		name, _ := json.Marshal(k)
+		var v bytes.Buffer
+		if err := json.Indent(&v, m[k], "  ", "  "); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "  %s: %s", name, v.Bytes())
+	}
+	b.WriteString("\n}")
+	return b.Bytes()
+}
+
+// TestMCPVerifyReceiptLog: verify_receipt with log_proof reports the four
+// inclusion checks beside the signature's, over the SDK's client: a logged
+// compact receipt passes (re-encoded with its keys reordered too, and with
+// the log key taken from log_key, the agent card or this server); a
+// tampered entry, proof or checkpoint, a wrong log key or a changed
+// receipt each fail at the named check and make the receipt not valid.
+func TestMCPVerifyReceiptLog(t *testing.T) {
+	f := newLogFixture(t)
+	c := connectMCP(t, f.svc)
+	get := func(path string) []byte {
+		t.Helper()
+		resp, body := f.do(t, http.MethodGet, path, nil, nil)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s = %d: %s", path, resp.StatusCode, body)
+		}
+		return body
+	}
+	var ids []string
+	for i := range 3 {
+		res := c.call(t, ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": fmt.Sprint("mcp-log-", i), "detail": "compact"})))
+		ids = append(ids, structured(t, res)["verification_id"].(string))
+	}
+	full := structuredJSON(t, c.call(t, ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp-log-full"}))))
+	fullID := decodeObject(t, full)["verification_id"].(string)
+	stored := get("/receipts/" + ids[1])
+	// The receipt as the MCP client got it: its structured content, re-encoded.
+	asReceived := structuredJSON(t, c.call(t, ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp-log-received", "detail": "compact"}))))
+	receivedID := decodeObject(t, asReceived)["verification_id"].(string)
+	reencoded := reordered(t, stored)
+	if bytes.Equal(bytes.ReplaceAll(bytes.ReplaceAll(reencoded, []byte("\n"), nil), []byte(" "), nil), stored) {
+		t.Fatal("the re-encoded receipt has its members in the stored order")
+	}
+	card := get("/.well-known/agent-card.json")
+	proofDoc := get("/log/proof/" + ids[1])
+	var p LogProof
+	if err := json.Unmarshal(proofDoc, &p); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(set func(p *LogProof)) string {
+		q := p
+		q.InclusionProof = slices.Clone(p.InclusionProof)
+		set(&q)
+		b, _ := json.Marshal(q)
+		return string(b)
+	}
+	other, err := signing.OpenLogKey(filepath.Join(t.TempDir(), signing.LogKeyFile), LogOrigin(testPublicURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forgedCheckpoint, err := other.Checkpoint(p.TreeSize, [32]byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A well-formed log key whose name is long: the report quotes it cut short.
+	_, longNameKey, err := note.GenerateKey(nil, strings.Repeat("n", 5000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := bytes.Replace(stored, []byte(`"result":"pass"`), []byte(`"result":"fail"`), 1)
+	if bytes.Equal(changed, stored) {
+		t.Fatal("could not change the receipt")
+	}
+	proof := string(proofDoc)
+	for _, tt := range []struct {
+		name, args string
+		wantFail   []string // the failed checks; none when valid
+	}{
+		{"stored receipt", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `}`, nil},
+		{"keys reordered, indented", `{"receipt":` + string(reencoded) + `,"log_proof":` + proof + `}`, nil},
+		{"as the client received it", `{"receipt":` + string(asReceived) + `,"log_proof":` + string(get("/log/proof/"+receivedID)) + `}`, nil},
+		{"log key given", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `,"log_key":"` + f.svc.LogKey.VerifierKey() + `"}`, nil},
+		{"log key of the agent card", `{"receipt":` + string(stored) + `,"agent_card":` + string(card) + `,"log_proof":` + proof + `}`, nil},
+		{"entry tampered", `{"receipt":` + string(stored) + `,"log_proof":` + edit(func(q *LogProof) { q.Entry = q.InclusionProof[0] }) + `}`, []string{checkLogEntry}},
+		{"proof hash tampered", `{"receipt":` + string(stored) + `,"log_proof":` + edit(func(q *LogProof) { q.InclusionProof[0] = q.Entry }) + `}`, []string{checkLogInclusion}},
+		{"checkpoint tampered", `{"receipt":` + string(stored) + `,"log_proof":` + edit(func(q *LogProof) { q.Checkpoint = strings.Replace(q.Checkpoint, "\n5\n", "\n6\n", 1) }) + `}`, []string{checkLogCheckpoint}},
+		{"checkpoint of another log key", `{"receipt":` + string(stored) + `,"log_proof":` + edit(func(q *LogProof) { q.Checkpoint = string(forgedCheckpoint) }) + `}`, []string{checkLogCheckpoint}},
+		{"wrong log key", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `,"log_key":"` + other.VerifierKey() + `"}`, []string{checkLogCheckpoint}},
+		{"log key of a long name", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `,"log_key":"` + longNameKey + `"}`, []string{checkLogCheckpoint}},
+		{"another receipt's proof", `{"receipt":` + string(stored) + `,"log_proof":` + string(get("/log/proof/"+ids[0])) + `}`, []string{checkLogEntry}},
+		{"receipt changed", `{"receipt":` + string(changed) + `,"log_proof":` + proof + `}`, []string{signing.CheckSignature, checkLogEntry}},
+		{"the full answer", `{"receipt":` + string(full) + `,"log_proof":` + string(get("/log/proof/"+fullID)) + `}`, []string{checkLogEntry}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := c.call(t, ToolVerifyReceipt, tt.args)
+			if res.IsError {
+				t.Fatalf("isError: %s", text(res))
+			}
+			got := structured(t, res)
+			var failed, logChecks []string
+			for _, ch := range got["checks"].([]any) {
+				ch := ch.(map[string]any)
+				name := ch["name"].(string)
+				if strings.HasPrefix(name, "log_") {
+					logChecks = append(logChecks, name)
+				}
+				if ch["ok"] != true {
+					failed = append(failed, name)
+				}
+				if detail, _ := ch["detail"].(string); len(detail) > 300 {
+					t.Errorf("check %s has a detail of %d bytes: what was sent is quoted at length", name, len(detail))
+				}
+			}
+			if valid := len(tt.wantFail) == 0; got["valid"] != valid || got["log_checked"] != true || !slices.Equal(failed, tt.wantFail) {
+				t.Errorf("valid %v log_checked %v failed checks %v, want %t true %v\n%s", got["valid"], got["log_checked"], failed, valid, tt.wantFail, text(res))
+			}
+			if len(tt.wantFail) == 0 && !slices.Equal(logChecks, []string{checkLogProof, checkLogCheckpoint, checkLogEntry, checkLogInclusion}) {
+				t.Errorf("log checks = %v, want the four in order", logChecks)
+			}
+			if len(tt.wantFail) > 0 && (got["attested_result"] != nil || !strings.HasPrefix(text(res), "Receipt NOT valid")) {
+				t.Errorf("attested_result %v, text %q: want none and NOT valid", got["attested_result"], text(res))
+			}
+		})
+	}
+	// Without log_proof, no log check runs.
+	got := structured(t, c.call(t, ToolVerifyReceipt, `{"receipt":`+string(stored)+`}`))
+	if _, ok := got["log_checked"]; ok || got["valid"] != true {
+		t.Errorf("without log_proof: %v, want valid and no log_checked", got)
+	}
+}
+
+// TestMCPVerifyReceiptLogArguments: malformed log_proof and log_key get
+// the error shape naming the field, never quoting what was sent; a
+// verifier serving no log asks for log_key.
+func TestMCPVerifyReceiptLogArguments(t *testing.T) {
+	f := newLogFixture(t)
+	c := connectMCP(t, f.svc)
+	res := c.call(t, ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"detail": "compact"})))
+	receipt := string(structuredJSON(t, res))
+	id := structured(t, res)["verification_id"].(string)
+	_, proofDoc := f.do(t, http.MethodGet, "/log/proof/"+id, nil, nil)
+	with := func(set func(m map[string]any)) string {
+		var m map[string]any
+		if err := json.Unmarshal(proofDoc, &m); err != nil {
+			t.Fatal(err)
+		}
+		set(m)
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	const marker = "MARKER-never-echoed"
+	quoted, _ := json.Marshal(string(proofDoc))
+	tests := []struct {
+		name, args string
+		field      string
+	}{
+		{"log_proof as a JSON string", `{"receipt":` + receipt + `,"log_proof":` + string(quoted) + `}`, "log_proof"},
+		{"log_proof an array", `{"receipt":` + receipt + `,"log_proof":["` + marker + `"]}`, "log_proof"},
+		{"member missing", `{"receipt":` + receipt + `,"log_proof":` + with(func(m map[string]any) { delete(m, "checkpoint") }) + `}`, "log_proof.checkpoint"},
+		{"unknown member", `{"receipt":` + receipt + `,"log_proof":` + with(func(m map[string]any) { m[marker] = marker }) + `}`, "log_proof"},
+		{"log_index a string", `{"receipt":` + receipt + `,"log_proof":` + with(func(m map[string]any) { m["log_index"] = marker }) + `}`, "log_proof.log_index"},
+		{"log_index negative", `{"receipt":` + receipt + `,"log_proof":` + with(func(m map[string]any) { m["log_index"] = -1 }) + `}`, "log_proof.log_index"},
+		{"log_index beyond the tree", `{"receipt":` + receipt + `,"log_proof":` + with(func(m map[string]any) { m["log_index"] = 7 }) + `}`, "log_proof.tree_size"},
+		{"proof hash not base64", `{"receipt":` + receipt + `,"log_proof":` + with(func(m map[string]any) { m["inclusion_proof"] = []any{marker} }) + `}`, "log_proof.inclusion_proof[0]"},
+		{"entry null", `{"receipt":` + receipt + `,"log_proof":` + with(func(m map[string]any) { m["entry"] = nil }) + `}`, "log_proof.entry"},
+		{"log_key not a key", `{"receipt":` + receipt + `,"log_proof":` + string(proofDoc) + `,"log_key":"` + marker + `"}`, "log_key"},
+		{"log_key a number", `{"receipt":` + receipt + `,"log_proof":` + string(proofDoc) + `,"log_key":7}`, "log_key"},
+		{"log_key without log_proof", `{"receipt":` + receipt + `,"log_key":"` + f.svc.LogKey.VerifierKey() + `"}`, "log_key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := c.call(t, ToolVerifyReceipt, tt.args)
+			wantError(t, res, CodeInvalidRequest, 422, tt.field)
+			if body := string(structuredJSON(t, res)); strings.Contains(body, marker) || strings.Contains(text(res), marker) {
+				t.Errorf("the error quotes what was sent: %s", body)
+			}
+		})
+	}
+
+	// A verifier that serves no log: log_key is required, and enough.
+	plain := connectMCP(t, quietService(t, true))
+	wantError(t, plain.call(t, ToolVerifyReceipt, `{"receipt":`+receipt+`,"public_key":"`+f.svc.Keys.Current().PublicKey().PublicKey+`","log_proof":`+string(proofDoc)+`}`),
+		CodeInvalidRequest, 422, "log_key")
+	got := structured(t, plain.call(t, ToolVerifyReceipt, `{"receipt":`+receipt+`,"public_key":"`+f.svc.Keys.Current().PublicKey().PublicKey+`","log_proof":`+string(proofDoc)+`,"log_key":"`+f.svc.LogKey.VerifierKey()+`"}`))
+	if got["valid"] != true || got["log_checked"] != true {
+		t.Errorf("with log_key on a verifier without a log: %v, want valid", got)
 	}
 }

@@ -24,6 +24,11 @@ const HASHES = ['output_hash', 'schema_hash', 'rules_hash', 'request_hash'];
 const HOSTED_CARD = process.env.HOSTED_CARD || resolve(dirname(fileURLToPath(import.meta.url)), '../../testdata/hosted-agent-card.json');
 const HOSTED_KEY = { keyVersion: 'v1-2026-11a', seed: Buffer.alloc(32, 0x68).toString('base64') };
 const HOSTED_ENCODING = 'base64 of the raw 32-byte Ed25519 public key';
+// The transparency log cases the Go tests check with CheckLogInclusion
+// (TestLogInclusionVector writes them), for the page's logcheck.js to agree.
+const LOG_VECTOR = process.env.LOG_VECTOR || resolve(dirname(fileURLToPath(import.meta.url)), '../../tools/testdata/log-inclusion-vector.json');
+// The page's names of the Go side's log checks.
+const LOG_CHECKS = { log_proof: 'Log proof', log_checkpoint: 'Log checkpoint', log_entry: 'Log entry', log_inclusion: 'Log inclusion' };
 
 let server;
 let browser;
@@ -168,7 +173,8 @@ test('/check verifies receipts in the browser and sends nothing pasted', async (
   const tampered = `${receipt.slice(0, at + 10)}f${receipt.slice(at + 11)}`;
   assert.equal(tampered.length, receipt.length);
   got = await checkWith(page, { receipt: tampered });
-  assert.match(got.verdict, /^✗ not valid: Signature failed/, got.verdict);
+  // Nor is it what this server's transparency log holds for its id.
+  assert.match(got.verdict, /^✗ not valid: Signature, Log entry failed/, got.verdict);
   assert.equal(got.checks.Signature, 'failed');
 
   // With the request: the four hashes are recomputed and match.
@@ -226,9 +232,106 @@ test('/check verifies receipts in the browser and sends nothing pasted', async (
   await context.close();
   assertStayedHome(seen, '/check');
   assertNotSent(seen, marker);
-  // After loading, the only requests were for the agent card.
+  // After loading, the only requests were for the agent card and, by the
+  // receipt's verification_id, its log proof and stored compact receipt.
   const after = seen.slice(loaded).map((r) => new URL(r.url).pathname);
-  assert.ok(after.length > 0 && after.every((p) => p === '/.well-known/agent-card.json'), `requests after loading: ${after}`);
+  assert.ok(after.length > 0 && after.every((p) => p === '/.well-known/agent-card.json' || /^\/(log\/proof|receipts)\/[0-9a-f-]{36}$/.test(p)),
+    `requests after loading: ${after}`);
+  assert.deepEqual(problems, []);
+});
+
+test('/check verifies a receipt\'s inclusion in this server\'s transparency log, and finds a tampered proof', async () => {
+  const marker = `marker-${randomUUID()}`;
+  const agent = `e2e-log-${randomUUID().slice(0, 8)}`;
+  const full = await verify(invoice(marker, agent, 135.5));
+  await verify(invoice(marker, agent, 135.5)); // so the proof has a hash to tamper with
+  const id = JSON.parse(full).verification_id;
+  const stored = await (await fetch(`${server.base}/receipts/${id}`)).text();
+  const proofText = await (await fetch(`${server.base}/log/proof/${id}`)).text();
+  const proof = JSON.parse(proofText);
+  assert.ok(proof.inclusion_proof.length > 0, `a proof with hashes: ${proofText}`);
+  const logFacts = () => page.locator('#log-facts').evaluateAll((dls) => Object.fromEntries(
+    [...dls[0].querySelectorAll('div')].map((d) => [d.querySelector('dt').textContent, d.querySelector('dd').textContent])));
+
+  const context = await browser.newContext();
+  const seen = watch(context);
+  const problems = [];
+  const page = await context.newPage();
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`); });
+  await page.goto(`${server.base}/check`);
+  const loaded = seen.length;
+
+  // The stored receipt, re-encoded (members reordered, indented): the page
+  // asks this server for its proof, and every log check holds.
+  const reencoded = JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(stored)).reverse()), null, 2);
+  let got = await checkWith(page, { receipt: reencoded });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  for (const name of Object.values(LOG_CHECKS)) assert.equal(got.checks[name], 'held', `check ${name}: ${JSON.stringify(got.checks)}`);
+  assert.equal(await page.locator('#log').getAttribute('data-state'), 'verified');
+  let facts = await logFacts();
+  assert.match(facts.Inclusion, /^✓ verified/);
+  assert.equal(facts['Log index'], String(proof.log_index));
+  assert.ok(Number(facts['Tree size']) >= proof.tree_size, `tree size ${facts['Tree size']}`);
+  await screenshots(page, 'check-log-verified');
+
+  // The full answer: the log holds its compact receipt, which says the same.
+  got = await checkWith(page, { receipt: full });
+  assert.match(got.verdict, /^✓ valid/, got.verdict);
+  assert.equal(got.checks['Log entry'], 'held');
+  assert.match(await page.locator('#checks li[data-check="Log entry"]').textContent(), /compact receipt/);
+
+  // A pasted proof with a hash changed: inclusion fails, and says so.
+  const tampered = { ...proof, inclusion_proof: [proof.entry, ...proof.inclusion_proof.slice(1)] };
+  await page.getByRole('textbox', { name: /^Log proof/ }).fill(JSON.stringify(tampered));
+  got = await checkWith(page, { receipt: stored });
+  assert.match(got.verdict, /^✗ not valid: Log inclusion failed/, got.verdict);
+  assert.equal(got.checks['Log inclusion'], 'failed');
+  assert.equal(await page.locator('#log').getAttribute('data-state'), 'failed');
+  facts = await logFacts();
+  assert.match(facts.Inclusion, /^✗ not verified/);
+  assert.equal(facts['Proof from'], 'the pasted log proof');
+  await screenshots(page, 'check-log-tampered');
+  // Its checkpoint edited: the signature under the card's log key fails.
+  const edited = { ...proof, checkpoint: proof.checkpoint.replace(`\n${proof.tree_size}\n`, `\n${proof.tree_size + 1}\n`) };
+  assert.notEqual(edited.checkpoint, proof.checkpoint);
+  await page.getByRole('textbox', { name: /^Log proof/ }).fill(JSON.stringify(edited));
+  got = await checkWith(page, { receipt: stored });
+  assert.match(got.verdict, /^✗ not valid: Log checkpoint failed/, got.verdict);
+  // Not a proof at all: named, not echoed.
+  const proofMarker = `proof-marker-${randomUUID()}`;
+  await page.getByRole('textbox', { name: /^Log proof/ }).fill(JSON.stringify({ ...proof, log_index: proofMarker }));
+  got = await checkWith(page, { receipt: stored });
+  assert.equal(got.checks['Log proof'], 'failed');
+  assert.ok(!(await page.locator('#result').textContent()).includes(proofMarker), 'the result quotes the pasted proof');
+  await page.getByRole('textbox', { name: /^Log proof/ }).fill('');
+
+  // The Go tests' cases, through the page's own module: the same outcome.
+  const cases = JSON.parse(readFileSync(LOG_VECTOR, 'utf8'));
+  const outcomes = await page.evaluate(async (all) => {
+    const { checkLogInclusion } = await import('/docs/logcheck.js');
+    const out = [];
+    for (const c of all) {
+      const r = await checkLogInclusion(JSON.parse(c.receipt), c.proof, c.verifier_key);
+      out.push({ ok: r.ok, last: r.checks[r.checks.length - 1], count: r.checks.length });
+    }
+    return out;
+  }, cases);
+  cases.forEach((c, i) => {
+    const o = outcomes[i];
+    if (c.want_fail === '') {
+      assert.ok(o.ok && o.count === 4, `${c.name}: ${JSON.stringify(o)}`);
+    } else {
+      assert.ok(!o.ok && o.last.state === 'failed' && o.last.name === LOG_CHECKS[c.want_fail], `${c.name}: want ${c.want_fail} failed, got ${JSON.stringify(o)}`);
+    }
+  });
+
+  await context.close();
+  assertStayedHome(seen, '/check with the transparency log');
+  assertNotSent(seen, marker);
+  assertNotSent(seen, proofMarker);
+  const after = seen.slice(loaded).map((r) => new URL(r.url).pathname);
+  assert.ok(after.every((p) => ['/.well-known/agent-card.json', `/log/proof/${id}`, `/receipts/${id}`].includes(p)), `requests after loading: ${after}`);
   assert.deepEqual(problems, []);
 });
 

@@ -1,14 +1,19 @@
 // The receipt checker of /check. Everything happens in this page: the
-// receipt, the request and a pasted key are never sent anywhere. The only
-// request it makes is GET /.well-known/agent-card.json, for this server's
-// public keys, when that key source is chosen.
+// receipt, the request, a pasted key and a pasted log proof are never sent
+// anywhere. Its only requests go to this server: GET
+// /.well-known/agent-card.json, for its public keys and its transparency
+// log key, and, with the receipt's verification_id alone, GET
+// /log/proof/{verification_id} (and GET /receipts/{verification_id}, when
+// the receipt is the full answer whose compact form the log holds).
 //
 // It does what SPEC §5 says a receipt check is: rebuild the signed document
 //   {"context", "algorithm", "key_version", "attested_at", "response"}
 // (response = the receipt without "attestation") as RFC 8785 canonical JSON,
 // verify the Ed25519 signature with WebCrypto and, with the original
-// request, recompute the four SHA-256 hashes.
+// request, recompute the four SHA-256 hashes. Then it checks that the
+// transparency log includes the receipt (logcheck.js).
 import canonicalize from '/docs/canonicalize.js';
+import { checkLogInclusion } from '/docs/logcheck.js';
 
 const CONTEXTS = [
   ['json-schema-verifier/verify-schema-attestation/v1', 'a verification answer'],
@@ -170,6 +175,35 @@ function keysFromCard(card) {
   return { keys, problem: '' };
 }
 
+// cardRequest is this check's fetch of this server's agent card, made once
+// per check (serverCard).
+let cardRequest = null;
+
+// serverCard returns this server's agent card: {card} or {problem}.
+function serverCard() {
+  cardRequest ??= (async () => {
+    try {
+      const res = await fetch('/.well-known/agent-card.json', { headers: { Accept: 'application/json' }, credentials: 'omit', cache: 'no-cache' });
+      if (!res.ok) return { problem: `this server's agent card could not be read (HTTP ${res.status})` };
+      return { card: await res.json() };
+    } catch (e) {
+      return { problem: `this server's agent card could not be read (${e.message})` };
+    }
+  })();
+  return cardRequest;
+}
+
+// logKeyOf returns the transparency log key an agent card publishes
+// (params.transparencyLog.verifierKey of an extension), or ''.
+function logKeyOf(card) {
+  const exts = isObject(card) && isObject(card.capabilities) && Array.isArray(card.capabilities.extensions) ? card.capabilities.extensions : [];
+  for (const ext of exts) {
+    const log = ext && ext.params && ext.params.transparencyLog;
+    if (isObject(log) && typeof log.verifierKey === 'string') return log.verifierKey;
+  }
+  return '';
+}
+
 // findKey returns {key (base64) | null, source, note, problem}.
 async function findKey(choice, keyVersion, receipt, pasted) {
   if (choice === 'own') {
@@ -194,14 +228,8 @@ async function findKey(choice, keyVersion, receipt, pasted) {
     }
     return { key: text, source: 'the pasted public key' };
   }
-  let card;
-  try {
-    const res = await fetch('/.well-known/agent-card.json', { headers: { Accept: 'application/json' }, credentials: 'omit', cache: 'no-cache' });
-    if (!res.ok) return { problem: `this server's agent card could not be read (HTTP ${res.status})` };
-    card = await res.json();
-  } catch (e) {
-    return { problem: `this server's agent card could not be read (${e.message})` };
-  }
+  const { card, problem: unread } = await serverCard();
+  if (unread) return { problem: unread };
   const { keys, problem } = keysFromCard(card);
   if (problem) return { problem: `this server's agent card cannot be read: ${problem}` };
   if (!keys.has(keyVersion)) {
@@ -214,12 +242,13 @@ async function findKey(choice, keyVersion, receipt, pasted) {
 
 // checkReceipt runs every check and returns {checks, valid, kind, receipt}.
 // A check is {name, state: 'held' | 'failed' | 'info', text}.
-async function checkReceipt(receiptText, requestText, choice, pastedKey) {
+async function checkReceipt(receiptText, requestText, choice, pastedKey, proofText) {
+  cardRequest = null;
   const checks = [];
   const held = (name, text) => checks.push({ name, state: 'held', text });
   const failed = (name, text) => checks.push({ name, state: 'failed', text });
   const info = (name, text) => checks.push({ name, state: 'info', text });
-  const out = { checks, kind: '', receipt: null, hashes: [], note: '' };
+  const out = { checks, kind: '', receipt: null, hashes: [], note: '', log: null };
 
   const parsed = parseStrict(receiptText, 'receipt');
   if (parsed.problem) { failed('JSON', `${parsed.problem}.`); return out; }
@@ -294,7 +323,78 @@ async function checkReceipt(receiptText, requestText, choice, pastedKey) {
   }
 
   if (requestText.trim()) await checkHashes(receipt, requestText, out, { held, failed, info });
+  // This server's log is asked only about a receipt signed with a key of
+  // this server's card: another signer's receipt is in its own log, if any.
+  const askServer = choice === 'server' && publicKey !== null;
+  await checkLog(receipt, proofText, { askServer, pastedKey: choice === 'pasted' ? pastedKey : '' }, out, { failed, info });
   return out;
+}
+
+// checkLog checks that the transparency log includes the receipt: with the
+// pasted log proof, else, when askServer, with this server's (GET
+// /log/proof/{id}) if its card publishes a log. The log key is a pasted
+// agent card's, else this server's card's. It sets out.log to what the
+// page shows of the log.
+async function checkLog(receipt, proofText, { askServer, pastedKey }, out, { failed, info }) {
+  const pasted = proofText.trim();
+  const id = receipt.verification_id;
+  if (!pasted && typeof id !== 'string') return; // a trust record: not logged
+  if (!pasted && !askServer) {
+    info('Transparency log', 'Not checked: this server\'s log holds only receipts signed with its own keys. Paste the issuer\'s log proof (its GET /log/proof/{verification_id}) and agent card to check this one in its log.');
+    return;
+  }
+  let logKey = '';
+  let keySource = '';
+  if (pastedKey.trim().startsWith('{')) {
+    const { value } = parseStrict(pastedKey.trim(), 'pasted agent card');
+    if ((logKey = logKeyOf(value))) keySource = 'the pasted agent card';
+  }
+  if (!logKey) {
+    const { card } = await serverCard();
+    if ((logKey = logKeyOf(card))) keySource = "this server's agent card";
+  }
+  let proof;
+  let fromServer = false;
+  if (pasted) {
+    const parsed = parseStrict(pasted, 'log proof');
+    if (parsed.problem) { failed('Log proof', `${parsed.problem}.`); out.log = { ok: false }; return; }
+    proof = parsed.value;
+  } else {
+    if (!logKey) { info('Transparency log', 'This server keeps no transparency log (its agent card names none), so the receipt\'s inclusion was not checked.'); return; }
+    let res;
+    try {
+      res = await fetch(`/log/proof/${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' }, credentials: 'omit', cache: 'no-cache' });
+    } catch (e) {
+      info('Transparency log', `This server's transparency log could not be read (${e.message}), so the receipt's inclusion was not checked.`);
+      return;
+    }
+    if (res.status === 404) {
+      info('Transparency log', 'This server\'s transparency log holds no receipt under this verification_id: this server did not store it. For another service\'s receipt, paste its log proof and its agent card.');
+      return;
+    }
+    if (!res.ok) { info('Transparency log', `This server's transparency log could not be read (HTTP ${res.status}), so the receipt's inclusion was not checked.`); return; }
+    proof = await res.json();
+    fromServer = true;
+  }
+  if (!logKey) {
+    failed('Log checkpoint', 'No log key: this server\'s agent card names no transparency log. Choose "An agent card or key I paste below" and paste the issuer\'s agent card: its params.transparencyLog.verifierKey signs the checkpoint.');
+    out.log = { ok: false };
+    return;
+  }
+  // The full answer is not what the log holds: its compact receipt is, as
+  // this server stores it.
+  const storedReceipt = fromServer ? async () => {
+    try {
+      const res = await fetch(`/receipts/${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' }, credentials: 'omit', cache: 'no-cache' });
+      return res.ok ? await res.json() : null;
+    } catch {
+      return null;
+    }
+  } : undefined;
+  const result = await checkLogInclusion(receipt, proof, logKey, { storedReceipt });
+  out.checks.push(...result.checks);
+  out.log = { ok: result.ok, index: result.index, treeSize: result.treeSize, keySource,
+    source: fromServer ? "this server's log (GET /log/proof/{verification_id})" : 'the pasted log proof' };
 }
 
 // checkHashes recomputes the hashes of SPEC §5 from the request and
@@ -396,7 +496,27 @@ function render(out) {
     el('th', { scope: 'row' }, h.name), el('td', {}, el('code', {}, h.theirs || '(none)')), el('td', {}, el('code', {}, h.mine)),
     el('td', {}, h.match ? 'matches' : 'differs'))));
 
+  renderLog(out.log);
   renderAnswer(out.receipt);
+}
+
+// renderLog shows where the receipt is in the transparency log, and
+// whether its inclusion was verified.
+function renderLog(log) {
+  const box = $('log');
+  box.hidden = !log;
+  if (!log) return;
+  box.dataset.state = log.ok ? 'verified' : 'failed';
+  const facts = [el('div', {}, el('dt', {}, 'Inclusion'), el('dd', { id: 'log-result' },
+    log.ok ? '✓ verified: the log includes this receipt' : '✗ not verified: see the Log checks above'))];
+  const fact = (label, value) => {
+    if (value !== null && value !== undefined && value !== '') facts.push(el('div', {}, el('dt', {}, label), el('dd', {}, String(value))));
+  };
+  fact('Log index', log.index);
+  fact('Tree size', log.treeSize);
+  fact('Proof from', log.source);
+  fact('Log key from', log.keySource);
+  $('log-facts').replaceChildren(...facts);
 }
 
 // renderAnswer shows what the receipt says, readably.
@@ -454,22 +574,23 @@ function readDropped(textarea) {
 function init() {
   readDropped($('receipt'));
   readDropped($('request'));
+  readDropped($('log-proof'));
   $('check-form').addEventListener('submit', async (e) => {
     e.preventDefault();
     const choice = document.querySelector('input[name="key-source"]:checked').value;
     const button = $('check');
     button.disabled = true;
     try {
-      render(await checkReceipt($('receipt').value, $('request').value, choice, $('key').value));
+      render(await checkReceipt($('receipt').value, $('request').value, choice, $('key').value, $('log-proof').value));
     } catch (err) {
-      render({ checks: [{ name: 'Checker', state: 'failed', text: `The page could not finish the check (${err.message}).` }], hashes: [], receipt: null, kind: '' });
+      render({ checks: [{ name: 'Checker', state: 'failed', text: `The page could not finish the check (${err.message}).` }], hashes: [], receipt: null, kind: '', log: null });
     } finally {
       button.disabled = false;
       $('result').focus();
     }
   });
   $('clear').addEventListener('click', () => {
-    for (const id of ['receipt', 'request', 'key']) $(id).value = '';
+    for (const id of ['receipt', 'request', 'key', 'log-proof']) $(id).value = '';
     $('result').hidden = true;
   });
   $('result').tabIndex = -1;
