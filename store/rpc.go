@@ -1,8 +1,8 @@
 package store
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"golang.org/x/mod/sumdb/tlog"
@@ -116,8 +116,8 @@ type RPCReply struct {
 	Use        PaymentUse
 	Tree       LogTree
 	Inclusion  LogInclusion
-	Index      int64  // LogIndex
-	Data       []byte // LogTile, LogEntries
+	Index      int64             // LogIndex
+	Data       []byte            // LogTile, LogEntries
 	Receipts   []json.RawMessage // LogReceipts
 }
 
