@@ -105,17 +105,7 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 			return err
 		}
 	} else {
-		for _, c := range report.Checks {
-			mark := "ok  "
-			if !c.OK {
-				mark = "FAIL"
-			}
-			if c.Detail == "" {
-				fmt.Fprintf(stdout, "%s %s\n", mark, c.Name)
-			} else {
-				fmt.Fprintf(stdout, "%s %-18s %s\n", mark, c.Name, c.Detail)
-			}
-		}
+		printChecks(stdout, report.Checks)
 		if report.Valid {
 			fmt.Fprintf(stdout, "receipt valid (context %s, key %s)\n", report.Context, report.KeyVersion)
 		} else {
@@ -129,6 +119,22 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 		return exitError{1}
 	}
 	return nil
+}
+
+// printChecks prints a report's checks, one line each: "ok  " or "FAIL",
+// the check's name and its detail.
+func printChecks(w io.Writer, checks []signing.Check) {
+	for _, c := range checks {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		if c.Detail == "" {
+			fmt.Fprintf(w, "%s %s\n", mark, c.Name)
+		} else {
+			fmt.Fprintf(w, "%s %-18s %s\n", mark, c.Name, c.Detail)
+		}
+	}
 }
 
 // embeddedKey returns the key a receipt carries (verify.public_key), or nil
