@@ -352,6 +352,14 @@ type Log interface {
 	LogReceipts(ctx context.Context, first int64, count int) ([]json.RawMessage, error)
 }
 
+// The stores that keep a log: a missing method would make LogOf answer
+// "no log" silently.
+var (
+	_ Log = (*Bolt)(nil)
+	_ Log = (*Shared)(nil)
+	_ Log = (*rpcClient)(nil)
+)
+
 // ErrNoLog is the answer of a log read on a store that keeps no log.
 var ErrNoLog = errors.New("the store keeps no transparency log")
 
