@@ -335,6 +335,8 @@ func TestTrustRecordNamesItsCheckpoint(t *testing.T) {
 	if rec.Log == nil || *rec.Log != want {
 		t.Errorf("record log = %+v, want %+v", rec.Log, want)
 	}
+	raw, _ := openAPIDoc(t, f)
+	newSchemaValidator(t, raw).checkJSON(t, "a record naming its checkpoint", "TrustRecord", body)
 
 	plain := newHTTPFixture(t, nil, nil)
 	addVerdicts(t, plain, 0, 2)
