@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -213,22 +214,6 @@ const maxFetchedDocument = 1 << 20
 // fetchDocument GETs path under the service base URL; only a 200 answer
 // of at most maxFetchedDocument bytes is returned.
 func fetchDocument(base, path string) ([]byte, error) {
-	u := strings.TrimSuffix(base, "/") + path
 	client := &http.Client{Timeout: 30 * time.Second}
-	resp, err := client.Get(u)
-	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", u, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxFetchedDocument+1))
-	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", u, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetching %s: HTTP %d", u, resp.StatusCode)
-	}
-	if len(body) > maxFetchedDocument {
-		return nil, fmt.Errorf("fetching %s: over %d bytes", u, maxFetchedDocument)
-	}
-	return body, nil
+	return tools.FetchBounded(context.Background(), client, strings.TrimSuffix(base, "/")+path, maxFetchedDocument)
 }

@@ -150,27 +150,33 @@ func (a *auditor) fail(name, format string, args ...any) error {
 	return errAuditFailed
 }
 
-// get fetches path under the base URL: only a 200 answer of at most limit
-// bytes is returned.
+// get fetches path under the base URL, at most limit bytes.
 func (a *auditor) get(path string, limit int64) ([]byte, error) {
-	req, err := http.NewRequestWithContext(a.ctx, http.MethodGet, a.opts.BaseURL+path, nil)
+	return FetchBounded(a.ctx, a.client, a.opts.BaseURL+path, limit)
+}
+
+// FetchBounded GETs target with client: only a 200 answer of at most limit
+// bytes is returned, read no further than limit+1 bytes, so a hostile
+// server cannot make the caller read without end.
+func FetchBounded(ctx context.Context, client *http.Client, target string, limit int64) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
+		return nil, fmt.Errorf("fetching %s: %w", target, err)
 	}
-	resp, err := a.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
+		return nil, fmt.Errorf("fetching %s: %w", target, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: HTTP %d", path, resp.StatusCode)
+		return nil, fmt.Errorf("fetching %s: HTTP %d", target, resp.StatusCode)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
+		return nil, fmt.Errorf("fetching %s: %w", target, err)
 	}
 	if int64(len(body)) > limit {
-		return nil, fmt.Errorf("GET %s: the answer is over %d bytes", path, limit)
+		return nil, fmt.Errorf("fetching %s: over %d bytes", target, limit)
 	}
 	return body, nil
 }
