@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,17 +113,7 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 			return err
 		}
 	} else {
-		for _, c := range report.Checks {
-			mark := "ok  "
-			if !c.OK {
-				mark = "FAIL"
-			}
-			if c.Detail == "" {
-				fmt.Fprintf(stdout, "%s %s\n", mark, c.Name)
-			} else {
-				fmt.Fprintf(stdout, "%s %-18s %s\n", mark, c.Name, c.Detail)
-			}
-		}
+		printChecks(stdout, report.Checks)
 		if report.Valid {
 			fmt.Fprintf(stdout, "receipt valid (context %s, key %s)\n", report.Context, report.KeyVersion)
 		} else {
@@ -136,6 +127,22 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 		return exitError{1}
 	}
 	return nil
+}
+
+// printChecks prints a report's checks, one line each: "ok  " or "FAIL",
+// the check's name and its detail.
+func printChecks(w io.Writer, checks []signing.Check) {
+	for _, c := range checks {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+		}
+		if c.Detail == "" {
+			fmt.Fprintf(w, "%s %s\n", mark, c.Name)
+		} else {
+			fmt.Fprintf(w, "%s %-18s %s\n", mark, c.Name, c.Detail)
+		}
+	}
 }
 
 // embeddedKey returns the key a receipt carries (verify.public_key), or nil
@@ -214,22 +221,6 @@ const maxFetchedDocument = 1 << 20
 // fetchDocument GETs path under the service base URL; only a 200 answer
 // of at most maxFetchedDocument bytes is returned.
 func fetchDocument(base, path string) ([]byte, error) {
-	u := strings.TrimSuffix(base, "/") + path
 	client := &http.Client{Timeout: 30 * time.Second}
-	resp, err := client.Get(u)
-	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", u, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxFetchedDocument+1))
-	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", u, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetching %s: HTTP %d", u, resp.StatusCode)
-	}
-	if len(body) > maxFetchedDocument {
-		return nil, fmt.Errorf("fetching %s: over %d bytes", u, maxFetchedDocument)
-	}
-	return body, nil
+	return tools.FetchBounded(context.Background(), client, strings.TrimSuffix(base, "/")+path, maxFetchedDocument)
 }

@@ -6,6 +6,7 @@
 //	verifier --http 127.0.0.1:8080    MCP streamable HTTP at /mcp plus REST
 //	verifier verify [FILE|-]          one-off verification
 //	verifier receipt verify FILE      offline receipt check
+//	verifier log audit --url URL      audit a service's transparency log (and --agent ID's trust record)
 //	verifier keys show|rotate         key management
 //	verifier store copy --from F --to postgres://…   move a bbolt history into PostgreSQL
 package main
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return runVerify(ctx, args[1:], stdin, stdout, stderr, getenv)
 		case "receipt":
 			return runReceipt(args[1:], stdout, stderr, getenv)
+		case "log":
+			return runLog(ctx, args[1:], stdout, stderr, getenv)
 		case "keys":
 			return runKeys(args[1:], stdout, stderr, getenv)
 		case "store":

@@ -38,7 +38,7 @@ var (
 func allBuckets() [][]byte {
 	return [][]byte{bucketMeta, bucketVerdicts, bucketVerdictIDs, bucketAgents,
 		bucketAgentTime, bucketAllowance, bucketPayments, bucketPaymentExp,
-		bucketLogHashes, bucketLogIndex, bucketLogEntries}
+		bucketLogHashes, bucketLogIndex, bucketLogEntries, bucketLogIDs}
 }
 
 // Defaults for [Options].
@@ -192,6 +192,9 @@ func (b *Bolt) init() (err error) {
 			return fmt.Errorf("writing schema version: %w", err)
 		}
 		if err := logStoredVerdicts(tx); err != nil {
+			return err
+		}
+		if err := indexLogIDs(tx); err != nil {
 			return err
 		}
 		return purge(tx, b.now())

@@ -38,9 +38,15 @@ func takeSnapshot(t *testing.T, s Store, all []Verdict) snapshot {
 		if snap.Reputation[v.AgentID], err = s.Reputation(ctx, v.AgentID, Page{Limit: 3}); err != nil {
 			t.Fatalf("Reputation(%s) error = %v", v.AgentID, err)
 		}
-		if snap.Scores[v.AgentID], err = s.Score(ctx, v.AgentID, t0.Add(48*time.Hour)); err != nil {
+		sc, err := s.Score(ctx, v.AgentID, t0.Add(48*time.Hour))
+		if err != nil {
 			t.Fatalf("Score(%s) error = %v", v.AgentID, err)
 		}
+		// The log's tree depends on the order the verdicts were stored in,
+		// which a migration or a backfill does not keep: the log tests
+		// check Score.Log.
+		sc.Log = nil
+		snap.Scores[v.AgentID] = sc
 	}
 	var err error
 	if snap.Allowance, err = s.PeekAllowance(ctx, "203.0.113.7", t0, 10); err != nil {

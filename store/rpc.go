@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"golang.org/x/mod/sumdb/tlog"
@@ -98,8 +99,8 @@ type RPCArgs struct {
 	Use     PaymentUse
 	Verdict *Verdict
 	Tile    tlog.Tile // LogTile
-	N       int64     // LogEntries: the bundle's index
-	Width   int       // LogEntries: its width
+	N       int64     // LogEntries: the bundle's index; LogReceipts: the first record
+	Width   int       // LogEntries: its width; LogReceipts: the count
 }
 
 // RPCReply is the answer to a call (see RPCArgs). Err is the store's error.
@@ -115,8 +116,9 @@ type RPCReply struct {
 	Use        PaymentUse
 	Tree       LogTree
 	Inclusion  LogInclusion
-	Index      int64  // LogIndex
-	Data       []byte // LogTile, LogEntries
+	Index      int64             // LogIndex
+	Data       []byte            // LogTile, LogEntries
+	Receipts   []json.RawMessage // LogReceipts
 }
 
 // rpcService serves a Store to one connection. Its exported methods are
@@ -344,6 +346,17 @@ func (s *rpcService) LogEntries(a *RPCArgs, r *RPCReply) error {
 		l, err := s.logOf()
 		if err == nil {
 			r.Data, err = l.LogEntries(ctx, a.N, a.Width)
+		}
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) LogReceipts(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		l, err := s.logOf()
+		if err == nil {
+			r.Receipts, err = l.LogReceipts(ctx, a.N, a.Width)
 		}
 		return err
 	})
@@ -616,6 +629,14 @@ func (c *rpcClient) LogEntries(ctx context.Context, n int64, width int) ([]byte,
 		return nil, err
 	}
 	return r.Data, r.Err.err()
+}
+
+func (c *rpcClient) LogReceipts(ctx context.Context, first int64, count int) ([]json.RawMessage, error) {
+	var r RPCReply
+	if err := c.do(ctx, "LogReceipts", &RPCArgs{N: first, Width: count}, &r); err != nil {
+		return nil, err
+	}
+	return r.Receipts, r.Err.err()
 }
 
 func (c *rpcClient) Close() error { return c.c.Close() }

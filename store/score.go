@@ -59,9 +59,13 @@ func (b *Bolt) Score(ctx context.Context, agentID string, now time.Time) (Score,
 	var (
 		agg    aggregate
 		recent []VerdictSummary
+		tree   LogTree
 	)
 	err := b.db.View(func(tx *bolt.Tx) error {
 		var err error
+		if tree, err = logTreeIn(tx); err != nil {
+			return err
+		}
 		if agg, err = b.loadAggregate(tx, agentID); err != nil || agg.total == 0 {
 			return err
 		}
@@ -71,7 +75,26 @@ func (b *Bolt) Score(ctx context.Context, agentID string, now time.Time) (Score,
 	if err != nil {
 		return Score{}, fmt.Errorf("scoring agent %q: %w", agentID, err)
 	}
-	return scoreOf(agentID, agg, now, recent), nil
+	s := scoreOf(agentID, agg, now, recent)
+	s.Log = &tree
+	return s, nil
+}
+
+// ScoreTally counts an agent's verdicts one by one with the store's own
+// arithmetic, so that an auditor replaying the log (verifier log audit)
+// recomputes a trust score exactly as the store did: add the agent's
+// verdicts in log order, then evaluate the Score at the record's time.
+type ScoreTally struct{ agg aggregate }
+
+// Add counts one verdict verified at t, passed or not.
+func (t *ScoreTally) Add(verifiedAt time.Time, pass bool) {
+	t.agg.add(verifiedAt.UnixNano(), pass)
+}
+
+// Score evaluates Formula over the verdicts added, at now, as the store's
+// Score does (Recent empty, Log nil).
+func (t *ScoreTally) Score(agentID string, now time.Time) Score {
+	return scoreOf(agentID, t.agg, now, nil)
 }
 
 // scoreOf evaluates Formula for the agent's aggregate at now.

@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"golang.org/x/mod/sumdb/tlog"
@@ -390,6 +391,15 @@ func (s *Shared) LogEntries(ctx context.Context, n int64, width int) (data []byt
 		return err
 	})
 	return data, err
+}
+
+// LogReceipts reads the stored receipts of a run of log records.
+func (s *Shared) LogReceipts(ctx context.Context, first int64, count int) (receipts []json.RawMessage, err error) {
+	err = s.doLog(func(l Log) (err error) {
+		receipts, err = l.LogReceipts(ctx, first, count)
+		return err
+	})
+	return receipts, err
 }
 
 // doLog runs a log read on the backend (the owner's Bolt, or the socket to

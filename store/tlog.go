@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -30,6 +32,9 @@ var (
 	// bucketLogEntries maps an 8-byte big-endian record index to its
 	// 32-byte entry.
 	bucketLogEntries = []byte("log_entries")
+	// bucketLogIDs maps an 8-byte big-endian record index to the
+	// verification id of its verdict, so a record's receipt can be served.
+	bucketLogIDs = []byte("log_ids")
 
 	// keyLogSize, in the meta bucket, is the number of records in the log.
 	keyLogSize = []byte("log_size")
@@ -108,7 +113,81 @@ func appendLog(tx *bolt.Tx, verificationID []byte, entry [sha256.Size]byte) erro
 	if err := entries.Put(index, entry[:]); err != nil {
 		return err
 	}
+	ids := tx.Bucket(bucketLogIDs)
+	ids.FillPercent = 1.0
+	if err := ids.Put(index, verificationID); err != nil {
+		return err
+	}
 	return tx.Bucket(bucketMeta).Put(keyLogSize, encodeUint64(uint64(n+1)))
+}
+
+// indexLogIDs fills the log_ids bucket of a file whose log was written
+// before it existed, from the log_index bucket, in the open transaction;
+// it does nothing when the bucket already names the log's last record.
+func indexLogIDs(tx *bolt.Tx) error {
+	n, err := logSize(tx)
+	if err != nil || n == 0 {
+		return err
+	}
+	ids := tx.Bucket(bucketLogIDs)
+	if last, _ := ids.Cursor().Last(); last != nil && binary.BigEndian.Uint64(last) == uint64(n-1) {
+		return nil
+	}
+	return tx.Bucket(bucketLogIndex).ForEach(func(id, index []byte) error {
+		if len(index) != 8 || binary.BigEndian.Uint64(index) >= uint64(n) {
+			return fmt.Errorf("%w: log index of %s is %x in a log of %d", ErrCorrupt, id, index, n)
+		}
+		return ids.Put(bytes.Clone(index), bytes.Clone(id))
+	})
+}
+
+// MaxLogReceipts is the most receipts one LogReceipts call returns: a
+// tile's width, as one GET /log/receipts bundle holds.
+const MaxLogReceipts = 1 << TileHeight
+
+// LogReceipts returns the stored compact receipts of log records first …
+// first+count-1, in log order, byte for byte as stored (record i's entry
+// is LogEntry of receipt i). count must be 1 to MaxLogReceipts
+// (ErrInvalidArgument otherwise); ErrNotFound when the log does not hold
+// them all yet.
+func (b *Bolt) LogReceipts(ctx context.Context, first int64, count int) ([]json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if first < 0 || first > 1<<56 || count < 1 || count > MaxLogReceipts {
+		return nil, fmt.Errorf("reading log receipts from %d: %w: want first ≥ 0 and 1 to %d receipts", first, ErrInvalidArgument, MaxLogReceipts)
+	}
+	out := make([]json.RawMessage, 0, count)
+	err := b.db.View(func(tx *bolt.Tx) error {
+		size, err := logSize(tx)
+		if err != nil {
+			return err
+		}
+		if first+int64(count) > size {
+			return ErrNotFound
+		}
+		ids, verdictIDs, verdicts := tx.Bucket(bucketLogIDs), tx.Bucket(bucketVerdictIDs), tx.Bucket(bucketVerdicts)
+		for i := first; i < first+int64(count); i++ {
+			id := ids.Get(encodeUint64(uint64(i)))
+			if id == nil {
+				return fmt.Errorf("%w: log record %d names no verdict", ErrCorrupt, i)
+			}
+			record, err := storedRecord(verdicts, verdictIDs.Get(id), id)
+			if err != nil {
+				return fmt.Errorf("log record %d: %w", i, err)
+			}
+			_, receipt, err := splitRecord(record)
+			if err != nil {
+				return fmt.Errorf("log record %d: %w", i, err)
+			}
+			out = append(out, bytes.Clone(receipt))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading log receipts from %d: %w", first, err)
+	}
+	return out, nil
 }
 
 // LogTree returns the log's current size and root hash.
@@ -117,18 +196,27 @@ func (b *Bolt) LogTree(ctx context.Context) (LogTree, error) {
 		return LogTree{}, err
 	}
 	var t LogTree
-	err := b.db.View(func(tx *bolt.Tx) error {
-		var err error
-		if t.Size, err = logSize(tx); err != nil {
-			return err
-		}
-		t.Hash, err = tlog.TreeHash(t.Size, txHashReader{tx.Bucket(bucketLogHashes)})
+	err := b.db.View(func(tx *bolt.Tx) (err error) {
+		t, err = logTreeIn(tx)
 		return err
 	})
 	if err != nil {
 		return LogTree{}, fmt.Errorf("reading the log's tree: %w", err)
 	}
 	return t, nil
+}
+
+// logTreeIn returns the log's size and root hash as of tx.
+func logTreeIn(tx *bolt.Tx) (LogTree, error) {
+	size, err := logSize(tx)
+	if err != nil {
+		return LogTree{}, err
+	}
+	hash, err := tlog.TreeHash(size, txHashReader{tx.Bucket(bucketLogHashes)})
+	if err != nil {
+		return LogTree{}, err
+	}
+	return LogTree{Size: size, Hash: hash}, nil
 }
 
 // LogInclusion is a verdict's place in the log and its proof of inclusion
@@ -258,7 +346,19 @@ type Log interface {
 	LogIndex(ctx context.Context, verificationID string) (int64, error)
 	LogTile(ctx context.Context, t tlog.Tile) ([]byte, error)
 	LogEntries(ctx context.Context, n int64, width int) ([]byte, error)
+	// LogReceipts returns the stored compact receipts of records first …
+	// first+count-1 in log order; ErrNotFound when the log does not hold
+	// them all.
+	LogReceipts(ctx context.Context, first int64, count int) ([]json.RawMessage, error)
 }
+
+// The stores that keep a log: a missing method would make LogOf answer
+// "no log" silently.
+var (
+	_ Log = (*Bolt)(nil)
+	_ Log = (*Shared)(nil)
+	_ Log = (*rpcClient)(nil)
+)
 
 // ErrNoLog is the answer of a log read on a store that keeps no log.
 var ErrNoLog = errors.New("the store keeps no transparency log")

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/gowebpki/jcs"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
@@ -307,6 +308,138 @@ func TestLogEntryIsCanonical(t *testing.T) {
 	for _, bad := range []string{`{"a":1,"a":2}`, `{"a":1} x`, "{\"a\":\"\xff\"}", ``} {
 		if _, err := LogEntry([]byte(bad)); err == nil {
 			t.Errorf("LogEntry(%q) error = nil, want one", bad)
+		}
+	}
+}
+
+// TestLogReceipts: LogReceipts serves each record's stored receipt in log
+// order, byte for byte, so every entry of a bundle is LogEntry of the
+// receipt at the same index; runs the log does not hold yet are
+// ErrNotFound, and bad arguments ErrInvalidArgument. A file whose log was
+// written before the record → verification id index existed gets it at
+// open.
+func TestLogReceipts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "verifier.db")
+	s, err := OpenBolt(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("OpenBolt() error = %v", err)
+	}
+	ctx := context.Background()
+	var vs []Verdict
+	for i := range 300 {
+		// Stored out of time order: the log's order is the store's.
+		vs = append(vs, testVerdict(fmt.Sprintf("r-%03d", i), "agent-a", i%3 > 0, t0.Add(time.Duration(300-i)*time.Second)))
+	}
+	putAll(t, s, vs)
+	check := func(s *Bolt) {
+		t.Helper()
+		for _, c := range []struct {
+			first int64
+			count int
+		}{{0, 256}, {256, 44}, {10, 1}, {299, 1}} {
+			got, err := s.LogReceipts(ctx, c.first, c.count)
+			if err != nil || len(got) != c.count {
+				t.Fatalf("LogReceipts(%d, %d) = %d receipts, %v; want %d", c.first, c.count, len(got), err, c.count)
+			}
+			bundle, err := s.LogEntries(ctx, c.first>>TileHeight, int(c.first)%256+c.count)
+			if err != nil {
+				t.Fatalf("LogEntries() error = %v", err)
+			}
+			for i, r := range got {
+				want := vs[c.first+int64(i)].Receipt
+				if string(r) != string(want) {
+					t.Fatalf("LogReceipts(%d, %d)[%d] = %s, want %s", c.first, c.count, i, r, want)
+				}
+				at := (int(c.first)%256 + i) * 34
+				if e := wantLogEntry(t, r); string(bundle[at+2:at+34]) != string(e[:]) {
+					t.Fatalf("receipt of record %d does not hash to its entry", c.first+int64(i))
+				}
+			}
+		}
+		for _, c := range []struct {
+			first int64
+			count int
+			want  error
+		}{{256, 45, ErrNotFound}, {300, 1, ErrNotFound}, {0, 0, ErrInvalidArgument}, {0, 257, ErrInvalidArgument}, {-1, 1, ErrInvalidArgument}} {
+			if _, err := s.LogReceipts(ctx, c.first, c.count); !errors.Is(err, c.want) {
+				t.Errorf("LogReceipts(%d, %d) error = %v, want %v", c.first, c.count, err, c.want)
+			}
+		}
+	}
+	check(s)
+	// A file from before the log_ids bucket: it is rebuilt at open.
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketLogIDs); err != nil {
+			return err
+		}
+		_, err := tx.CreateBucket(bucketLogIDs)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LogReceipts(ctx, 0, 1); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("LogReceipts() with the ids removed: %v, want ErrCorrupt", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = OpenBolt(path, &Options{NoSync: true}); err != nil {
+		t.Fatalf("reopen error = %v", err)
+	}
+	defer s.Close()
+	check(s)
+}
+
+// TestScoreNamesItsLogTree: a score carries the log tree of the snapshot
+// it was computed from — also for agents without history and through the
+// shared store's socket — and replaying the agent's verdicts in log
+// order through ScoreTally gives the store's numbers exactly.
+func TestScoreNamesItsLogTree(t *testing.T) {
+	owner, client, _ := ownerAndClient(t)
+	ctx := context.Background()
+	var vs []Verdict
+	for i := range 40 {
+		agent := []string{"agent-1", "agent-2", "test-x"}[i%3]
+		vs = append(vs, testVerdict(fmt.Sprintf("s-%02d", i), agent, i%4 > 0, t0.Add(time.Duration(i*i)*time.Hour)))
+	}
+	put(t, client, vs...)
+	tree, err := owner.LogTree(ctx)
+	if err != nil || tree.Size != int64(len(vs)) {
+		t.Fatalf("LogTree() = %+v, %v", tree, err)
+	}
+	now := t0.Add(2000 * time.Hour)
+	for _, agent := range []string{"agent-1", "test-x", "never-seen"} {
+		for name, st := range map[string]*Shared{"owner": owner, "client": client} {
+			sc, err := st.Score(ctx, agent, now)
+			if err != nil {
+				t.Fatalf("%s Score(%s) error = %v", name, agent, err)
+			}
+			if sc.Log == nil || *sc.Log != tree {
+				t.Errorf("%s Score(%s).Log = %+v, want %+v", name, agent, sc.Log, tree)
+			}
+		}
+	}
+	var tally ScoreTally
+	for _, v := range vs {
+		if v.AgentID == "agent-1" {
+			tally.Add(v.VerifiedAt, v.Result == ResultPass)
+		}
+	}
+	want, err := owner.Score(ctx, "agent-1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tally.Score("agent-1", now)
+	if !cmp.Equal(got.Inputs, want.Inputs) || got.Score != want.Score || got.Interval != want.Interval || !got.HasHistory {
+		t.Errorf("ScoreTally = %+v, %v, %v; want the store's %+v, %v, %v", got.Inputs, got.Score, got.Interval, want.Inputs, want.Score, want.Interval)
+	}
+	receipts, err := client.LogReceipts(ctx, 0, len(vs))
+	if err != nil || len(receipts) != len(vs) {
+		t.Fatalf("client LogReceipts() = %d, %v", len(receipts), err)
+	}
+	for i, r := range receipts {
+		if string(r) != string(vs[i].Receipt) {
+			t.Errorf("client LogReceipts()[%d] = %s, want %s", i, r, vs[i].Receipt)
 		}
 	}
 }

@@ -21,6 +21,7 @@ const (
 	routeLogCheckpoint = "GET /log/checkpoint"
 	routeLogTile       = "GET /log/tile/{path...}"
 	routeLogProof      = "GET /log/proof/{verification_id}"
+	routeLogReceipts   = "GET /log/receipts/{path...}"
 )
 
 // LogIndexHeader is the REST verify answer's header carrying the stored
@@ -91,6 +92,9 @@ func (s *Service) WithLog(opts *HTTPOptions, key *signing.LogKey) {
 		HTTPRoute{Pattern: routeLogProof, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.logProof(w, r, l)
 		}), Operation: []byte(logProofOperation)},
+		HTTPRoute{Pattern: routeLogReceipts, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.logReceipts(w, r, l)
+		}), Operation: []byte(logReceiptsOperation)},
 	)
 }
 
@@ -146,8 +150,7 @@ var logTileNotFound = NewError(CodeNotFound, http.StatusNotFound,
 // bundle comes back with L = -1.
 func parseLogTilePath(path string) (tlog.Tile, bool) {
 	if rest, ok := strings.CutPrefix(path, "entries/"); ok {
-		t, err := tlog.ParseTilePath("tile/8/data/" + rest)
-		return t, err == nil
+		return parseLogBundlePath(rest)
 	}
 	if t, err := tlog.ParseTilePath("tile/" + path); err == nil && t.L >= 0 {
 		return t, t.H == store.TileHeight
@@ -185,6 +188,58 @@ func (s *Service) logTile(w http.ResponseWriter, r *http.Request, l store.Log) {
 		cache = cacheCheckpoint
 	}
 	writeLogDocument(w, "application/octet-stream", cache, data)
+}
+
+// logReceiptsNotFound is the 404 of a receipts bundle path that is
+// malformed or beyond the current tree.
+var logReceiptsNotFound = NewError(CodeNotFound, http.StatusNotFound,
+	"No such receipts bundle in this log yet. The path is /log/receipts/<N>[.p/<W>], as an entry bundle's: records N·256 to N·256+W-1 "+
+		"(W = 256 when absent); read /log/checkpoint for the tree size.")
+
+// parseLogBundlePath parses "<N>[.p/<W>]", the path of an entry or
+// receipts bundle under its folder, as the tile of the entries.
+func parseLogBundlePath(path string) (tlog.Tile, bool) {
+	t, err := tlog.ParseTilePath("tile/8/data/" + path)
+	return t, err == nil
+}
+
+// logReceipts serves GET /log/receipts/<N>[.p/<W>]: a JSON array of the
+// stored compact receipts of records N·256 … N·256+W-1, byte for byte, in
+// log order, so an auditor can map every entry of the entry bundle at
+// the same path to its receipt. A full bundle is immutable.
+func (s *Service) logReceipts(w http.ResponseWriter, r *http.Request, l store.Log) {
+	t, ok := parseLogBundlePath(r.PathValue("path"))
+	if !ok {
+		writeError(w, logReceiptsNotFound)
+		return
+	}
+	receipts, err := l.LogReceipts(r.Context(), t.N<<store.TileHeight, t.W)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidArgument) {
+		writeError(w, logReceiptsNotFound)
+		return
+	}
+	if err != nil {
+		s.logFault(w, r, err)
+		return
+	}
+	size := 2
+	for _, rc := range receipts {
+		size += len(rc) + 1
+	}
+	body := make([]byte, 0, size)
+	body = append(body, '[')
+	for i, rc := range receipts {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, rc...)
+	}
+	body = append(body, ']')
+	cache := cacheImmutable
+	if t.W < 1<<store.TileHeight {
+		cache = cacheCheckpoint
+	}
+	writeLogDocument(w, "application/json", cache, body)
 }
 
 // LogProof is the answer of GET /log/proof/{verification_id}: where a
@@ -252,5 +307,10 @@ const (
 		`"description":"The receipt's log index, its entry, an RFC 6962 inclusion proof and the signed checkpoint it is proved against.",` +
 		`"security":[],"parameters":[{"name":"verification_id","in":"path","required":true,"schema":{"type":"string"}}],` +
 		`"responses":{"200":{"description":"The inclusion proof.","content":{"application/json":{"schema":{"type":"object"}}}},` +
+		`"default":{"$ref":"#/components/responses/Error"}}}`
+	logReceiptsOperation = `{"operationId":"getLogReceipts","summary":"The stored receipts of a run of log records",` +
+		`"description":"<N>[.p/<W>] as an entry bundle's path: a JSON array of the stored compact receipts of records N·256 to N·256+W-1 (W = 256 when absent), byte for byte, in log order; record i's entry is the SHA-256 of receipt i's RFC 8785 form. verifier log audit maps every entry to its receipt with these. Full bundles are immutable.",` +
+		`"security":[],"parameters":[{"name":"path","in":"path","required":true,"schema":{"type":"string"}}],` +
+		`"responses":{"200":{"description":"The receipts.","content":{"application/json":{"schema":{"type":"array","items":{"type":"object"}}}}},` +
 		`"default":{"$ref":"#/components/responses/Error"}}}`
 )

@@ -40,6 +40,8 @@ const recordOutput = `{"type":"object","title":"trust record","description":"The
 	`"recent_verdicts":{"type":"array","items":{"type":"object","required":["verification_id","task_id","result","output_hash","overall","verified_at"],"properties":{` +
 	`"verification_id":{"type":"string"},"task_id":{"type":"string"},"result":{"type":"string","enum":["pass","fail"]},` +
 	`"output_hash":` + hashSchema + `,"overall":` + ratioSchema + `,"verified_at":` + timeSchema + `}}},` +
+	`"log":{"type":"object","description":"the transparency log checkpoint the score was computed from (present when the service serves a log): its verdicts are among the first tree_size records","required":["origin","tree_size","root_hash"],"properties":{` +
+	`"origin":{"type":"string"},"tree_size":` + countSchema + `,"root_hash":{"type":"string","description":"base64 RFC 6962 root hash"}}},` +
 	`"verified_at":` + timeSchema + `,"verifier_version":{"type":"string"},` +
 	`"verify":` + verifyBlockSchema + `,"attestation":` + attestationSchema + `}}`
 

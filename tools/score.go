@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"math"
 	"net/http"
@@ -25,19 +26,32 @@ const scoreDecimals = 1e6
 // attestation: the answer of get_verification_record and GET /score/{agent_id}.
 // Its fields are in the order they are sent.
 type TrustRecord struct {
-	RecordID        string              `json:"record_id"`
-	AgentID         string              `json:"agent_id"`
-	HasHistory      bool                `json:"has_history"`
-	Score           float64             `json:"score"`
-	Interval        ScoreInterval       `json:"interval"`
-	Message         string              `json:"message"`
-	NextActions     []engine.NextAction `json:"next_actions"`
-	Inputs          RecordInputs        `json:"inputs"`
-	Formula         string              `json:"formula"`
-	RecentVerdicts  []RecentVerdict     `json:"recent_verdicts"`
-	VerifiedAt      string              `json:"verified_at"`
-	VerifierVersion string              `json:"verifier_version"`
-	Verify          engine.VerifyBlock  `json:"verify"`
+	RecordID       string              `json:"record_id"`
+	AgentID        string              `json:"agent_id"`
+	HasHistory     bool                `json:"has_history"`
+	Score          float64             `json:"score"`
+	Interval       ScoreInterval       `json:"interval"`
+	Message        string              `json:"message"`
+	NextActions    []engine.NextAction `json:"next_actions"`
+	Inputs         RecordInputs        `json:"inputs"`
+	Formula        string              `json:"formula"`
+	RecentVerdicts []RecentVerdict     `json:"recent_verdicts"`
+	// Log names the transparency log's checkpoint the score was computed
+	// from; absent when the service serves no log.
+	Log             *RecordLog         `json:"log,omitempty"`
+	VerifiedAt      string             `json:"verified_at"`
+	VerifierVersion string             `json:"verifier_version"`
+	Verify          engine.VerifyBlock `json:"verify"`
+}
+
+// RecordLog is the state of the transparency log a trust record was
+// computed from: every verdict it counts is among the first TreeSize
+// records of the log Origin, whose RFC 6962 root is RootHash. `verifier
+// log audit --agent` replays them.
+type RecordLog struct {
+	Origin   string `json:"origin"`
+	TreeSize int64  `json:"tree_size"`
+	RootHash string `json:"root_hash"` // standard base64, as in a checkpoint
 }
 
 // ScoreInterval is the confidence interval of a trust score, on 0–100.
@@ -107,6 +121,9 @@ func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
 	rec.RecordID = uuid.NewString()
 	rec.VerifierVersion = s.Version
 	rec.Verify = s.verifyBlock(signer)
+	if s.LogKey != nil && sc.Log != nil {
+		rec.Log = &RecordLog{Origin: s.LogKey.Name(), TreeSize: sc.Log.Size, RootHash: base64.StdEncoding.EncodeToString(sc.Log.Hash[:])}
+	}
 	body, err := engine.MarshalJSON(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encoding trust record: %w", err)
