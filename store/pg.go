@@ -202,6 +202,11 @@ func (p *Postgres) migrateSteps(ctx context.Context, steps []pgMigration) error 
 			if _, err := tx.Exec(ctx, step.sql); err != nil {
 				return err
 			}
+			if hook := pgMigrationHooks[step.version]; hook != nil {
+				if err := hook(ctx, tx); err != nil {
+					return err
+				}
+			}
 			_, err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES ($1)", step.version)
 			return err
 		})

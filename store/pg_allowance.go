@@ -204,7 +204,7 @@ func (p *Postgres) SettlePayment(ctx context.Context, paymentID string, use Paym
 		if v == nil {
 			return nil
 		}
-		return w.applyPg(ctx, tx)
+		return applyPgLogged(ctx, tx, []verdictWrite{w})
 	})
 	if err != nil {
 		return fmt.Errorf("recording settlement: %w", err)

@@ -279,11 +279,10 @@ func (b *Bolt) LogTile(ctx context.Context, t tlog.Tile) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if t.H != TileHeight || t.L < 0 || t.W < 1 || t.W > 1<<TileHeight || t.N < 0 || t.L*TileHeight >= 56 ||
-		t.N > (1<<56)>>(TileHeight*(t.L+1)) {
+	leaves, ok := tileLeaves(t)
+	if !ok {
 		return nil, fmt.Errorf("reading log tile %s: %w", t.Path(), ErrNotFound)
 	}
-	leaves := (t.N<<TileHeight + int64(t.W)) << (TileHeight * t.L) // leaves under the tile's last hash
 	var data []byte
 	err := b.db.View(func(tx *bolt.Tx) error {
 		size, err := logSize(tx)
@@ -309,7 +308,7 @@ func (b *Bolt) LogEntries(ctx context.Context, n int64, width int) ([]byte, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if n < 0 || n > 1<<48 || width < 1 || width > 1<<TileHeight {
+	if !entryBundleInRange(n, width) {
 		return nil, fmt.Errorf("reading log entries %d: %w", n, ErrNotFound)
 	}
 	first := n << TileHeight
