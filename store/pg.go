@@ -60,6 +60,7 @@ type Postgres struct {
 	schema    int    // the schema version this binary writes
 	now       func() time.Time
 	health    *writeHealth
+	group     *pgGroupCommit // PutVerdict's shared transactions
 	nextPurge atomic.Int64          // unix nanos of the next opportunistic purge
 	purgeErr  atomic.Pointer[error] // the last purge's failure, nil after a success
 	stopProbe chan struct{}
@@ -100,6 +101,7 @@ func OpenPostgres(ctx context.Context, url string, opts *PostgresOptions) (*Post
 		return nil, fmt.Errorf("opening store %s: %w", name, err)
 	}
 	p := &Postgres{pool: pool, name: name, now: o.Now, health: &writeHealth{}}
+	p.group = newPgGroupCommit(p)
 	if p.schema, err = p.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("opening store %s: %w", name, err)

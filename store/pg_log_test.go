@@ -2,8 +2,11 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,5 +74,100 @@ func TestPostgresScoreNamesItsLogTree(t *testing.T) {
 	unknown, err := s.Score(ctx, "nobody", storetest.T0)
 	if err != nil || unknown.Log == nil || *unknown.Log != tree {
 		t.Errorf("Score(unknown agent).Log = %+v, %v; want the log's tree %+v", unknown.Log, err, tree)
+	}
+}
+
+// TestPostgresGroupCommit: concurrent PutVerdict calls of one process share
+// transactions (fewer inserting transactions than verdicts, seen in the
+// rows' xmin); a verdict whose statement fails (a trigger refuses its id)
+// fails alone while its batch-mates are stored, counted and logged; a
+// duplicate id in a batch is ErrDuplicate for that caller only.
+func TestPostgresGroupCommit(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openPostgres(t, url)
+	execSQL(t, url, `CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN IF NEW.verification_id = 'poison'::bytea THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$;
+		CREATE TRIGGER refuse_poison BEFORE INSERT ON verdicts FOR EACH ROW EXECUTE FUNCTION refuse_poison()`)
+	ctx := context.Background()
+	stored := storetest.Verdict("stored-before", "seller", true, storetest.T0)
+	storetest.Put(t, s, stored)
+
+	const writers = 64
+	vs := make([]store.Verdict, writers)
+	errs := make([]error, writers)
+	for i := range vs {
+		vs[i] = storetest.Verdict(fmt.Sprintf("g-%02d", i), []string{"seller", "buyer", "", "test-bot"}[i%4], i%3 != 0, storetest.T0.Add(time.Duration(i)*time.Millisecond))
+	}
+	vs[7] = storetest.Verdict("poison", "seller", true, storetest.T0)
+	vs[20] = storetest.Verdict("stored-before", "seller", false, storetest.T0) // another verdict under a stored id
+	vs[30] = vs[31]                                                            // the same verdict twice at once
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range vs {
+		wg.Go(func() {
+			<-start
+			errs[i] = s.PutVerdict(ctx, vs[i])
+		})
+	}
+	close(start)
+	wg.Wait()
+	want := []store.Verdict{stored}
+	counted := 1
+	for i, err := range errs {
+		switch {
+		case i == 7:
+			if err == nil || !strings.Contains(err.Error(), "refused by the test") {
+				t.Errorf("PutVerdict(poison) error = %v, want the trigger's refusal", err)
+			}
+		case i == 20:
+			if !errors.Is(err, store.ErrDuplicate) {
+				t.Errorf("PutVerdict(other verdict under a stored id) error = %v, want ErrDuplicate", err)
+			}
+		case err != nil:
+			t.Errorf("PutVerdict(%s) error = %v, want nil (a batch-mate's failure is not its own)", vs[i].VerificationID, err)
+		case i != 30:
+			want = append(want, vs[i])
+			if vs[i].AgentID == "seller" {
+				counted++
+			}
+		}
+	}
+	storetest.CheckLogged(t, s, want)
+	if r, err := s.Reputation(ctx, "seller", store.Page{}); err != nil || r.Total != counted {
+		t.Errorf("seller's total = %d (%v), want %d", r.Total, err, counted)
+	}
+	txns := queryInts(t, url, "SELECT count(DISTINCT xmin::text)::int FROM verdicts WHERE verification_id <> 'stored-before'::bytea")
+	t.Logf("%d verdicts stored by %d transactions", len(want)-1, txns[0])
+	if txns[0] > (len(want)-1)/2 {
+		t.Errorf("%d concurrent verdicts stored by %d transactions, want them batched (at most half as many)", len(want)-1, txns[0])
+	}
+}
+
+// TestPostgresLogTwoWriters: two stores on one database (two replicas)
+// appending at once keep one log: each store's cached log hashes stay
+// right when the other appended in between.
+func TestPostgresLogTwoWriters(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	replicas := []*store.Postgres{openPostgres(t, url), openPostgres(t, url)}
+	ctx := context.Background()
+	var (
+		vs   []store.Verdict
+		wg   sync.WaitGroup
+		errs = make([]error, 120)
+	)
+	for i := range 120 {
+		v := storetest.Verdict(fmt.Sprintf("two-%03d", i), "seller", i%2 == 0, storetest.T0.Add(time.Duration(i)*time.Second))
+		vs = append(vs, v)
+		wg.Go(func() { errs[i] = replicas[i%2].PutVerdict(ctx, v) })
+		if i%10 == 9 {
+			wg.Wait() // rounds, so that each replica's cache goes stale
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("PutVerdict error = %v", err)
+	}
+	for _, r := range replicas {
+		storetest.CheckLogged(t, r, vs)
 	}
 }

@@ -12,10 +12,10 @@ import (
 )
 
 // PutVerdict stores v, counts it for its agent and appends it to the log,
-// in one transaction, and returns once that transaction is committed
-// (PostgreSQL's commit flushes its WAL, shared by concurrent commits).
-// Verdicts of test agents (IsTestAgent) and of no agent are stored and
-// logged without counting.
+// in one transaction shared with the process's concurrent PutVerdict calls
+// (pgGroupCommit), and returns once that transaction is committed
+// (PostgreSQL's commit flushes its WAL). Verdicts of test agents
+// (IsTestAgent) and of no agent are stored and logged without counting.
 func (p *Postgres) PutVerdict(ctx context.Context, v Verdict) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -24,8 +24,7 @@ func (p *Postgres) PutVerdict(ctx context.Context, v Verdict) error {
 	if err != nil {
 		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
 	}
-	err = p.write(ctx, func(ctx context.Context, tx pgx.Tx) error { return applyPgLogged(ctx, tx, []verdictWrite{w}) })
-	if err != nil {
+	if err = p.group.put(w); err != nil {
 		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
 	}
 	return nil
