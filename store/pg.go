@@ -60,7 +60,7 @@ type Postgres struct {
 	schema    int    // the schema version this binary writes
 	now       func() time.Time
 	health    *writeHealth
-	group     *pgGroupCommit // PutVerdict's shared transactions
+	group     *pgGroupCommit        // PutVerdict's shared transactions
 	nextPurge atomic.Int64          // unix nanos of the next opportunistic purge
 	purgeErr  atomic.Pointer[error] // the last purge's failure, nil after a success
 	stopProbe chan struct{}
