@@ -61,6 +61,7 @@ type Postgres struct {
 	now       func() time.Time
 	health    *writeHealth
 	group     *pgGroupCommit        // PutVerdict's shared transactions
+	allowance *pgAllowanceBatch     // ReserveAllowance's shared transactions
 	nextPurge atomic.Int64          // unix nanos of the next opportunistic purge
 	purgeErr  atomic.Pointer[error] // the last purge's failure, nil after a success
 	stopProbe chan struct{}
@@ -101,7 +102,7 @@ func OpenPostgres(ctx context.Context, url string, opts *PostgresOptions) (*Post
 		return nil, fmt.Errorf("opening store %s: %w", name, err)
 	}
 	p := &Postgres{pool: pool, name: name, now: o.Now, health: &writeHealth{}}
-	p.group = newPgGroupCommit(p)
+	p.group, p.allowance = newPgGroupCommit(p), newPgAllowanceBatch(p)
 	if p.schema, err = p.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("opening store %s: %w", name, err)
