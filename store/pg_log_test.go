@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/verifier-dev/verifier/internal/pgtest"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/store/storetest"
@@ -31,7 +33,7 @@ func TestPostgresLogBackfilledByMigration(t *testing.T) {
 	storetest.Put(t, s, vs...)
 	_ = s.Close()
 	// Make the database one written before the log: schema version 1.
-	execSQL(t, url, "DROP TABLE log_entries, log_hashes, log_head; DELETE FROM schema_version WHERE version = 2")
+	execSQL(t, url, "DROP TABLE log_entries, log_hashes, log_head; DROP FUNCTION verdict_is_logged() CASCADE; DELETE FROM schema_version WHERE version = 2")
 
 	s = openPostgres(t, url)
 	slices.SortFunc(vs, func(a, b store.Verdict) int { return a.VerifiedAt.Compare(b.VerifiedAt) })
@@ -170,4 +172,23 @@ func TestPostgresLogTwoWriters(t *testing.T) {
 	for _, r := range replicas {
 		storetest.CheckLogged(t, r, vs)
 	}
+}
+
+// TestPostgresVerdictWithoutEntryRefused: a verdict inserted without its
+// log entry, as a verifier older than the log would, is refused at commit.
+func TestPostgresVerdictWithoutEntryRefused(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	s := openPostgres(t, url)
+	storetest.Put(t, s, storetest.Verdict("logged", "seller", true, storetest.T0))
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(context.Background(), `INSERT INTO verdicts (verification_id, verified_at_ns, agent_id, counted, record)
+		VALUES ('unlogged'::bytea, 1, ''::bytea, false, '\x01'::bytea)`)
+	if err == nil || !strings.Contains(err.Error(), "without its transparency log entry") {
+		t.Errorf("inserting a verdict without its entry: error = %v, want the log's refusal", err)
+	}
+	storetest.CheckLogged(t, s, []store.Verdict{storetest.Verdict("logged", "seller", true, storetest.T0)})
 }

@@ -26,3 +26,17 @@ CREATE TABLE log_entries (
     verification_id bytea  NOT NULL UNIQUE REFERENCES verdicts (verification_id),
     entry           bytea  NOT NULL CHECK (length(entry) = 32)
 );
+
+-- No verdict without its entry, checked at commit: a verifier of schema
+-- version 1 still running when this one migrated (it sees the newer
+-- version only at its next check) cannot store a verdict the log lacks.
+CREATE FUNCTION verdict_is_logged() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM log_entries WHERE verification_id = NEW.verification_id) THEN
+        RAISE EXCEPTION 'a verdict without its transparency log entry (written by a verifier older than schema version 2?)'
+            USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER verdicts_logged AFTER INSERT ON verdicts
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION verdict_is_logged();
