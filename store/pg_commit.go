@@ -239,7 +239,7 @@ func readFirstRoundTrip(br pgx.BatchResults, n int, agents []string, failIdx *in
 	for i := range n {
 		tag, err := br.Exec()
 		if err != nil {
-			if _, ok := errors.AsType[*pgconn.PgError](err); ok {
+			if isStatementsOwnError(err) {
 				*failIdx = i
 			}
 			return nil, nil, 0, fmt.Errorf("verdict %d of the batch: %w", i, err)
@@ -256,6 +256,24 @@ func readFirstRoundTrip(br pgx.BatchResults, n int, agents []string, failIdx *in
 		return nil, nil, 0, fmt.Errorf("locking the log: %w", err)
 	}
 	return inserted, aggs, size, nil
+}
+
+// isStatementsOwnError reports whether err is one a statement causes with
+// its own data — a data exception (SQLSTATE class 22), an integrity
+// constraint (23), a trigger's refusal (P0), a deadlock or serialization
+// failure (40), a program limit such as a too large row (54) — and not the
+// database's state (read only, shutting down, out of connections), which
+// every verdict of the batch would meet alone as well.
+func isStatementsOwnError(err error) bool {
+	pgErr, ok := errors.AsType[*pgconn.PgError](err)
+	if !ok || len(pgErr.Code) != 5 {
+		return false
+	}
+	switch pgErr.Code[:2] {
+	case "22", "23", "P0", "40", "54":
+		return true
+	}
+	return false
 }
 
 // sameRecord is the outcome of a verdict whose id holds old: nil when old

@@ -2,10 +2,14 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/verifier-dev/verifier/internal/pgtest"
 )
@@ -58,5 +62,30 @@ func TestPostgresAllowanceBatched(t *testing.T) {
 	}
 	if a, err := p.PeekAllowance(context.Background(), "busy-client", t0, limit); err != nil || a.Granted {
 		t.Errorf("PeekAllowance() = %+v, %v; want all %d used", a, err, limit)
+	}
+}
+
+// TestIsStatementsOwnError: only errors a verdict's own data can cause take
+// it out of its batch; the database's state fails the batch at once (a
+// read-only database must not cost a retry per verdict).
+func TestIsStatementsOwnError(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&pgconn.PgError{Code: "P0001"}, true},                            // a trigger's RAISE
+		{&pgconn.PgError{Code: "23505"}, true},                            // unique violation
+		{&pgconn.PgError{Code: "22021"}, true},                            // bad encoding
+		{&pgconn.PgError{Code: "40P01"}, true},                            // deadlock
+		{&pgconn.PgError{Code: "54000"}, true},                            // program limit
+		{fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "23503"}), true}, // foreign key
+		{&pgconn.PgError{Code: "25006"}, false},                           // read-only transaction
+		{&pgconn.PgError{Code: "57P01"}, false},                           // admin shutdown
+		{&pgconn.PgError{Code: "53300"}, false},                           // too many connections
+		{errors.New("connection reset"), false},
+	} {
+		if got := isStatementsOwnError(c.err); got != c.want {
+			t.Errorf("isStatementsOwnError(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
