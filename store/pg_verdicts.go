@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -77,13 +76,10 @@ func (w verdictWrite) applyPg(ctx context.Context, tx pgx.Tx) (inserted bool, er
 	}
 	if tag.RowsAffected() == 0 {
 		var old []byte
-		if err := tx.QueryRow(ctx, "SELECT record FROM verdicts WHERE verification_id = $1", w.id()).Scan(&old); err != nil {
+		if err := tx.QueryRow(ctx, pgReadRecord, w.id()).Scan(&old); err != nil {
 			return false, err
 		}
-		if bytes.Equal(old, w.record) {
-			return false, nil
-		}
-		return false, ErrDuplicate
+		return false, sameRecord(old, w.record)
 	}
 	if w.agent == "" {
 		return true, nil
