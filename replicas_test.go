@@ -21,17 +21,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
 	"github.com/verifier-dev/verifier/internal/pgtest"
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/store/storetest"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // replica is a real `verifier --http` process.
 type replica struct {
-	base   string
-	cmd    *exec.Cmd
-	stderr *lockedBuffer
-	exited chan struct{}
+	base    string
+	dataDir string
+	cmd     *exec.Cmd
+	stderr  *lockedBuffer
+	exited  chan struct{}
 }
 
 // startReplica runs the built binary on 127.0.0.1:0 with a data dir of its
@@ -39,10 +47,16 @@ type replica struct {
 // the test ends unless it was killed first.
 func startReplica(t *testing.T, bin, storeURL, seed string, args ...string) *replica {
 	t.Helper()
+	return startReplicaIn(t, t.TempDir(), bin, storeURL, seed, args...)
+}
+
+// startReplicaIn is startReplica with the data dir dataDir.
+func startReplicaIn(t *testing.T, dataDir, bin, storeURL, seed string, args ...string) *replica {
+	t.Helper()
 	// A long --queue-wait: on a loaded machine a burst must wait, not be
 	// refused, for the counts to mean what they say.
-	all := append([]string{"--http", "127.0.0.1:0", "--data-dir", t.TempDir(), "--store", storeURL, "--trust-proxy", "--queue-wait", "60s"}, args...)
-	r := &replica{cmd: exec.Command(bin, all...), stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	all := append([]string{"--http", "127.0.0.1:0", "--data-dir", dataDir, "--store", storeURL, "--trust-proxy", "--queue-wait", "60s"}, args...)
+	r := &replica{dataDir: dataDir, cmd: exec.Command(bin, all...), stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	r.cmd.Env = append(os.Environ(), "VERIFIER_SIGNING_KEY="+seed)
 	r.cmd.Stderr = r.stderr
 	if err := r.cmd.Start(); err != nil {
@@ -116,14 +130,15 @@ var replicaKey = base64.StdEncoding.EncodeToString(testSeed)
 // TestTwoReplicasOnePostgres runs two real processes on one database: 50
 // concurrent requests from one client, split across them, are served free
 // exactly 5 times (--free-per-day 5); reputation and receipts agree on
-// both.
+// both, and so does the transparency log: both serve the same signed
+// checkpoint (they share the log key) of the 5 verdicts, and each
+// verdict's /log/proof on either verifies against it.
 func TestTwoReplicasOnePostgres(t *testing.T) {
 	bin := buildVerifier(t)
 	url := pgtest.NewDatabase(t)
-	replicas := []*replica{
-		startReplica(t, bin, url, replicaKey, "--free-per-day", "5", "--public-url", "http://verifier.example"),
-		startReplica(t, bin, url, replicaKey, "--free-per-day", "5", "--public-url", "http://verifier.example"),
-	}
+	first := startReplica(t, bin, url, replicaKey, "--free-per-day", "5", "--public-url", "http://verifier.example")
+	replicas := []*replica{first, startReplicaIn(t, dataDirWithLogKeyOf(t, first), bin, url, replicaKey,
+		"--free-per-day", "5", "--public-url", "http://verifier.example")}
 	body := mustRead(t, filepath.Join("testdata", "invoice-pass.json"))
 	const requests = 50
 	statuses := make([]int, requests)
@@ -162,6 +177,133 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 		if sa != http.StatusOK || !bytes.Equal(a, b) {
 			t.Errorf("GET /receipts/%s: A %d, B %d, bodies equal %v", id, sa, sb, bytes.Equal(a, b))
 		}
+	}
+	_, cpA := replicas[0].get(t, "/log/checkpoint")
+	_, cpB := replicas[1].get(t, "/log/checkpoint")
+	if !bytes.Equal(cpA, cpB) {
+		t.Errorf("checkpoints differ:\nA %s\nB %s", cpA, cpB)
+	}
+	st := openStoreAt(t, url)
+	for _, r := range replicas {
+		tree := checkpointOf(t, r)
+		if tree.Size != int64(len(served)) {
+			t.Errorf("checkpoint of %s has %d records, want the %d verdicts stored", r.base, tree.Size, len(served))
+		}
+		for _, id := range served {
+			checkLogProof(t, r, st, id, tree)
+		}
+	}
+}
+
+// dataDirWithLogKeyOf returns a new data dir holding r's log key, so that a
+// second replica signs the same checkpoints.
+func dataDirWithLogKeyOf(t *testing.T, r *replica) string {
+	t.Helper()
+	key, err := os.ReadFile(filepath.Join(r.dataDir, signing.LogKeyFile))
+	if err != nil {
+		t.Fatalf("reading the first replica's log key: %v", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, signing.LogKeyFile), key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// openStoreAt opens the database as a replica does, closed when the test
+// ends.
+func openStoreAt(t *testing.T, url string) *store.Postgres {
+	t.Helper()
+	st, err := store.OpenPostgres(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// checkpointOf reads r's /log/checkpoint, verifies its signature with the
+// log key r's card publishes, and returns its tree.
+func checkpointOf(t *testing.T, r *replica) store.LogTree {
+	t.Helper()
+	_, raw := r.get(t, "/.well-known/agent-card.json")
+	var card tools.AgentCard
+	if err := json.Unmarshal(raw, &card); err != nil {
+		t.Fatal(err)
+	}
+	tl := card.Capabilities.Extensions[0].Params.TransparencyLog
+	if tl == nil {
+		t.Fatalf("%s's card publishes no log key", r.base)
+	}
+	status, cp := r.get(t, "/log/checkpoint")
+	if status != http.StatusOK {
+		t.Fatalf("GET /log/checkpoint on %s = %d: %s", r.base, status, cp)
+	}
+	return openCheckpoint(t, tl.VerifierKey, cp)
+}
+
+// openCheckpoint verifies the signed checkpoint cp with the note verifier
+// key vkey and returns its tree.
+func openCheckpoint(t *testing.T, vkey string, cp []byte) store.LogTree {
+	t.Helper()
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		t.Fatalf("note.NewVerifier(%q) error = %v", vkey, err)
+	}
+	n, err := note.Open(cp, note.VerifierList(v))
+	if err != nil {
+		t.Fatalf("note.Open(checkpoint) error = %v\n%s", err, cp)
+	}
+	lines := strings.Split(n.Text, "\n")
+	if len(lines) != 4 {
+		t.Fatalf("checkpoint text %q is not origin, size, root", n.Text)
+	}
+	size, errSize := strconv.ParseInt(lines[1], 10, 64)
+	root, errRoot := base64.StdEncoding.DecodeString(lines[2])
+	if errSize != nil || errRoot != nil || len(root) != tlog.HashSize {
+		t.Fatalf("checkpoint text %q: size %v, root %v", n.Text, errSize, errRoot)
+	}
+	return store.LogTree{Size: size, Hash: tlog.Hash(root)}
+}
+
+// checkLogProof checks r's /log/proof of the verdict id: its checkpoint
+// verifies, its tree is at least atLeast's (the same when equal in size),
+// its entry is the SHA-256 of the RFC 8785 form of the receipt st holds,
+// and its inclusion proof verifies against the checkpoint's root.
+func checkLogProof(t *testing.T, r *replica, st *store.Postgres, id string, atLeast store.LogTree) {
+	t.Helper()
+	status, raw := r.get(t, "/log/proof/"+id)
+	var p tools.LogProof
+	if err := json.Unmarshal(raw, &p); status != http.StatusOK || err != nil {
+		t.Fatalf("GET /log/proof/%s on %s = %d (%v): %s", id, r.base, status, err, raw)
+	}
+	_, cardRaw := r.get(t, "/.well-known/agent-card.json")
+	var card tools.AgentCard
+	if err := json.Unmarshal(cardRaw, &card); err != nil {
+		t.Fatal(err)
+	}
+	tree := openCheckpoint(t, card.Capabilities.Extensions[0].Params.TransparencyLog.VerifierKey, []byte(p.Checkpoint))
+	if tree.Size != p.TreeSize || tree.Size < atLeast.Size || tree.Size == atLeast.Size && tree.Hash != atLeast.Hash {
+		t.Fatalf("/log/proof/%s is against %+v (tree_size %d), the log was %+v", id, tree, p.TreeSize, atLeast)
+	}
+	v, err := st.Receipt(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Receipt(%s) error = %v", id, err)
+	}
+	want := storetest.WantLogEntry(t, v.Receipt)
+	if p.Entry != base64.StdEncoding.EncodeToString(want[:]) {
+		t.Errorf("/log/proof/%s entry %s, want the SHA-256 of its receipt's RFC 8785 form", id, p.Entry)
+	}
+	proof := make(tlog.RecordProof, len(p.InclusionProof))
+	for i, h := range p.InclusionProof {
+		b, err := base64.StdEncoding.DecodeString(h)
+		if err != nil || len(b) != tlog.HashSize {
+			t.Fatalf("/log/proof/%s inclusion proof hash %d = %q", id, i, h)
+		}
+		proof[i] = tlog.Hash(b)
+	}
+	if err := tlog.CheckRecord(proof, tree.Size, tree.Hash, p.LogIndex, tlog.RecordHash(want[:])); err != nil {
+		t.Errorf("/log/proof/%s does not verify: %v", id, err)
 	}
 }
 
@@ -211,11 +353,7 @@ func TestReplicaKilledUnderLoad(t *testing.T) {
 	if len(acked) < 10 {
 		t.Fatalf("only %d verdicts acknowledged under load; the test needs more", len(acked))
 	}
-	st, err := store.OpenPostgres(context.Background(), url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openStoreAt(t, url)
 	missing := 0
 	for _, id := range acked {
 		if _, err := st.Receipt(context.Background(), id); err != nil {
@@ -229,6 +367,26 @@ func TestReplicaKilledUnderLoad(t *testing.T) {
 	if err != nil || rep.Total < len(acked) {
 		t.Errorf("reputation counts %d verdicts (%v), want at least the %d acknowledged", rep.Total, err, len(acked))
 	}
+	// The log holds every stored verdict and nothing else, and every
+	// acknowledged verdict's proof on the survivor verifies.
+	tree := checkpointOf(t, replicas[1])
+	var stored int64
+	if err := pgxCount(url, "SELECT count(*) FROM verdicts", &stored); err != nil || tree.Size != stored {
+		t.Errorf("log size %d after the SIGKILL, %d verdicts stored (%v); want equal", tree.Size, stored, err)
+	}
+	for _, id := range acked {
+		checkLogProof(t, replicas[1], st, id, tree)
+	}
+}
+
+// pgxCount runs a count query on the database at url.
+func pgxCount(url, sql string, n *int64) error {
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	return conn.QueryRow(context.Background(), sql).Scan(n)
 }
 
 // TestPaymentReplayedAcrossReplicas pays replica A, then sends the same

@@ -189,8 +189,8 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 }
 
 // serveLog serves the store's transparency log, its checkpoints signed by
-// the log key in dataDir (made on first start). The PostgreSQL store keeps
-// no log yet.
+// the log key in dataDir (made on first start). Replicas on one PostgreSQL
+// database serve one log: give them the same log key file.
 func serveLog(svc *tools.Service, opts *tools.HTTPOptions, dataDir string, log *slog.Logger) error {
 	if _, ok := store.LogOf(svc.Store); !ok {
 		log.Info("this store keeps no transparency log: /log/ is not served")

@@ -144,7 +144,7 @@ func OpenBolt(path string, opts *Options) (*Bolt, error) {
 	}
 	ledger, health := newAllowanceLedger(), &writeHealth{}
 	b := &Bolt{db: db, path: path, now: o.Now, writeMode: o.writeMode, ledger: ledger, records: bufpool.New(maxPooledRecord),
-		health: health, group: &groupCommit{db: db, maxSize: o.MaxBatchSize, ledger: ledger, health: health}}
+		health: health, group: newGroupCommit(db, o.MaxBatchSize, ledger, health)}
 	if err := b.init(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening store %s: %w", path, err)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"sync"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -23,13 +22,17 @@ import (
 // of the verdict it pays for.
 type groupCommit struct {
 	db      *bolt.DB
-	maxSize int
 	ledger  *allowanceLedger
 	health  *writeHealth // records each commit's outcome
+	batches batcher[pendingWrite]
+}
 
-	mu      sync.Mutex
-	queue   []pendingWrite
-	running bool // a goroutine is draining queue
+// newGroupCommit returns the group commit of db, at most maxSize writes
+// per transaction.
+func newGroupCommit(db *bolt.DB, maxSize int, ledger *allowanceLedger, health *writeHealth) *groupCommit {
+	g := &groupCommit{db: db, ledger: ledger, health: health}
+	g.batches = batcher[pendingWrite]{maxSize: maxSize, run: g.commit}
+	return g
 }
 
 type pendingWrite struct {
@@ -40,33 +43,8 @@ type pendingWrite struct {
 // do runs fn in a shared transaction and returns once it is committed.
 func (g *groupCommit) do(fn func(*bolt.Tx) error) error {
 	w := pendingWrite{fn: fn, done: make(chan error, 1)}
-	g.mu.Lock()
-	g.queue = append(g.queue, w)
-	if !g.running {
-		g.running = true
-		go g.drain()
-	}
-	g.mu.Unlock()
+	g.batches.add(w)
 	return <-w.done
-}
-
-// drain commits the queue, batch after batch, until it is empty.
-func (g *groupCommit) drain() {
-	for {
-		g.mu.Lock()
-		n := min(len(g.queue), g.maxSize)
-		if n == 0 {
-			g.running = false
-			g.queue = nil
-			g.mu.Unlock()
-			return
-		}
-		batch := make([]pendingWrite, n)
-		copy(batch, g.queue)
-		g.queue = g.queue[n:]
-		g.mu.Unlock()
-		g.commit(batch)
-	}
 }
 
 // commit runs batch in one transaction, taking out any function that fails

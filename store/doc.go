@@ -77,11 +77,13 @@
 // [Postgres] implements the same interface in a PostgreSQL database shared
 // by any number of processes (replicas behind a balancer), with the same
 // meaning for every operation — package storetest is the conformance suite
-// both pass. Every operation is its own transaction: a verdict, its id and
-// its agent's counters commit together (the agent's row locked meanwhile),
-// and PutVerdict returns after the commit; a free call is one upsert that
-// counts only while fewer than the limit were used, so the replicas never
-// grant more than the allowance together; a payment id is a primary key. The
+// both pass. A verdict, its id, its agent's counters and its log entry
+// commit together (the agent's row and the log's head locked meanwhile),
+// and PutVerdict returns after the commit; a process's concurrent verdicts
+// share one transaction (a group commit, as on bbolt), and so do its
+// concurrent free calls. A free call is an upsert that counts only while
+// fewer than the limit were used, so the replicas never grant more than the
+// allowance together; a payment id is a primary key. The
 // schema is applied at open from the embedded pgschema/NNNN_*.sql steps,
 // under an advisory lock, and recorded in schema_version; a newer version
 // than the binary's is ErrSchemaVersion. Verdict records and payment values
@@ -126,7 +128,9 @@
 // transaction that stores it (also inside SettlePayment), so an
 // acknowledged verdict has a log index and no entry lacks its verdict. A
 // file written before the log has its verdicts logged at open, in key
-// order. The PostgreSQL backend has no log yet.
+// order. The PostgreSQL backend keeps the same log in the tables of
+// pgschema/0002_log.sql; its log_head row is the sequencer that replicas'
+// appends lock in turn.
 //
 // Verdicts are keyed by time, not by their random id, so that writes append:
 // a write reads and rewrites the right-most pages of verdicts only, and

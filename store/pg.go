@@ -60,6 +60,8 @@ type Postgres struct {
 	schema    int    // the schema version this binary writes
 	now       func() time.Time
 	health    *writeHealth
+	group     *pgGroupCommit        // PutVerdict's shared transactions
+	allowance *pgAllowanceBatch     // ReserveAllowance's shared transactions
 	nextPurge atomic.Int64          // unix nanos of the next opportunistic purge
 	purgeErr  atomic.Pointer[error] // the last purge's failure, nil after a success
 	stopProbe chan struct{}
@@ -100,6 +102,7 @@ func OpenPostgres(ctx context.Context, url string, opts *PostgresOptions) (*Post
 		return nil, fmt.Errorf("opening store %s: %w", name, err)
 	}
 	p := &Postgres{pool: pool, name: name, now: o.Now, health: &writeHealth{}}
+	p.group, p.allowance = newPgGroupCommit(p), newPgAllowanceBatch(p)
 	if p.schema, err = p.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("opening store %s: %w", name, err)
@@ -201,6 +204,11 @@ func (p *Postgres) migrateSteps(ctx context.Context, steps []pgMigration) error 
 		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, step.sql); err != nil {
 				return err
+			}
+			if hook := pgMigrationHooks[step.version]; hook != nil {
+				if err := hook(ctx, tx); err != nil {
+					return err
+				}
 			}
 			_, err := tx.Exec(ctx, "INSERT INTO schema_version (version) VALUES ($1)", step.version)
 			return err

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -11,8 +13,9 @@ import (
 )
 
 // ReserveAllowance holds one of the client's free calls for the UTC day of
-// now, if fewer than limit were used, with one atomic upsert that never
-// counts past limit however many replicas ask at once. The count is
+// now, if fewer than limit were used, with an atomic upsert that never
+// counts past limit however many replicas ask at once; a process's
+// concurrent calls share one transaction (pgAllowanceBatch). The count is
 // committed when ReserveAllowance returns (the hold's Commit has nothing
 // left to do); Release gives the call back. Remaining is what is left after
 // this call.
@@ -27,25 +30,142 @@ func (p *Postgres) ReserveAllowance(ctx context.Context, client string, now time
 		return allowanceOf(0, limit, now), nil, nil
 	}
 	day := utcDay(now)
-	wctx, cancel := writeContext(ctx)
-	defer cancel()
-	var used int64
-	err := p.pool.QueryRow(wctx, `INSERT INTO allowance AS a (day, client, used) VALUES ($1, $2, 1)
-		ON CONFLICT (day, client) DO UPDATE SET used = a.used + 1 WHERE a.used < $3
-		RETURNING a.used`, day, []byte(client), int64(limit)).Scan(&used)
+	r := p.allowance.take(pgAllowanceTake{day: day, client: []byte(client), limit: int64(limit)})
 	switch {
-	case errors.Is(err, pgx.ErrNoRows): // all used: the update's WHERE refused
-		p.recordWrite(nil)
+	case r.err != nil:
+		return Allowance{}, nil, fmt.Errorf("taking allowance: %w", r.err)
+	case !r.granted: // all used: the update's WHERE refused
 		return allowanceOf(uint64(limit), limit, now), nil, nil
-	case err != nil:
-		p.recordWrite(err)
-		return Allowance{}, nil, fmt.Errorf("taking allowance: %w", err)
 	}
-	p.recordWrite(nil)
-	a := allowanceOf(uint64(used-1), limit, now)
+	a := allowanceOf(uint64(r.used-1), limit, now)
 	a.Remaining--
 	p.maybePurge(ctx)
 	return a, &pgHold{p: p, day: day, client: []byte(client)}, nil
+}
+
+// pgTakeAllowance counts one free call of (day, client) unless limit are
+// used, returning the new count; no row when all are used.
+const pgTakeAllowance = `INSERT INTO allowance AS a (day, client, used) VALUES ($1, $2, 1)
+	ON CONFLICT (day, client) DO UPDATE SET used = a.used + 1 WHERE a.used < $3
+	RETURNING a.used`
+
+// pgAllowanceBatch counts the free calls of a process's concurrent
+// ReserveAllowance calls in shared transactions: one pipelined round trip
+// (BEGIN, each call's pgTakeAllowance, COMMIT) and one WAL flush per batch,
+// so a busy client's row is locked once per batch instead of once per call
+// through every flush. The calls are sent in (day, client) order, so that
+// replicas' batches cannot deadlock on each other's rows.
+type pgAllowanceBatch struct {
+	p       *Postgres
+	batches batcher[pgAllowanceTake]
+}
+
+// pgAllowanceTake is one call waiting for its batch.
+type pgAllowanceTake struct {
+	day    time.Time
+	client []byte
+	limit  int64
+	done   chan pgAllowanceResult
+}
+
+// pgAllowanceResult is a call's outcome: granted with the count after it,
+// or not, or the batch's error.
+type pgAllowanceResult struct {
+	granted bool
+	used    int64
+	err     error
+}
+
+// newPgAllowanceBatch returns p's allowance batch.
+func newPgAllowanceBatch(p *Postgres) *pgAllowanceBatch {
+	a := &pgAllowanceBatch{p: p}
+	a.batches = batcher[pgAllowanceTake]{maxSize: pgMaxBatch, run: a.commit}
+	return a
+}
+
+// take counts t in the next batch and returns its outcome once the batch
+// committed or failed.
+func (a *pgAllowanceBatch) take(t pgAllowanceTake) pgAllowanceResult {
+	t.done = make(chan pgAllowanceResult, 1)
+	a.batches.add(t)
+	return <-t.done
+}
+
+// commit counts batch in one transaction. Every statement touches only
+// the allowance table, so a failure is the database's: every call of the
+// batch gets it.
+func (a *pgAllowanceBatch) commit(batch []pgAllowanceTake) {
+	slices.SortStableFunc(batch, func(x, y pgAllowanceTake) int {
+		if c := x.day.Compare(y.day); c != 0 {
+			return c
+		}
+		return bytes.Compare(x.client, y.client)
+	})
+	results, err := a.run(batch)
+	a.p.recordWrite(err)
+	for i, t := range batch {
+		if err != nil {
+			t.done <- pgAllowanceResult{err: err}
+		} else {
+			t.done <- results[i]
+		}
+	}
+}
+
+// run sends batch's transaction as one pipelined round trip.
+func (a *pgAllowanceBatch) run(batch []pgAllowanceTake) ([]pgAllowanceResult, error) {
+	ctx, cancel := writeContext(context.Background())
+	defer cancel()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	for _, t := range batch {
+		b.Queue(pgTakeAllowance, t.day, t.client, t.limit)
+	}
+	b.Queue("COMMIT")
+	conn, err := a.p.pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	results, err := readAllowanceBatch(conn.SendBatch(ctx, b), len(batch))
+	if conn.Conn().PgConn().TxStatus() != 'I' {
+		if _, rerr := conn.Exec(ctx, "ROLLBACK"); rerr != nil {
+			_ = conn.Conn().Close(ctx)
+		}
+	}
+	return results, err
+}
+
+// readAllowanceBatch reads the results of BEGIN, n pgTakeAllowance and
+// COMMIT.
+func readAllowanceBatch(br pgx.BatchResults, n int) (results []pgAllowanceResult, err error) {
+	defer func() {
+		if cerr := br.Close(); err == nil && cerr != nil {
+			results, err = nil, cerr
+		}
+	}()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	results = make([]pgAllowanceResult, n)
+	for i := range results {
+		err := br.QueryRow().Scan(&results[i].used)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return nil, err
+		default:
+			results[i].granted = true
+		}
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return nil, err
+	}
+	if tag.String() != "COMMIT" {
+		return nil, pgx.ErrTxCommitRollback
+	}
+	return results, nil
 }
 
 // TakeAllowance uses one of the client's free calls for the UTC day of now,
@@ -204,7 +324,7 @@ func (p *Postgres) SettlePayment(ctx context.Context, paymentID string, use Paym
 		if v == nil {
 			return nil
 		}
-		return w.applyPg(ctx, tx)
+		return applyPgLogged(ctx, tx, []verdictWrite{w})
 	})
 	if err != nil {
 		return fmt.Errorf("recording settlement: %w", err)

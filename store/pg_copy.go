@@ -2,14 +2,18 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // copyChunk is how many entries one transaction of CopyToPostgres writes.
@@ -26,21 +30,30 @@ type CopyReport struct {
 	Payments  int `json:"payments"`  // payment ids in use, copied with their state and retention
 	Allowance int `json:"allowance"` // allowance counters (client and UTC day)
 	Sampled   int `json:"sampled"`   // receipts compared byte for byte
+	// LogSize is the database's log size after the copy; copied into an
+	// empty log, the file's log is reproduced, root hash and all.
+	LogSize int64 `json:"log_size"`
 }
 
 // CopyToPostgres copies the history of a bbolt store into a PostgreSQL one:
-// every verdict (its stored record byte for byte, counted for its agent),
-// the payment ids in use and the allowance counters. It is idempotent: a
+// every verdict (its stored record byte for byte, counted for its agent,
+// appended to the database's log in the order of the file's log), the
+// payment ids in use and the allowance counters. It is idempotent: a
 // verdict already in the database is left as it is (a different one under
 // the same id is ErrDuplicate), a payment id already used keeps what the
 // database recorded, an allowance counter keeps the larger count. Then it
 // checks that every verdict of the file is in the database, that each
-// agent's counters there are at least the file's, and that sample receipts
+// agent's counters there are at least the file's, that sample receipts
 // (the first, the last and up to sample more at random) are the file's
-// byte for byte.
+// byte for byte, and, when the database's log was empty, that its log is
+// now the file's (same size and root hash).
 func CopyToPostgres(ctx context.Context, from *Bolt, to *Postgres, sample int) (CopyReport, error) {
 	var r CopyReport
-	err := from.db.View(func(tx *bolt.Tx) error {
+	logBefore, err := to.LogTree(ctx)
+	if err != nil {
+		return r, fmt.Errorf("copying %s to %s: %w", from.path, to.name, err)
+	}
+	err = from.db.View(func(tx *bolt.Tx) error {
 		steps := []struct {
 			what string
 			fn   func(context.Context, *bolt.Tx, *Postgres) (int, error)
@@ -61,7 +74,10 @@ func CopyToPostgres(ctx context.Context, from *Bolt, to *Postgres, sample int) (
 		if r.Agents, err = checkAgentsCopied(ctx, tx, to); err != nil {
 			return err
 		}
-		r.Sampled, err = checkReceiptsCopied(ctx, tx, to, sample)
+		if r.Sampled, err = checkReceiptsCopied(ctx, tx, to, sample); err != nil {
+			return err
+		}
+		r.LogSize, err = checkLogCopied(ctx, tx, to, logBefore.Size == 0)
 		return err
 	})
 	if err != nil {
@@ -70,39 +86,81 @@ func CopyToPostgres(ctx context.Context, from *Bolt, to *Postgres, sample int) (
 	return r, nil
 }
 
-// copyVerdicts copies the verdicts bucket in time order, a chunk per
-// transaction.
+// copyVerdicts copies the verdicts in the order of the file's log, a
+// chunk per transaction, each appending the verdicts it stores to the
+// database's log.
 func copyVerdicts(ctx context.Context, tx *bolt.Tx, to *Postgres) (int, error) {
-	var chunk []verdictWrite
-	n := 0
-	flush := func() error {
-		err := to.write(ctx, func(ctx context.Context, ptx pgx.Tx) error {
-			for _, w := range chunk {
-				if err := w.applyPg(ctx, ptx); err != nil {
-					return fmt.Errorf("verdict %s: %w", w.id(), err)
-				}
-			}
-			return nil
-		})
-		chunk = chunk[:0]
-		return err
+	keys, err := verdictKeysInLogOrder(tx)
+	if err != nil {
+		return 0, err
 	}
-	err := tx.Bucket(bucketVerdicts).ForEach(func(key, record []byte) error {
-		w, err := storedVerdictWrite(key, record)
+	verdicts := tx.Bucket(bucketVerdicts)
+	for start := 0; start < len(keys); start += copyChunk {
+		chunk := make([]verdictWrite, 0, copyChunk)
+		for _, key := range keys[start:min(start+copyChunk, len(keys))] {
+			w, err := storedVerdictWrite(key, verdicts.Get(key))
+			if err != nil {
+				return 0, err
+			}
+			chunk = append(chunk, w)
+		}
+		err := to.write(ctx, func(ctx context.Context, ptx pgx.Tx) error { return applyPgLogged(ctx, ptx, chunk) })
 		if err != nil {
-			return err
+			return 0, err
 		}
-		chunk = append(chunk, w)
-		n++
-		if len(chunk) == copyChunk {
-			return flush()
+	}
+	return len(keys), nil
+}
+
+// verdictKeysInLogOrder returns the verdicts bucket's keys ordered by
+// their log index; every verdict of an open file has one.
+func verdictKeysInLogOrder(tx *bolt.Tx) ([][]byte, error) {
+	type logged struct {
+		index uint64
+		key   []byte
+	}
+	var all []logged
+	err := tx.Bucket(bucketVerdicts).ForEach(func(key, _ []byte) error {
+		if len(key) <= 8 {
+			return fmt.Errorf("%w: malformed verdict key %x", ErrCorrupt, key)
 		}
+		raw, err := logIndexIn(tx, string(key[8:]))
+		if err != nil {
+			return fmt.Errorf("verdict %s: log index: %w", key[8:], err)
+		}
+		all = append(all, logged{binary.BigEndian.Uint64(raw), key})
 		return nil
 	})
-	if err == nil && len(chunk) > 0 {
-		err = flush()
+	if err != nil {
+		return nil, err
 	}
-	return n, err
+	slices.SortFunc(all, func(a, b logged) int { return cmp.Compare(a.index, b.index) })
+	keys := make([][]byte, len(all))
+	for i, l := range all {
+		keys[i] = l.key
+	}
+	return keys, nil
+}
+
+// checkLogCopied returns the database's log size; when wasEmpty, the
+// database's log must now be the file's: same size, same root hash.
+func checkLogCopied(ctx context.Context, tx *bolt.Tx, to *Postgres, wasEmpty bool) (int64, error) {
+	got, err := to.LogTree(ctx)
+	if err != nil || !wasEmpty {
+		return got.Size, err
+	}
+	want := LogTree{}
+	if want.Size, err = logSize(tx); err != nil {
+		return 0, err
+	}
+	if want.Hash, err = tlog.TreeHash(want.Size, txHashReader{tx.Bucket(bucketLogHashes)}); err != nil {
+		return 0, err
+	}
+	if got != want {
+		return 0, fmt.Errorf("checking the copy: the database's log is %d records with root %s, the file's %d with root %s",
+			got.Size, got.Hash, want.Size, want.Hash)
+	}
+	return got.Size, nil
 }
 
 // storedVerdictWrite is the write of a stored verdict that keeps its record

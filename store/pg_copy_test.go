@@ -47,7 +47,7 @@ func TestCopyToPostgres(t *testing.T) {
 	}
 
 	to := openPostgres(t, pgtest.NewDatabase(t))
-	want := store.CopyReport{Verdicts: 1203, Agents: 3, Payments: 2, Allowance: 1}
+	want := store.CopyReport{Verdicts: 1203, Agents: 3, Payments: 2, Allowance: 1, LogSize: 1203}
 	for round := 1; round <= 2; round++ {
 		r, err := store.CopyToPostgres(ctx, from, to, 50)
 		if err != nil {
@@ -87,15 +87,28 @@ func TestCopyToPostgres(t *testing.T) {
 		}
 		a, _ := from.Score(ctx, agent, storetest.T0.Add(400*time.Minute))
 		b, _ := to.Score(ctx, agent, storetest.T0.Add(400*time.Minute))
-		// The sums were added in another order: equal up to rounding.
+		// The sums were added in another order: equal up to rounding. The
+		// logs are compared below.
 		near := cmpopts.EquateApprox(1e-12, 1e-9)
-		if diff := cmp.Diff(a, b, near); diff != "" {
+		if diff := cmp.Diff(a, b, near, cmpopts.IgnoreFields(store.Score{}, "Log")); diff != "" {
 			t.Errorf("Score(%q) file vs database (-file +database):\n%s", agent, diff)
 		}
 		if math.IsNaN(b.Score) {
 			t.Errorf("Score(%q) is NaN", agent)
 		}
 	}
+	// The file's log is reproduced: the same records in the same order.
+	fromLog, errA := from.LogTree(ctx)
+	toLog, errB := to.LogTree(ctx)
+	if errA != nil || errB != nil || fromLog != toLog || toLog.Size != 1203 {
+		t.Errorf("log after the copy: file %+v (%v), database %+v (%v); want the same tree of 1203", fromLog, errA, toLog, errB)
+	}
+	var all []store.Verdict
+	for _, id := range ids {
+		v, _ := from.Receipt(ctx, id)
+		all = append(all, v)
+	}
+	storetest.CheckLogged(t, to, all)
 	for _, id := range []string{"pay-pending", "pay-settled"} {
 		a, _, _ := from.LookupPayment(ctx, id)
 		b, found, err := to.LookupPayment(ctx, id)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -9,14 +8,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// PutVerdict stores v, and counts it for its agent, in one transaction, and
-// returns once that transaction is committed (PostgreSQL's commit flushes
-// its WAL, shared by concurrent commits). Verdicts of test agents
-// (IsTestAgent) and of no agent are stored without counting.
+// PutVerdict stores v, counts it for its agent and appends it to the log,
+// in one transaction shared with the process's concurrent PutVerdict calls
+// (pgGroupCommit), and returns once that transaction is committed
+// (PostgreSQL's commit flushes its WAL). Verdicts of test agents
+// (IsTestAgent) and of no agent are stored and logged without counting.
 func (p *Postgres) PutVerdict(ctx context.Context, v Verdict) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -25,18 +23,15 @@ func (p *Postgres) PutVerdict(ctx context.Context, v Verdict) error {
 	if err != nil {
 		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
 	}
-	wctx, cancel := writeContext(ctx)
-	defer cancel()
-	err = p.putVerdictPipelined(wctx, w)
-	p.recordWrite(err)
-	if err != nil {
+	if err = p.group.put(w); err != nil {
 		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
 	}
 	return nil
 }
 
-// Statements of PutVerdict's pipelined transaction: applyPg's, with the
-// counters' update taking its values from Go (aggregate.add) as there.
+// Statements of a verdict's write: the insert, the agent row's locking
+// upsert (made here if new; the no-op update locks it until commit) and
+// the counters' update, whose values come from Go (aggregate.add).
 const (
 	pgInsertVerdict = `INSERT INTO verdicts (verification_id, verified_at_ns, agent_id, counted, summary, record)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (verification_id) DO NOTHING`
@@ -47,151 +42,70 @@ const (
 		w_pass = $7, w_fail = $8 WHERE agent_id = $1`
 )
 
-// putVerdictPipelined writes what applyPg writes in at most two round
-// trips instead of five: an uncounted verdict is one autocommitted INSERT;
-// a counted one sends BEGIN, the INSERT and the agent row's locking upsert
-// as one pipelined batch, then the counters' UPDATE and COMMIT as another.
-// It returns once COMMIT succeeded. A verdict already stored under its id
-// is a no-op when it is the same, ErrDuplicate otherwise.
-func (p *Postgres) putVerdictPipelined(ctx context.Context, w verdictWrite) error {
-	conn, err := p.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	if w.agent == "" {
-		tag, err := conn.Exec(ctx, pgInsertVerdict, w.id(), w.nanos, []byte(w.agent), false, []byte(nil), w.record)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return sameOrDuplicate(ctx, conn, w)
-		}
-		return nil
-	}
-	err = putCountedVerdict(ctx, conn, w)
-	if conn.Conn().PgConn().TxStatus() != 'I' {
-		// Still in the transaction (a failed or refused write): roll it
-		// back, or drop the connection if even that fails.
-		if _, rerr := conn.Exec(ctx, "ROLLBACK"); rerr != nil {
-			_ = conn.Conn().Close(ctx)
-		}
-	}
-	return err
-}
-
-// putCountedVerdict runs the counted verdict's transaction on conn; it
-// leaves the transaction open (for the caller to roll back) on any error.
-func putCountedVerdict(ctx context.Context, conn *pgxpool.Conn, w verdictWrite) error {
-	b := &pgx.Batch{}
-	b.Queue("BEGIN")
-	b.Queue(pgInsertVerdict, w.id(), w.nanos, []byte(w.agent), true, w.summary, w.record)
-	b.Queue(pgLockAgent, []byte(w.agent))
-	br := conn.SendBatch(ctx, b)
+// applyPgLogged applies ws in tx, in order, then appends those it inserted
+// (not the replays of stored verdicts) to the log in tx.
+func applyPgLogged(ctx context.Context, tx pgx.Tx, ws []verdictWrite) error {
 	var (
-		agg                   aggregate
-		total, passed, failed int64
+		ids     [][]byte
+		entries [][32]byte
 	)
-	_, err := br.Exec()
-	var tag pgconn.CommandTag
-	if err == nil {
-		tag, err = br.Exec()
+	for _, w := range ws {
+		inserted, err := w.applyPg(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("verdict %s: %w", w.id(), err)
+		}
+		if inserted {
+			ids, entries = append(ids, w.id()), append(entries, w.entry)
+		}
 	}
-	if err == nil {
-		err = br.QueryRow().Scan(&total, &passed, &failed, &agg.first, &agg.last, &agg.wPass, &agg.wFail)
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return sameOrDuplicate(ctx, conn, w)
-	}
-	agg.total, agg.passed, agg.failed = uint64(total), uint64(passed), uint64(failed)
-	agg.add(w.nanos, w.pass)
-	b = &pgx.Batch{}
-	b.Queue(pgUpdateAgent, []byte(w.agent),
-		int64(agg.total), int64(agg.passed), int64(agg.failed), agg.first, agg.last, agg.wPass, agg.wFail)
-	b.Queue("COMMIT")
-	br = conn.SendBatch(ctx, b)
-	_, err = br.Exec()
-	if err == nil {
-		tag, err = br.Exec()
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if tag.String() != "COMMIT" {
-		return pgx.ErrTxCommitRollback
-	}
-	return nil
-}
-
-// sameOrDuplicate is the outcome of a verdict whose id is already stored:
-// nil when the stored record is w's, ErrDuplicate otherwise.
-func sameOrDuplicate(ctx context.Context, conn *pgxpool.Conn, w verdictWrite) error {
-	var old []byte
-	if err := conn.QueryRow(ctx, "SELECT record FROM verdicts WHERE verification_id = $1", w.id()).Scan(&old); err != nil {
-		return err
-	}
-	if bytes.Equal(old, w.record) {
-		return nil
-	}
-	return ErrDuplicate
+	return appendLogPg(ctx, tx, ids, entries)
 }
 
 // applyPg inserts the verdict and, when it is counted, adds it to its
 // agent's counters under the agent row's lock (so concurrent writers on any
-// replica add in turn). The same verdict already stored is a no-op; another
-// under its id is ErrDuplicate.
-func (w verdictWrite) applyPg(ctx context.Context, tx pgx.Tx) error {
+// replica add in turn); inserted says whether it was new. The same verdict
+// already stored is a no-op; another under its id is ErrDuplicate.
+func (w verdictWrite) applyPg(ctx context.Context, tx pgx.Tx) (inserted bool, err error) {
 	var summary []byte
 	if w.agent != "" {
 		summary = w.summary
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO verdicts (verification_id, verified_at_ns, agent_id, counted, summary, record)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (verification_id) DO NOTHING`,
-		w.id(), w.nanos, []byte(w.agent), w.agent != "", summary, w.record)
+	tag, err := tx.Exec(ctx, pgInsertVerdict, w.id(), w.nanos, []byte(w.agent), w.agent != "", summary, w.record)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if tag.RowsAffected() == 0 {
 		var old []byte
-		if err := tx.QueryRow(ctx, "SELECT record FROM verdicts WHERE verification_id = $1", w.id()).Scan(&old); err != nil {
-			return err
+		if err := tx.QueryRow(ctx, pgReadRecord, w.id()).Scan(&old); err != nil {
+			return false, err
 		}
-		if bytes.Equal(old, w.record) {
-			return nil
-		}
-		return ErrDuplicate
+		return false, sameRecord(old, w.record)
 	}
 	if w.agent == "" {
-		return nil
+		return true, nil
 	}
-	var (
-		agg                   aggregate
-		total, passed, failed int64
-	)
-	// The no-op update locks the agent's row, made here if new, until
-	// commit.
-	err = tx.QueryRow(ctx, `INSERT INTO agents (agent_id) VALUES ($1)
-		ON CONFLICT (agent_id) DO UPDATE SET agent_id = EXCLUDED.agent_id
-		RETURNING total, passed, failed, first_ns, last_ns, w_pass, w_fail`, []byte(w.agent)).
-		Scan(&total, &passed, &failed, &agg.first, &agg.last, &agg.wPass, &agg.wFail)
-	if err != nil {
+	var agg aggregate
+	if err := scanAggregate(tx.QueryRow(ctx, pgLockAgent, []byte(w.agent)), &agg); err != nil {
+		return false, err
+	}
+	agg.add(w.nanos, w.pass)
+	_, err = tx.Exec(ctx, pgUpdateAgent, agg.updateArgs(w.agent)...)
+	return err == nil, err
+}
+
+// scanAggregate reads an agents row's counters (pgLockAgent's columns).
+func scanAggregate(row pgx.Row, agg *aggregate) error {
+	var total, passed, failed int64
+	if err := row.Scan(&total, &passed, &failed, &agg.first, &agg.last, &agg.wPass, &agg.wFail); err != nil {
 		return err
 	}
 	agg.total, agg.passed, agg.failed = uint64(total), uint64(passed), uint64(failed)
-	agg.add(w.nanos, w.pass)
-	_, err = tx.Exec(ctx, `UPDATE agents SET total = $2, passed = $3, failed = $4, first_ns = $5, last_ns = $6,
-		w_pass = $7, w_fail = $8 WHERE agent_id = $1`, []byte(w.agent),
-		int64(agg.total), int64(agg.passed), int64(agg.failed), agg.first, agg.last, agg.wPass, agg.wFail)
-	return err
+	return nil
+}
+
+// updateArgs are pgUpdateAgent's arguments for agent's counters a.
+func (a aggregate) updateArgs(agent string) []any {
+	return []any{[]byte(agent), int64(a.total), int64(a.passed), int64(a.failed), a.first, a.last, a.wPass, a.wFail}
 }
 
 // Receipt returns the verdict stored under verificationID, or ErrNotFound.
@@ -225,7 +139,7 @@ func (p *Postgres) Reputation(ctx context.Context, agentID string, q Page) (Repu
 		return Reputation{}, err
 	}
 	r := Reputation{AgentID: agentID, Recent: []VerdictSummary{}}
-	agg, recent, next, err := p.agentPage(ctx, agentID, after, limit)
+	agg, recent, next, err := agentPage(ctx, p.pool, agentID, after, limit)
 	if err != nil {
 		return Reputation{}, fmt.Errorf("reading reputation of %q: %w", agentID, err)
 	}
@@ -250,11 +164,26 @@ func (p *Postgres) Score(ctx context.Context, agentID string, now time.Time) (Sc
 	if len(agentID) > maxIDLen {
 		return Score{}, fmt.Errorf("scoring agent: %w: agent id longer than %d bytes", ErrInvalidArgument, maxIDLen)
 	}
-	agg, recent, _, err := p.agentPage(ctx, agentID, nil, DefaultPageLimit)
+	var (
+		agg    aggregate
+		recent []VerdictSummary
+		tree   LogTree
+	)
+	// One snapshot: every verdict counted in agg is among tree's records.
+	err := pgx.BeginTxFunc(ctx, p.pool, readOnlySnapshot, func(tx pgx.Tx) error {
+		var err error
+		if agg, recent, _, err = agentPage(ctx, tx, agentID, nil, DefaultPageLimit); err != nil {
+			return err
+		}
+		tree, err = readLogHead(ctx, tx)
+		return err
+	})
 	if err != nil {
 		return Score{}, fmt.Errorf("scoring agent %q: %w", agentID, err)
 	}
-	return scoreOf(agentID, agg, now, recent), nil
+	s := scoreOf(agentID, agg, now, recent)
+	s.Log = &tree
+	return s, nil
 }
 
 // Statements of agentPage: the agent's counters with up to $2 of its
@@ -278,20 +207,20 @@ const (
 	ORDER BY r.verified_at_ns DESC, r.verification_id DESC`
 )
 
-// agentPage reads the agent's counters and up to limit summaries of its
+// agentPage reads, with q, the agent's counters and up to limit summaries of its
 // verdicts below the time key after (nil: from the newest); next is the
 // time key of the last summary when more remain. Test agents, the empty
 // agent and agents never seen have the zero aggregate.
-func (p *Postgres) agentPage(ctx context.Context, agentID string, after []byte, limit int) (agg aggregate, recent []VerdictSummary, next []byte, err error) {
+func agentPage(ctx context.Context, q pgRows, agentID string, after []byte, limit int) (agg aggregate, recent []VerdictSummary, next []byte, err error) {
 	recent = []VerdictSummary{}
 	if agentID == "" || IsTestAgent(agentID) {
 		return aggregate{}, recent, nil, nil
 	}
 	var rows pgx.Rows
 	if after == nil {
-		rows, err = p.pool.Query(ctx, pgAgentPage, []byte(agentID), limit+1)
+		rows, err = q.Query(ctx, pgAgentPage, []byte(agentID), limit+1)
 	} else {
-		rows, err = p.pool.Query(ctx, pgAgentPageAfter, []byte(agentID), limit+1, readTime(after), after[8:])
+		rows, err = q.Query(ctx, pgAgentPageAfter, []byte(agentID), limit+1, readTime(after), after[8:])
 	}
 	if err != nil {
 		return aggregate{}, nil, nil, err

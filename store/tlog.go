@@ -338,8 +338,8 @@ func logStoredVerdicts(tx *bolt.Tx) error {
 // tlog-tiles and the Go checksum database use.
 const TileHeight = 8
 
-// Log is what a store with a transparency log serves: the bbolt store has
-// one; see [LogOf].
+// Log is what a store with a transparency log serves: bbolt, PostgreSQL
+// and the shared store all keep one; see [LogOf].
 type Log interface {
 	LogTree(ctx context.Context) (LogTree, error)
 	LogInclusion(ctx context.Context, verificationID string) (LogInclusion, error)
@@ -358,13 +358,14 @@ var (
 	_ Log = (*Bolt)(nil)
 	_ Log = (*Shared)(nil)
 	_ Log = (*rpcClient)(nil)
+	_ Log = (*Postgres)(nil)
 )
 
 // ErrNoLog is the answer of a log read on a store that keeps no log.
 var ErrNoLog = errors.New("the store keeps no transparency log")
 
 // LogOf returns st's transparency log, seeing through [Instrumented]; ok
-// is false for a store without one (PostgreSQL, for now).
+// is false for a store without one.
 func LogOf(st Store) (l Log, ok bool) {
 	if in, wrapped := st.(*instrumented); wrapped {
 		st = in.st
@@ -379,11 +380,10 @@ func (b *Bolt) LogTile(ctx context.Context, t tlog.Tile) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if t.H != TileHeight || t.L < 0 || t.W < 1 || t.W > 1<<TileHeight || t.N < 0 || t.L*TileHeight >= 56 ||
-		t.N > (1<<56)>>(TileHeight*(t.L+1)) {
+	leaves, ok := tileLeaves(t)
+	if !ok {
 		return nil, fmt.Errorf("reading log tile %s: %w", t.Path(), ErrNotFound)
 	}
-	leaves := (t.N<<TileHeight + int64(t.W)) << (TileHeight * t.L) // leaves under the tile's last hash
 	var data []byte
 	err := b.db.View(func(tx *bolt.Tx) error {
 		size, err := logSize(tx)
@@ -409,7 +409,7 @@ func (b *Bolt) LogEntries(ctx context.Context, n int64, width int) ([]byte, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if n < 0 || n > 1<<48 || width < 1 || width > 1<<TileHeight {
+	if !entryBundleInRange(n, width) {
 		return nil, fmt.Errorf("reading log entries %d: %w", n, ErrNotFound)
 	}
 	first := n << TileHeight

@@ -75,7 +75,7 @@ func LogOrigin(base string) string {
 
 // WithLog serves the transparency log of s.Store, signed by key, in opts'
 // routes and publishes key in the agent card. It does nothing when key is
-// nil or the store keeps no log (PostgreSQL, for now).
+// nil or the store keeps no log.
 func (s *Service) WithLog(opts *HTTPOptions, key *signing.LogKey) {
 	l, ok := store.LogOf(s.Store)
 	if key == nil || !ok {

@@ -49,6 +49,9 @@ func Run(t *testing.T, open Open) {
 		{"PaymentsConcurrent", testPaymentsConcurrent},
 		{"ConcurrentVerdictsOneAgent", testConcurrentVerdicts},
 		{"Check", testCheck},
+		{"LogEveryStoredVerdict", testLogEveryStoredVerdict},
+		{"LogTilesAndEntries", testLogTilesAndEntries},
+		{"LogReceipts", testLogReceipts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
