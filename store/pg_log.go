@@ -372,18 +372,16 @@ func (p *Postgres) LogEntries(ctx context.Context, n int64, width int) ([]byte, 
 	return bundle, nil
 }
 
-// maxLogReceipts is the most receipts one LogReceipts call returns.
-const maxLogReceipts = 1 << 16
-
 // LogReceipts returns the stored compact receipts of records
 // first … first+count-1, in log order; ErrNotFound when the log does not
-// hold them all.
+// hold them all, ErrInvalidArgument unless first ≥ 0 and count is 1 to
+// MaxLogReceipts.
 func (p *Postgres) LogReceipts(ctx context.Context, first int64, count int) ([]json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if first < 0 || count < 1 || count > maxLogReceipts || first > 1<<56 {
-		return nil, fmt.Errorf("reading log receipts %d+%d: %w", first, count, ErrNotFound)
+	if err := checkLogReceiptsRange(first, count); err != nil {
+		return nil, err
 	}
 	rows, err := p.pool.Query(ctx, `SELECT e.idx, v.record FROM log_entries e JOIN verdicts v USING (verification_id)
 		WHERE e.idx >= $1 AND e.idx < $2 ORDER BY e.idx`, first, first+int64(count))

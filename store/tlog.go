@@ -141,6 +141,15 @@ func indexLogIDs(tx *bolt.Tx) error {
 	})
 }
 
+// checkLogReceiptsRange is LogReceipts' check of its arguments, the same
+// on every backend.
+func checkLogReceiptsRange(first int64, count int) error {
+	if first < 0 || first > 1<<56 || count < 1 || count > MaxLogReceipts {
+		return fmt.Errorf("reading log receipts from %d: %w: want first ≥ 0 and 1 to %d receipts", first, ErrInvalidArgument, MaxLogReceipts)
+	}
+	return nil
+}
+
 // MaxLogReceipts is the most receipts one LogReceipts call returns: a
 // tile's width, as one GET /log/receipts bundle holds.
 const MaxLogReceipts = 1 << TileHeight
@@ -154,8 +163,8 @@ func (b *Bolt) LogReceipts(ctx context.Context, first int64, count int) ([]json.
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if first < 0 || first > 1<<56 || count < 1 || count > MaxLogReceipts {
-		return nil, fmt.Errorf("reading log receipts from %d: %w: want first ≥ 0 and 1 to %d receipts", first, ErrInvalidArgument, MaxLogReceipts)
+	if err := checkLogReceiptsRange(first, count); err != nil {
+		return nil, err
 	}
 	out := make([]json.RawMessage, 0, count)
 	err := b.db.View(func(tx *bolt.Tx) error {

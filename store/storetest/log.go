@@ -3,7 +3,6 @@ package storetest
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -242,21 +241,12 @@ func testLogTilesAndEntries(t *testing.T, open Open) {
 	}
 }
 
-// receiptLog is the method PostgreSQL has and the bbolt store gains in
-// parallel work (issue #23's audit): the stored receipts in log order.
-type receiptLog interface {
-	LogReceipts(ctx context.Context, first int64, count int) ([]json.RawMessage, error)
-}
-
 // testLogReceipts: LogReceipts returns the stored compact receipts byte for
-// byte in log order, and ErrNotFound for a range the log does not hold in
-// full.
+// byte in log order, ErrNotFound for a range the log does not hold in
+// full and ErrInvalidArgument for a bad range.
 func testLogReceipts(t *testing.T, open Open) {
 	s, ctx := open(t), context.Background()
-	rl, ok := logOf(t, s).(receiptLog)
-	if !ok {
-		t.Skipf("%T has no LogReceipts yet", s)
-	}
+	rl := logOf(t, s)
 	var vs []store.Verdict
 	for i := range 7 {
 		vs = append(vs, Verdict(fmt.Sprintf("r-%d", i), []string{"agent-a", ""}[i%2], i%3 == 0, T0.Add(-time.Duration(i)*time.Second)))
@@ -276,9 +266,14 @@ func testLogReceipts(t *testing.T, open Open) {
 			}
 		}
 	}
-	for _, c := range [][2]int{{0, 8}, {7, 1}, {-1, 2}} {
-		if _, err := rl.LogReceipts(ctx, int64(c[0]), c[1]); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("LogReceipts(%d, %d) error = %v, want ErrNotFound", c[0], c[1], err)
+	for _, c := range []struct {
+		first int64
+		count int
+		want  error
+	}{{0, 8, store.ErrNotFound}, {7, 1, store.ErrNotFound}, {-1, 2, store.ErrInvalidArgument},
+		{0, 0, store.ErrInvalidArgument}, {0, store.MaxLogReceipts + 1, store.ErrInvalidArgument}} {
+		if _, err := rl.LogReceipts(ctx, c.first, c.count); !errors.Is(err, c.want) {
+			t.Errorf("LogReceipts(%d, %d) error = %v, want %v", c.first, c.count, err, c.want)
 		}
 	}
 }
