@@ -24,6 +24,7 @@ import (
 	"github.com/verifier-dev/verifier/internal/pgtest"
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // replica is a real `verifier --http` process.
@@ -78,30 +79,49 @@ func startReplica(t *testing.T, bin, storeURL, seed string, args ...string) *rep
 // balancer's X-Forwarded-For) and returns the status and the verification
 // id of a 200; err is a transport failure (a killed replica).
 func (r *replica) verifyAs(client string, body []byte) (int, string, error) {
-	req, err := http.NewRequest(http.MethodPost, r.base+"/verify/schema", bytes.NewReader(body))
+	reply, err := postVerify(r.base, client, body)
+	return reply.status, reply.id, err
+}
+
+// verifyReply is what a client keeps of an answer to POST /verify/schema.
+type verifyReply struct {
+	status   int
+	id       string // the verification id of a 200
+	logIndex string // its Log-Index header
+}
+
+// postVerify posts body to base's /verify/schema, as the client address
+// client (X-Forwarded-For) unless client is "". err is a transport failure
+// (a killed server) or a 200 without a verification id.
+func postVerify(base, client string, body []byte) (verifyReply, error) {
+	req, err := http.NewRequest(http.MethodPost, base+"/verify/schema", bytes.NewReader(body))
 	if err != nil {
-		return 0, "", err
+		return verifyReply{}, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Forwarded-For", client)
+	if client != "" {
+		req.Header.Set("X-Forwarded-For", client)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, "", err
+		return verifyReply{}, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return 0, "", err
+		return verifyReply{}, err
 	}
-	var v struct {
-		VerificationID string `json:"verification_id"`
-	}
+	reply := verifyReply{status: resp.StatusCode, logIndex: resp.Header.Get(tools.LogIndexHeader)}
 	if resp.StatusCode == http.StatusOK {
-		if err := json.Unmarshal(raw, &v); err != nil || v.VerificationID == "" {
-			return 0, "", fmt.Errorf("a 200 without a verification id: %s", raw)
+		var v struct {
+			VerificationID string `json:"verification_id"`
 		}
+		if err := json.Unmarshal(raw, &v); err != nil || v.VerificationID == "" {
+			return verifyReply{}, fmt.Errorf("a 200 without a verification id: %s", raw)
+		}
+		reply.id = v.VerificationID
 	}
-	return resp.StatusCode, v.VerificationID, nil
+	return reply, nil
 }
 
 func (r *replica) get(t *testing.T, path string) (int, []byte) {
