@@ -218,6 +218,16 @@ func (b *Bolt) LogInclusion(ctx context.Context, verificationID string) (LogIncl
 	return inc, nil
 }
 
+// checkLogEmpty refuses Options.NoLog on a file whose log holds an entry.
+func checkLogEmpty(tx *bolt.Tx) error {
+	n, err := logSize(tx)
+	if err == nil && n > 0 {
+		err = fmt.Errorf("%w: NoLog on a file whose transparency log holds %d entries: "+
+			"verdicts stored without the log would be missing from it", ErrInvalidArgument, n)
+	}
+	return err
+}
+
 // logStoredVerdicts appends to an empty log, in stored (verified_at)
 // order, the verdicts of a file written before the log existed, so that
 // every stored verdict has a log index. It runs in the open transaction.

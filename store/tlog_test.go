@@ -176,6 +176,58 @@ func TestLogPersistsAndBackfills(t *testing.T) {
 	checkLogged(t, s, append(vs, more))
 }
 
+// TestNoLogLeavesNoHole: a store opened with NoLog (for measuring the
+// log's cost) stores verdicts, by PutVerdict and by SettlePayment, with the
+// log left empty; the next open without NoLog logs every one of them; and
+// NoLog is refused on that file from then on, since a verdict stored
+// without the log would then be missing from a log that holds entries.
+func TestNoLogLeavesNoHole(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "verifier.db")
+	s, err := OpenBolt(path, &Options{NoSync: true, NoLog: true})
+	if err != nil {
+		t.Fatalf("OpenBolt(NoLog) on a new file error = %v", err)
+	}
+	var vs []Verdict
+	for i := range 3 {
+		vs = append(vs, testVerdict(fmt.Sprintf("nolog-%d", i), "agent-a", true, t0.Add(time.Duration(i)*time.Second)))
+	}
+	put(t, s, vs...)
+	if _, _, err := s.UsePayment(ctx, "0xpaid", t0.Add(time.Hour), PaymentUse{State: PaymentPending, RequestKey: "r", Since: t0}); err != nil {
+		t.Fatalf("UsePayment() error = %v", err)
+	}
+	paid := testVerdict("nolog-paid", "agent-a", true, t0.Add(time.Minute))
+	settled := PaymentUse{State: PaymentSettled, RequestKey: "r", Since: t0, Settlement: []byte(`{}`), Answer: []byte(`{}`)}
+	if err := s.SettlePayment(ctx, "0xpaid", settled, &paid); err != nil {
+		t.Fatalf("SettlePayment() error = %v", err)
+	}
+	vs = append(vs, paid)
+	if tree, err := s.LogTree(ctx); err != nil || tree.Size != 0 {
+		t.Errorf("LogTree() with NoLog = %+v, %v; want an empty log", tree, err)
+	}
+	if _, err := s.LogIndex(ctx, vs[0].VerificationID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("LogIndex() with NoLog error = %v, want ErrNotFound", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close() error = %v", err)
+	}
+
+	s, err = OpenBolt(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("reopen with the log error = %v", err)
+	}
+	checkLogged(t, s, vs)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close() error = %v", err)
+	}
+	if s, err := OpenBolt(path, &Options{NoSync: true, NoLog: true}); !errors.Is(err, ErrInvalidArgument) {
+		if err == nil {
+			s.Close()
+		}
+		t.Errorf("OpenBolt(NoLog) on a file whose log holds entries error = %v, want ErrInvalidArgument", err)
+	}
+}
+
 // storeTiles is a tlog.TileReader over a store's LogTile.
 type storeTiles struct {
 	t *testing.T
