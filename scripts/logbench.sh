@@ -8,24 +8,32 @@
 # taken inside each round, with their interquartile ranges.
 #
 # usage: scripts/logbench.sh [rounds] [requests-per-run]
-#   defaults: 7 rounds of 3000 requests per configuration
+#   defaults: 11 rounds of 4000 requests per configuration
+#   TOOLS_REST_CHILD_CPUPROFILE=dir   the servers' CPU profiles, one per
+#       configuration (the last round's), for go tool pprof -diff_base
 #   QUICK=1   one round of 100 requests: the CI smoke run
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-7}
-requests=${2:-3000}
+rounds=${1:-11}
+requests=${2:-4000}
 if [ -n "${QUICK:-}" ]; then rounds=1 requests=100; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go test -c -o "$work/tools.test" ./tools/
+configs=(log-on/full log-off/full log-on/compact)
 for round in $(seq "$rounds"); do
 	echo "round $round/$rounds" >&2
-	(cd tools && "$work/tools.test" -test.run '^$' -test.bench 'BenchmarkRESTLogCost' \
-		-test.benchtime "${requests}x" -test.count 1) |
-		awk -v r="$round" '/^BenchmarkRESTLogCost\// {
-			for (i = 1; i < NF; i++) if ($(i + 1) == "server-cpu-µs/op") cpu = $i
-			name = $1; sub(/^BenchmarkRESTLogCost\//, "", name); sub(/-[0-9]+$/, "", name)
-			print r, name, cpu }'
+	# Each configuration in a run of its own, the order rotated round by
+	# round, so that none is always the first after a pause.
+	for k in 0 1 2; do
+		config=${configs[$(((round + k) % 3))]}
+		(cd tools && "$work/tools.test" -test.run '^$' -test.bench "^BenchmarkRESTLogCost\$/^${config%/*}\$/^${config#*/}\$" \
+			-test.benchtime "${requests}x" -test.count 1) |
+			awk -v r="$round" '/^BenchmarkRESTLogCost\// {
+				for (i = 1; i < NF; i++) if ($(i + 1) == "server-cpu-µs/op") cpu = $i
+				name = $1; sub(/^BenchmarkRESTLogCost\//, "", name); sub(/-[0-9]+$/, "", name)
+				print r, name, cpu }'
+	done
 done | tee "$work/rounds.txt"
 python3 - "$work/rounds.txt" <<'PY'
 import statistics, sys

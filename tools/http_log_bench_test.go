@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,9 +27,13 @@ import (
 // restChildEnv, set to a data folder, makes this test binary a REST
 // server on that folder (restChild); restChildNoLogEnv, set to anything,
 // opens its store with store.Options.NoLog and serves no log.
+// restChildProfileEnv, set to a folder, makes BenchmarkRESTLogCost's
+// servers write CPU profiles there, one per configuration (the last run of
+// each), for `go tool pprof -diff_base`.
 const (
-	restChildEnv      = "TOOLS_REST_CHILD_DIR"
-	restChildNoLogEnv = "TOOLS_REST_CHILD_NOLOG"
+	restChildEnv        = "TOOLS_REST_CHILD_DIR"
+	restChildNoLogEnv   = "TOOLS_REST_CHILD_NOLOG"
+	restChildProfileEnv = "TOOLS_REST_CHILD_CPUPROFILE"
 )
 
 // restChild serves REST as the server does in HTTP mode on the bbolt
@@ -76,6 +81,17 @@ func restChild(dir string) int {
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
+	if path := os.Getenv(restChildProfileEnv); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			return fail("CPU profile", err)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	fmt.Println(ln.Addr())
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	_ = srv.Close()
@@ -90,10 +106,16 @@ type restChildProc struct {
 
 // startRESTChild starts this test binary as a REST server on a new data
 // folder, with the transparency log unless noLog; it stops when b ends.
+// With restChildProfileEnv set, it profiles to a file of that folder named
+// after b.
 func startRESTChild(b *testing.B, noLog bool) restChildProc {
 	b.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), restChildEnv+"="+b.TempDir())
+	cmd.Env = append(os.Environ(), restChildEnv+"="+b.TempDir(), restChildProfileEnv+"=")
+	if dir := os.Getenv(restChildProfileEnv); dir != "" {
+		name := strings.NewReplacer("/", "_", "=", "_").Replace(b.Name()) + ".cpu"
+		cmd.Env = append(cmd.Env, restChildProfileEnv+"="+filepath.Join(dir, name))
+	}
 	if noLog {
 		cmd.Env = append(cmd.Env, restChildNoLogEnv+"=1")
 	}
