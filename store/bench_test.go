@@ -2,12 +2,14 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -254,4 +256,51 @@ func cpuNow() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkLogCost is the transparency log's share of a verdict write, in
+// process: entry is LogEntry (RFC 8785 form and SHA-256) of a compact
+// receipt of the server's shape (testdata/receipt-compact.json, from the
+// invoice golden); log-on and log-off store verdicts carrying it, one writer
+// without fsync (so one verdict per commit, and only CPU), with the log and
+// with Options.NoLog. One op is one verdict; cpu-ns/op is the process's CPU
+// time per op. Instructions are steadier than time on a shared host: see
+// BENCHMARKS.md, "Transparency log".
+func BenchmarkLogCost(b *testing.B) {
+	receipt, err := os.ReadFile(filepath.Join("testdata", "receipt-compact.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	receipt = bytes.TrimSpace(receipt)
+	b.Run("entry", func(b *testing.B) {
+		cpu := cpuNow()
+		for b.Loop() {
+			if _, err := LogEntry(receipt); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(cpuNow()-cpu)/float64(b.N), "cpu-ns/op")
+	})
+	for _, c := range []struct {
+		name  string
+		noLog bool
+	}{{"log-on", false}, {"log-off", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := openTemp(b, &Options{NoSync: true, NoLog: c.noLog})
+			ctx := context.Background()
+			v := testVerdict("", "seller-7", true, t0)
+			v.Receipt = receipt
+			i := 0
+			cpu := cpuNow()
+			for b.Loop() {
+				v.VerificationID = fmt.Sprintf("%036d", i)
+				v.VerifiedAt = t0.Add(time.Duration(i) * time.Millisecond)
+				i++
+				if err := s.PutVerdict(ctx, v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuNow()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
 }
