@@ -264,8 +264,7 @@ func cpuNow() int64 {
 // invoice golden); log-on and log-off store verdicts carrying it, one writer
 // without fsync (so one verdict per commit, and only CPU), with the log and
 // with Options.NoLog. One op is one verdict; cpu-ns/op is the process's CPU
-// time per op. Instructions are steadier than time on a shared host: see
-// BENCHMARKS.md, "Transparency log".
+// time per op (BENCHMARKS.md, "Transparency log").
 func BenchmarkLogCost(b *testing.B) {
 	receipt, err := os.ReadFile(filepath.Join("testdata", "receipt-compact.json"))
 	if err != nil {
