@@ -201,6 +201,9 @@ func (b *Bolt) init() (err error) {
 		if err := tx.Bucket(bucketMeta).Put(keySchemaVersion, encodeUint64(schemaVersion)); err != nil {
 			return fmt.Errorf("writing schema version: %w", err)
 		}
+		if err := migrateLogIndex(tx); err != nil {
+			return err
+		}
 		if b.noLog {
 			if err := checkLogEmpty(tx); err != nil {
 				return err

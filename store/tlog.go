@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -24,9 +25,17 @@ var (
 	// bucketLogHashes holds tlog's stored hashes, keyed by their 8-byte
 	// big-endian storage index (tlog.StoredHashIndex).
 	bucketLogHashes = []byte("log_hashes")
-	// bucketLogIndex maps a verification id to its 8-byte big-endian
-	// record index in the log.
-	bucketLogIndex = []byte("log_index")
+	// bucketLogIndex maps a verdict's verdicts-bucket key (verified_at,
+	// then the verification id: timeKey) to its 8-byte big-endian record
+	// index in the log; verdict_ids gives the key of an id. Keyed by time,
+	// not by the random id, it grows at its end as the verdicts bucket
+	// does, so a commit writes one or two of its leaf pages instead of one
+	// per verdict (BENCHMARKS.md, "Transparency log").
+	bucketLogIndex = []byte("log_index_by_time")
+	// bucketLogIndexByID is the log index as files written before
+	// bucketLogIndex keep it, keyed by verification id; open moves it into
+	// bucketLogIndex (migrateLogIndex).
+	bucketLogIndexByID = []byte("log_index")
 	// bucketLogEntries maps an 8-byte big-endian record index to its
 	// 32-byte entry.
 	bucketLogEntries = []byte("log_entries")
@@ -80,9 +89,9 @@ func (r txHashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 	return out, nil
 }
 
-// appendLog appends entry, the entry of the verdict verificationID, to the
-// log in tx and records its index.
-func appendLog(tx *bolt.Tx, verificationID []byte, entry [sha256.Size]byte) error {
+// appendLog appends entry, the entry of the verdict stored under key in
+// the verdicts bucket, to the log in tx and records its index.
+func appendLog(tx *bolt.Tx, key []byte, entry [sha256.Size]byte) error {
 	n, err := logSize(tx)
 	if err != nil {
 		return err
@@ -100,7 +109,9 @@ func appendLog(tx *bolt.Tx, verificationID []byte, entry [sha256.Size]byte) erro
 		}
 	}
 	index := encodeUint64(uint64(n))
-	if err := tx.Bucket(bucketLogIndex).Put(verificationID, index); err != nil {
+	byTime := tx.Bucket(bucketLogIndex)
+	byTime.FillPercent = verdictsFillPercent // nearly in key order, as verdicts
+	if err := byTime.Put(key, index); err != nil {
 		return err
 	}
 	entries := tx.Bucket(bucketLogEntries)
@@ -141,9 +152,18 @@ type LogInclusion struct {
 }
 
 // logIndexIn reads the 8-byte log index key of verificationID as of tx:
-// ErrNotFound when the verdict has no entry.
+// ErrNotFound when no such verdict is stored or it has no entry.
 func logIndexIn(tx *bolt.Tx, verificationID string) ([]byte, error) {
-	raw := tx.Bucket(bucketLogIndex).Get([]byte(verificationID))
+	id := []byte(verificationID)
+	at := tx.Bucket(bucketVerdictIDs).Get(id)
+	if at == nil {
+		return nil, ErrNotFound
+	}
+	if len(at) != 8 {
+		return nil, fmt.Errorf("%w: id entry of %d bytes", ErrCorrupt, len(at))
+	}
+	var key [8 + maxIDLen]byte
+	raw := tx.Bucket(bucketLogIndex).Get(append(append(key[:0], at...), id...))
 	if raw == nil {
 		return nil, ErrNotFound
 	}
@@ -228,6 +248,30 @@ func checkLogEmpty(tx *bolt.Tx) error {
 	return err
 }
 
+// migrateLogIndex moves the log index of a file that keeps it by
+// verification id (bucketLogIndexByID) into bucketLogIndex, keyed by each
+// verdict's verdicts-bucket key, and drops the old bucket. It runs in the
+// open transaction, after the buckets are created.
+func migrateLogIndex(tx *bolt.Tx) error {
+	old := tx.Bucket(bucketLogIndexByID)
+	if old == nil {
+		return nil
+	}
+	ids, byTime := tx.Bucket(bucketVerdictIDs), tx.Bucket(bucketLogIndex)
+	byTime.FillPercent = verdictsFillPercent
+	err := old.ForEach(func(id, index []byte) error {
+		at := ids.Get(id)
+		if len(at) != 8 || len(index) != 8 {
+			return fmt.Errorf("%w: log index of %q: no stored verdict, or of %d bytes", ErrCorrupt, id, len(index))
+		}
+		return byTime.Put(append(bytes.Clone(at), id...), index)
+	})
+	if err != nil {
+		return fmt.Errorf("moving the log index to %s: %w", bucketLogIndex, err)
+	}
+	return tx.DeleteBucket(bucketLogIndexByID)
+}
+
 // logStoredVerdicts appends to an empty log, in stored (verified_at)
 // order, the verdicts of a file written before the log existed, so that
 // every stored verdict has a log index. It runs in the open transaction.
@@ -247,7 +291,7 @@ func logStoredVerdicts(tx *bolt.Tx) error {
 		}
 		entry, err := LogEntry(v.Receipt)
 		if err == nil {
-			err = appendLog(tx, k[8:], entry)
+			err = appendLog(tx, k, entry)
 		}
 		if err != nil {
 			return fmt.Errorf("logging stored verdict %s: %w", k[8:], err)

@@ -149,7 +149,7 @@ func (w verdictWrite) apply(tx *bolt.Tx) error {
 		return err
 	}
 	if !w.noLog {
-		if err := appendLog(tx, w.id(), w.entry); err != nil {
+		if err := appendLog(tx, w.key, w.entry); err != nil {
 			return err
 		}
 	}
