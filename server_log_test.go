@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -56,20 +58,42 @@ func TestServeHTTPTransparencyLog(t *testing.T) {
 // holds size entries, and returns the key.
 func checkServedCheckpoint(t *testing.T, srv *httpServer, size string) string {
 	t.Helper()
-	_, raw := srv.get(t, "/.well-known/agent-card.json")
+	key, cp := servedCheckpoint(t, srv.base)
+	if origin := strings.SplitN(key, "+", 2)[0]; origin != "verifier.example/log" {
+		t.Errorf("the log key is named %q, want the public URL's origin verifier.example/log", origin)
+	}
+	if got := strconv.FormatInt(cp.size, 10); got != size {
+		t.Errorf("checkpoint of %s entries, want %s", got, size)
+	}
+	return key
+}
+
+// checkpoint is the tree a signed checkpoint names.
+type checkpoint struct {
+	size int64
+	root []byte
+}
+
+// servedCheckpoint reads the card of the server at base, checks that it
+// publishes a log key, that /log/checkpoint is a note signed by that key
+// (golang.org/x/mod/sumdb/note) with the card's origin, a size and a root
+// hash, and returns the key and the checkpoint's tree.
+func servedCheckpoint(t *testing.T, base string) (string, checkpoint) {
+	t.Helper()
+	_, raw := getURL(t, base+"/.well-known/agent-card.json")
 	var card tools.AgentCard
 	if err := json.Unmarshal(raw, &card); err != nil {
 		t.Fatal(err)
 	}
 	tl := card.Capabilities.Extensions[0].Params.TransparencyLog
-	if tl == nil || tl.Origin != "verifier.example/log" {
-		t.Fatalf("card transparencyLog = %+v, want origin verifier.example/log", tl)
+	if tl == nil {
+		t.Fatalf("the card of %s publishes no transparency log", base)
 	}
 	v, err := note.NewVerifier(tl.VerifierKey)
 	if err != nil {
 		t.Fatalf("note.NewVerifier(%q) error = %v", tl.VerifierKey, err)
 	}
-	resp, cp := srv.get(t, "/log/checkpoint")
+	resp, cp := getURL(t, base+"/log/checkpoint")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /log/checkpoint = %d: %s", resp.StatusCode, cp)
 	}
@@ -77,8 +101,17 @@ func checkServedCheckpoint(t *testing.T, srv *httpServer, size string) string {
 	if err != nil {
 		t.Fatalf("note.Open(checkpoint) error = %v\n%s", err, cp)
 	}
-	if lines := strings.Split(n.Text, "\n"); len(lines) != 4 || lines[0] != tl.Origin || lines[1] != size {
-		t.Errorf("checkpoint = %q, want %s with %s entries", n.Text, tl.Origin, size)
+	lines := strings.Split(n.Text, "\n")
+	if len(lines) != 4 || lines[0] != tl.Origin || lines[3] != "" {
+		t.Fatalf("checkpoint = %q, want the origin %s, a size and a root hash", n.Text, tl.Origin)
 	}
-	return tl.VerifierKey
+	var tree checkpoint
+	tree.size, err = strconv.ParseInt(lines[1], 10, 64)
+	if err == nil {
+		tree.root, err = base64.StdEncoding.DecodeString(lines[2])
+	}
+	if err != nil || tree.size < 0 || len(tree.root) != 32 {
+		t.Fatalf("checkpoint = %q: size or root hash malformed (%v)", n.Text, err)
+	}
+	return tl.VerifierKey, tree
 }

@@ -76,6 +76,15 @@ type Options struct {
 	// probe's or a caller's. Close stops the probe. Zero (the default) means
 	// no probe: only callers' writes are reported.
 	ProbeInterval time.Duration
+	// NoLog stores verdicts without appending them to the transparency
+	// log, and without computing their log entries: for measuring what the
+	// log costs (BENCHMARKS.md, "Transparency log"); the server never sets
+	// it. It is refused on a file whose log holds an entry, where a verdict
+	// stored without one would be a hole in a log that answers for every
+	// verdict. A file written with NoLog keeps an empty log, and its next
+	// open without NoLog appends every stored verdict to it, as for a file
+	// written before the log existed.
+	NoLog bool
 
 	// writeMode picks the commit strategy; benchmarks compare them.
 	writeMode writeMode
@@ -96,6 +105,7 @@ type Bolt struct {
 	path      string
 	now       func() time.Time
 	writeMode writeMode
+	noLog     bool // Options.NoLog
 	group     *groupCommit
 	ledger    *allowanceLedger
 	nextPurge atomic.Int64          // unix nanos of the next opportunistic purge
@@ -143,7 +153,7 @@ func OpenBolt(path string, opts *Options) (*Bolt, error) {
 		return nil, fmt.Errorf("opening store %s: %w", path, err)
 	}
 	ledger, health := newAllowanceLedger(), &writeHealth{}
-	b := &Bolt{db: db, path: path, now: o.Now, writeMode: o.writeMode, ledger: ledger, records: bufpool.New(maxPooledRecord),
+	b := &Bolt{db: db, path: path, now: o.Now, writeMode: o.writeMode, noLog: o.NoLog, ledger: ledger, records: bufpool.New(maxPooledRecord),
 		health: health, group: newGroupCommit(db, o.MaxBatchSize, ledger, health)}
 	if err := b.init(); err != nil {
 		_ = db.Close()
@@ -191,7 +201,14 @@ func (b *Bolt) init() (err error) {
 		if err := tx.Bucket(bucketMeta).Put(keySchemaVersion, encodeUint64(schemaVersion)); err != nil {
 			return fmt.Errorf("writing schema version: %w", err)
 		}
-		if err := logStoredVerdicts(tx); err != nil {
+		if err := migrateLogIndex(tx); err != nil {
+			return err
+		}
+		if b.noLog {
+			if err := checkLogEmpty(tx); err != nil {
+				return err
+			}
+		} else if err := logStoredVerdicts(tx); err != nil {
 			return err
 		}
 		if err := indexLogIDs(tx); err != nil {

@@ -121,16 +121,20 @@
 //	payment_exp  time(expiry + PaymentRetention), payment id → empty
 //	log_hashes   uint64 tlog storage index → 32-byte stored hash
 //	             (golang.org/x/mod/sumdb/tlog.StoredHashes)
-//	log_index    verification id → uint64 record index in the log
+//	log_index_by_time
+//	             time(verified_at), verification id (the verdicts key) →
+//	             uint64 record index in the log
 //	log_entries  uint64 record index → 32-byte entry, LogEntry(receipt)
 //
 // Every stored verdict is appended to the transparency log in the
 // transaction that stores it (also inside SettlePayment), so an
 // acknowledged verdict has a log index and no entry lacks its verdict. A
 // file written before the log has its verdicts logged at open, in key
-// order. The PostgreSQL backend keeps the same log in the tables of
-// pgschema/0002_log.sql; its log_head row is the sequencer that replicas'
-// appends lock in turn.
+// order; one that keeps the index by verification id (a log_index bucket)
+// has it moved into log_index_by_time at open. The index is keyed by time,
+// as verdicts are, so that it appends too. The PostgreSQL backend keeps
+// the same log in the tables of pgschema/0002_log.sql; its log_head row is
+// the sequencer that replicas' appends lock in turn.
 //
 // Verdicts are keyed by time, not by their random id, so that writes append:
 // a write reads and rewrites the right-most pages of verdicts only, and

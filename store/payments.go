@@ -141,6 +141,7 @@ func (b *Bolt) SettlePayment(ctx context.Context, paymentID string, use PaymentU
 	if err != nil {
 		return err
 	}
+	w.noLog = b.noLog
 	id := []byte(paymentID)
 	err = b.write(func(tx *bolt.Tx) error {
 		payments := tx.Bucket(bucketPayments)

@@ -26,9 +26,17 @@ var (
 	// bucketLogHashes holds tlog's stored hashes, keyed by their 8-byte
 	// big-endian storage index (tlog.StoredHashIndex).
 	bucketLogHashes = []byte("log_hashes")
-	// bucketLogIndex maps a verification id to its 8-byte big-endian
-	// record index in the log.
-	bucketLogIndex = []byte("log_index")
+	// bucketLogIndex maps a verdict's verdicts-bucket key (verified_at,
+	// then the verification id: timeKey) to its 8-byte big-endian record
+	// index in the log; verdict_ids gives the key of an id. Keyed by time,
+	// not by the random id, it grows at its end as the verdicts bucket
+	// does, so a commit writes one or two of its leaf pages instead of one
+	// per verdict (BENCHMARKS.md, "Transparency log").
+	bucketLogIndex = []byte("log_index_by_time")
+	// bucketLogIndexByID is the log index as files written before
+	// bucketLogIndex keep it, keyed by verification id; open moves it into
+	// bucketLogIndex (migrateLogIndex).
+	bucketLogIndexByID = []byte("log_index")
 	// bucketLogEntries maps an 8-byte big-endian record index to its
 	// 32-byte entry.
 	bucketLogEntries = []byte("log_entries")
@@ -85,9 +93,9 @@ func (r txHashReader) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 	return out, nil
 }
 
-// appendLog appends entry, the entry of the verdict verificationID, to the
-// log in tx and records its index.
-func appendLog(tx *bolt.Tx, verificationID []byte, entry [sha256.Size]byte) error {
+// appendLog appends entry, the entry of the verdict stored under key in
+// the verdicts bucket, to the log in tx and records its index.
+func appendLog(tx *bolt.Tx, key []byte, entry [sha256.Size]byte) error {
 	n, err := logSize(tx)
 	if err != nil {
 		return err
@@ -105,7 +113,9 @@ func appendLog(tx *bolt.Tx, verificationID []byte, entry [sha256.Size]byte) erro
 		}
 	}
 	index := encodeUint64(uint64(n))
-	if err := tx.Bucket(bucketLogIndex).Put(verificationID, index); err != nil {
+	byTime := tx.Bucket(bucketLogIndex)
+	byTime.FillPercent = verdictsFillPercent // nearly in key order, as verdicts
+	if err := byTime.Put(key, index); err != nil {
 		return err
 	}
 	entries := tx.Bucket(bucketLogEntries)
@@ -115,14 +125,15 @@ func appendLog(tx *bolt.Tx, verificationID []byte, entry [sha256.Size]byte) erro
 	}
 	ids := tx.Bucket(bucketLogIDs)
 	ids.FillPercent = 1.0
-	if err := ids.Put(index, verificationID); err != nil {
+	if err := ids.Put(index, key[8:]); err != nil {
 		return err
 	}
 	return tx.Bucket(bucketMeta).Put(keyLogSize, encodeUint64(uint64(n+1)))
 }
 
 // indexLogIDs fills the log_ids bucket of a file whose log was written
-// before it existed, from the log_index bucket, in the open transaction;
+// before it existed, from the log index (after migrateLogIndex), in the
+// open transaction;
 // it does nothing when the bucket already names the log's last record.
 func indexLogIDs(tx *bolt.Tx) error {
 	n, err := logSize(tx)
@@ -133,11 +144,11 @@ func indexLogIDs(tx *bolt.Tx) error {
 	if last, _ := ids.Cursor().Last(); last != nil && binary.BigEndian.Uint64(last) == uint64(n-1) {
 		return nil
 	}
-	return tx.Bucket(bucketLogIndex).ForEach(func(id, index []byte) error {
-		if len(index) != 8 || binary.BigEndian.Uint64(index) >= uint64(n) {
-			return fmt.Errorf("%w: log index of %s is %x in a log of %d", ErrCorrupt, id, index, n)
+	return tx.Bucket(bucketLogIndex).ForEach(func(key, index []byte) error {
+		if len(key) <= 8 || len(index) != 8 || binary.BigEndian.Uint64(index) >= uint64(n) {
+			return fmt.Errorf("%w: log index under %x is %x in a log of %d", ErrCorrupt, key, index, n)
 		}
-		return ids.Put(bytes.Clone(index), bytes.Clone(id))
+		return ids.Put(bytes.Clone(index), bytes.Clone(key[8:]))
 	})
 }
 
@@ -238,9 +249,18 @@ type LogInclusion struct {
 }
 
 // logIndexIn reads the 8-byte log index key of verificationID as of tx:
-// ErrNotFound when the verdict has no entry.
+// ErrNotFound when no such verdict is stored or it has no entry.
 func logIndexIn(tx *bolt.Tx, verificationID string) ([]byte, error) {
-	raw := tx.Bucket(bucketLogIndex).Get([]byte(verificationID))
+	id := []byte(verificationID)
+	at := tx.Bucket(bucketVerdictIDs).Get(id)
+	if at == nil {
+		return nil, ErrNotFound
+	}
+	if len(at) != 8 {
+		return nil, fmt.Errorf("%w: id entry of %d bytes", ErrCorrupt, len(at))
+	}
+	var key [8 + maxIDLen]byte
+	raw := tx.Bucket(bucketLogIndex).Get(append(append(key[:0], at...), id...))
 	if raw == nil {
 		return nil, ErrNotFound
 	}
@@ -315,6 +335,40 @@ func (b *Bolt) LogInclusion(ctx context.Context, verificationID string) (LogIncl
 	return inc, nil
 }
 
+// checkLogEmpty refuses Options.NoLog on a file whose log holds an entry.
+func checkLogEmpty(tx *bolt.Tx) error {
+	n, err := logSize(tx)
+	if err == nil && n > 0 {
+		err = fmt.Errorf("%w: NoLog on a file whose transparency log holds %d entries: "+
+			"verdicts stored without the log would be missing from it", ErrInvalidArgument, n)
+	}
+	return err
+}
+
+// migrateLogIndex moves the log index of a file that keeps it by
+// verification id (bucketLogIndexByID) into bucketLogIndex, keyed by each
+// verdict's verdicts-bucket key, and drops the old bucket. It runs in the
+// open transaction, after the buckets are created.
+func migrateLogIndex(tx *bolt.Tx) error {
+	old := tx.Bucket(bucketLogIndexByID)
+	if old == nil {
+		return nil
+	}
+	ids, byTime := tx.Bucket(bucketVerdictIDs), tx.Bucket(bucketLogIndex)
+	byTime.FillPercent = verdictsFillPercent
+	err := old.ForEach(func(id, index []byte) error {
+		at := ids.Get(id)
+		if len(at) != 8 || len(index) != 8 {
+			return fmt.Errorf("%w: log index of %q: no stored verdict, or of %d bytes", ErrCorrupt, id, len(index))
+		}
+		return byTime.Put(append(bytes.Clone(at), id...), index)
+	})
+	if err != nil {
+		return fmt.Errorf("moving the log index to %s: %w", bucketLogIndex, err)
+	}
+	return tx.DeleteBucket(bucketLogIndexByID)
+}
+
 // logStoredVerdicts appends to an empty log, in stored (verified_at)
 // order, the verdicts of a file written before the log existed, so that
 // every stored verdict has a log index. It runs in the open transaction.
@@ -334,7 +388,7 @@ func logStoredVerdicts(tx *bolt.Tx) error {
 		}
 		entry, err := LogEntry(v.Receipt)
 		if err == nil {
-			err = appendLog(tx, k[8:], entry)
+			err = appendLog(tx, k, entry)
 		}
 		if err != nil {
 			return fmt.Errorf("logging stored verdict %s: %w", k[8:], err)

@@ -177,6 +177,124 @@ func TestLogPersistsAndBackfills(t *testing.T) {
 	checkLogged(t, s, append(vs, more))
 }
 
+// TestLogIndexMovedFromIDKeys: a file that keeps the log index by
+// verification id (bucket log_index, as written before the index was keyed
+// by time) has it moved at open: every verdict keeps its index and proof,
+// the old bucket is gone, and new verdicts are logged after them.
+func TestLogIndexMovedFromIDKeys(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "verifier.db")
+	s, err := OpenBolt(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("OpenBolt() error = %v", err)
+	}
+	var vs []Verdict
+	for i := range 5 {
+		vs = append(vs, testVerdict(fmt.Sprintf("byid-%d", 4-i), "agent-a", true, t0.Add(time.Duration(i)*time.Second)))
+	}
+	put(t, s, vs...)
+	want := make(map[string]int64)
+	for _, v := range vs {
+		if want[v.VerificationID], err = s.LogIndex(ctx, v.VerificationID); err != nil {
+			t.Fatalf("LogIndex(%s) error = %v", v.VerificationID, err)
+		}
+	}
+	// Rewrite the index in the old layout: by verification id.
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		old, err := tx.CreateBucket(bucketLogIndexByID)
+		if err != nil {
+			return err
+		}
+		for id, index := range want {
+			if err := old.Put([]byte(id), encodeUint64(uint64(index))); err != nil {
+				return err
+			}
+		}
+		return tx.DeleteBucket(bucketLogIndex)
+	})
+	if err != nil {
+		t.Fatalf("writing the old layout: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close() error = %v", err)
+	}
+	s, err = OpenBolt(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("reopen error = %v", err)
+	}
+	defer s.Close()
+	for id, index := range want {
+		if got, err := s.LogIndex(ctx, id); err != nil || got != index {
+			t.Errorf("LogIndex(%s) after the move = %d, %v; want %d", id, got, err, index)
+		}
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketLogIndexByID) != nil {
+			t.Errorf("bucket %s is left after the move", bucketLogIndexByID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLogged(t, s, vs)
+	more := testVerdict("byid-new", "agent-a", true, t0.Add(time.Hour))
+	put(t, s, more)
+	checkLogged(t, s, append(vs, more))
+}
+
+// TestNoLogLeavesNoHole: a store opened with NoLog (for measuring the
+// log's cost) stores verdicts, by PutVerdict and by SettlePayment, with the
+// log left empty; the next open without NoLog logs every one of them; and
+// NoLog is refused on that file from then on, since a verdict stored
+// without the log would then be missing from a log that holds entries.
+func TestNoLogLeavesNoHole(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "verifier.db")
+	s, err := OpenBolt(path, &Options{NoSync: true, NoLog: true})
+	if err != nil {
+		t.Fatalf("OpenBolt(NoLog) on a new file error = %v", err)
+	}
+	var vs []Verdict
+	for i := range 3 {
+		vs = append(vs, testVerdict(fmt.Sprintf("nolog-%d", i), "agent-a", true, t0.Add(time.Duration(i)*time.Second)))
+	}
+	put(t, s, vs...)
+	if _, _, err := s.UsePayment(ctx, "0xpaid", t0.Add(time.Hour), PaymentUse{State: PaymentPending, RequestKey: "r", Since: t0}); err != nil {
+		t.Fatalf("UsePayment() error = %v", err)
+	}
+	paid := testVerdict("nolog-paid", "agent-a", true, t0.Add(time.Minute))
+	settled := PaymentUse{State: PaymentSettled, RequestKey: "r", Since: t0, Settlement: []byte(`{}`), Answer: []byte(`{}`)}
+	if err := s.SettlePayment(ctx, "0xpaid", settled, &paid); err != nil {
+		t.Fatalf("SettlePayment() error = %v", err)
+	}
+	vs = append(vs, paid)
+	if tree, err := s.LogTree(ctx); err != nil || tree.Size != 0 {
+		t.Errorf("LogTree() with NoLog = %+v, %v; want an empty log", tree, err)
+	}
+	if _, err := s.LogIndex(ctx, vs[0].VerificationID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("LogIndex() with NoLog error = %v, want ErrNotFound", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close() error = %v", err)
+	}
+
+	s, err = OpenBolt(path, &Options{NoSync: true})
+	if err != nil {
+		t.Fatalf("reopen with the log error = %v", err)
+	}
+	checkLogged(t, s, vs)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close() error = %v", err)
+	}
+	if s, err := OpenBolt(path, &Options{NoSync: true, NoLog: true}); !errors.Is(err, ErrInvalidArgument) {
+		if err == nil {
+			s.Close()
+		}
+		t.Errorf("OpenBolt(NoLog) on a file whose log holds entries error = %v, want ErrInvalidArgument", err)
+	}
+}
+
 // storeTiles is a tlog.TileReader over a store's LogTile.
 type storeTiles struct {
 	t *testing.T

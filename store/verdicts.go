@@ -33,7 +33,7 @@ func (b *Bolt) PutVerdict(ctx context.Context, v Verdict) error {
 		return err
 	}
 	buf := b.records.Get()
-	w, err := prepareVerdict(*buf, v)
+	w, err := b.prepareVerdict(*buf, v)
 	if err != nil {
 		b.records.Put(buf)
 		return fmt.Errorf("storing verdict %s: %w", v.VerificationID, err)
@@ -75,23 +75,46 @@ type verdictWrite struct {
 	pass    bool
 	summary []byte   // agent_time value
 	entry   [32]byte // log entry: LogEntry(receipt)
+	noLog   bool     // not appended to the log (Options.NoLog)
 }
 
 // id returns the verification id, the key's tail.
 func (w verdictWrite) id() []byte { return w.key[8:] }
 
-// prepareVerdict validates and encodes v, the record appended to buf[:0].
+// prepareVerdict validates and encodes v, the record appended to buf[:0],
+// and computes its log entry.
 func prepareVerdict(buf []byte, v Verdict) (verdictWrite, error) {
+	w, err := encodeVerdictWrite(buf, v)
+	if err != nil {
+		return verdictWrite{}, err
+	}
+	if w.entry, err = LogEntry(v.Receipt); err != nil {
+		return verdictWrite{}, err
+	}
+	return w, nil
+}
+
+// prepareVerdict is the package's prepareVerdict; on a store opened with
+// NoLog the write has no log entry and is not appended to the log.
+func (b *Bolt) prepareVerdict(buf []byte, v Verdict) (verdictWrite, error) {
+	if !b.noLog {
+		return prepareVerdict(buf, v)
+	}
+	w, err := encodeVerdictWrite(buf, v)
+	w.noLog = true
+	return w, err
+}
+
+// encodeVerdictWrite validates and encodes v, the record appended to
+// buf[:0], without its log entry.
+func encodeVerdictWrite(buf []byte, v Verdict) (verdictWrite, error) {
 	if err := validateVerdict(v); err != nil {
 		return verdictWrite{}, err
 	}
 	v.VerifiedAt = v.VerifiedAt.UTC()
-	entry, err := LogEntry(v.Receipt)
-	if err != nil {
-		return verdictWrite{}, err
-	}
-	w := verdictWrite{nanos: v.VerifiedAt.UnixNano(), pass: v.Result == ResultPass, entry: entry}
+	w := verdictWrite{nanos: v.VerifiedAt.UnixNano(), pass: v.Result == ResultPass}
 	w.key = timeKey(w.nanos, v.VerificationID)
+	var err error
 	if w.record, err = appendVerdict(buf[:0], &v); err != nil {
 		return verdictWrite{}, err
 	}
@@ -125,8 +148,10 @@ func (w verdictWrite) apply(tx *bolt.Tx) error {
 	if err := ids.Put(w.id(), w.key[:8]); err != nil {
 		return err
 	}
-	if err := appendLog(tx, w.id(), w.entry); err != nil {
-		return err
+	if !w.noLog {
+		if err := appendLog(tx, w.key, w.entry); err != nil {
+			return err
+		}
 	}
 	if w.agent == "" {
 		return nil

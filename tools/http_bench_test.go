@@ -73,31 +73,46 @@ func newRawPostClient(b *testing.B, h http.Handler, path, headers string, body [
 	b.Helper()
 	ts := httptest.NewServer(h)
 	b.Cleanup(ts.Close)
-	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	return dialRawPostClient(b, ts.Listener.Addr().String(), path, headers, body, good)
+}
+
+// dialRawPostClient connects to the HTTP server at addr (host:port).
+func dialRawPostClient(b *testing.B, addr, path, headers string, body []byte, good func(*http.Response, []byte) bool) *rawPostClient {
+	b.Helper()
+	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { conn.Close() })
 	req := fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s",
-		path, ts.Listener.Addr(), headers, len(body), body)
+		path, addr, headers, len(body), body)
 	return &rawPostClient{conn: conn, r: bufio.NewReaderSize(conn, 1<<20), req: req, good: good}
 }
 
 // call makes one round trip and returns its time.
 func (c *rawPostClient) call(b *testing.B) time.Duration {
+	took, err := c.post()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return took
+}
+
+// post makes one round trip and returns its time, or what went wrong.
+func (c *rawPostClient) post() (time.Duration, error) {
 	start := time.Now()
 	if _, err := c.conn.Write(c.req); err != nil {
-		b.Fatal(err)
+		return 0, err
 	}
 	resp, err := http.ReadResponse(c.r, nil)
 	if err != nil {
-		b.Fatal(err)
+		return 0, err
 	}
 	answer, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	took := time.Since(start)
 	if err != nil || resp.StatusCode != http.StatusOK || !c.good(resp, answer) {
-		b.Fatalf("POST: status %d, %v, body %.200s", resp.StatusCode, err, answer)
+		return 0, fmt.Errorf("POST: status %d, %v, body %.200s", resp.StatusCode, err, answer)
 	}
-	return took
+	return took, nil
 }

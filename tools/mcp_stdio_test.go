@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(stdioChildEnv); dir != "" {
 		os.Exit(stdioChild(dir))
 	}
+	if dir := os.Getenv(restChildEnv); dir != "" {
+		os.Exit(restChild(dir))
+	}
 	os.Exit(m.Run())
 }
 
