@@ -73,20 +73,30 @@ func (c *Canonicalizer) AppendCanonical(dst, raw []byte) ([]byte, error) {
 // is reused from one call to the next, whichever goroutine makes it: for a
 // caller that canonicalizes now and then and keeps no Canonicalizer.
 func AppendCanonical(dst, raw []byte) ([]byte, error) {
-	c, ok := canonicalizers.Get().(*Canonicalizer)
-	if !ok {
-		c = new(Canonicalizer)
+	c := getCanonicalizer()
+	defer putCanonicalizer(c)
+	return c.AppendCanonical(dst, raw)
+}
+
+// canonicalizers holds spare Canonicalizers for AppendCanonical and
+// Attest. Nothing in one reaches a result: every canonicalization resets
+// its working memory.
+var canonicalizers sync.Pool
+
+func getCanonicalizer() *Canonicalizer {
+	if c, ok := canonicalizers.Get().(*Canonicalizer); ok {
+		return c
 	}
-	out, err := c.AppendCanonical(dst, raw)
+	return new(Canonicalizer)
+}
+
+// putCanonicalizer keeps c for another canonicalization, unless one large
+// text has left it holding much memory.
+func putCanonicalizer(c *Canonicalizer) {
 	if c.scratch.footprint() <= maxPooledScratch {
 		canonicalizers.Put(c)
 	}
-	return out, err
 }
-
-// canonicalizers holds spare Canonicalizers for AppendCanonical. Nothing in
-// one reaches a result: every canonicalization resets its working memory.
-var canonicalizers sync.Pool
 
 // maxPooledScratch bounds the working memory a spare Canonicalizer keeps,
 // so that one large text does not stay in memory.
@@ -143,32 +153,19 @@ func appendSignedDocument(dst []byte, context, keyVersion, attestedAt string, re
 }
 
 // signedDocumentFast appends the signed document to dst, built directly in
-// canonical form (signedDocumentWith), canonicalizing the response into it.
-// ok is false whenever signedDocumentJCS could fail; the caller then runs it
-// for the error. The response is canonicalized one level deep, as inside
-// the document, so the nesting limit falls where jcs puts it.
+// canonical form: its five names are fixed ASCII and already in sorted
+// order, so the document is the three strings and the canonical response
+// placed between them. ok is false whenever signedDocumentJCS could fail;
+// the caller then runs it for the error. The response is canonicalized one
+// level deep, as inside the document, so the nesting limit falls where jcs
+// puts it.
 func signedDocumentFast(dst []byte, context, keyVersion, attestedAt string, response []byte) (doc []byte, ok bool) {
-	doc, err := signedDocumentWith(dst, context, keyVersion, attestedAt, len(response), func(doc []byte) ([]byte, error) {
-		return appendCanonical(doc, response, 1, nil)
-	})
-	return doc, err == nil
-}
-
-// errEmptyResponse refuses to sign a document around no response.
-var errEmptyResponse = errors.New("building signed document: the response is empty")
-
-// signedDocumentWith appends the signed document to dst, the response by
-// appendResponse (about size bytes). Its five names are fixed ASCII and
-// already in sorted order, so the document is the three strings and the
-// canonical response placed between them. On error dst is returned
-// unchanged.
-func signedDocumentWith(dst []byte, context, keyVersion, attestedAt string, size int, appendResponse func([]byte) ([]byte, error)) ([]byte, error) {
 	for _, v := range [...]string{context, keyVersion, attestedAt} {
 		if v == "" || !utf8.ValidString(v) {
-			return dst, errors.New("building signed document: an attestation field is empty or not UTF-8")
+			return dst, false
 		}
 	}
-	doc := slices.Grow(dst, size+len(context)+len(keyVersion)+len(attestedAt)+96)
+	doc = slices.Grow(dst, len(response)+len(context)+len(keyVersion)+len(attestedAt)+96)
 	doc = append(doc, `{"algorithm":"`+Algorithm+`","attested_at":`...)
 	doc = appendCanonicalString(doc, attestedAt)
 	doc = append(doc, `,"context":`...)
@@ -176,11 +173,13 @@ func signedDocumentWith(dst []byte, context, keyVersion, attestedAt string, size
 	doc = append(doc, `,"key_version":`...)
 	doc = appendCanonicalString(doc, keyVersion)
 	doc = append(doc, `,"response":`...)
-	doc, err := appendResponse(doc)
+	c := getCanonicalizer()
+	doc, err := appendCanonical(doc, response, 1, &c.scratch)
+	putCanonicalizer(c)
 	if err != nil {
-		return dst, err
+		return dst, false
 	}
-	return append(doc, '}'), nil
+	return append(doc, '}'), true
 }
 
 // signedDocumentJCS is SignedDocument by way of jcs.Transform over the
