@@ -9,7 +9,7 @@ import (
 
 	"github.com/gowebpki/jcs"
 
-	"github.com/verifier-dev/verifier/internal/jsonesc"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
@@ -388,7 +388,7 @@ func (w *canonWriter) str(isName bool) (nameStart, nameEnd int32, err error) {
 	start := w.pos
 	escStart := -1 // where the decoded name starts in w.names, once an escape is seen
 	for {
-		i := jsonesc.PlainRun(w.in, w.pos)
+		i := ijson.PlainRun(w.in, w.pos)
 		w.out = append(w.out, w.in[w.pos:i]...)
 		if escStart >= 0 {
 			w.names = append(w.names, w.in[w.pos:i]...)
@@ -442,7 +442,7 @@ func (w *canonWriter) str(isName bool) (nameStart, nameEnd int32, err error) {
 // JSON escapes, with a UTF-16 surrogate pair only as a high surrogate
 // followed by a low one.
 func (w *canonWriter) escape() (rune, error) {
-	r, next, ok := jsonesc.Decode(w.in, w.pos)
+	r, next, ok := ijson.DecodeEscape(w.in, w.pos)
 	w.pos = next
 	if !ok {
 		return 0, errFastCanonical
@@ -481,7 +481,7 @@ func appendCanonicalRune(dst []byte, r rune) []byte {
 func appendCanonicalString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	for i := 0; i < len(s); i++ {
-		j := jsonesc.PlainRunString(s, i)
+		j := ijson.PlainRunString(s, i)
 		dst = append(dst, s[i:j]...)
 		if i = j; i == len(s) {
 			break

@@ -1,11 +1,9 @@
-// Package jsonesc scans JSON strings for the hand-written fast paths of the
-// I-JSON decoder (engine/ijson) and the RFC 8785 encoder (signing), which
-// must agree on exactly what they accept: it finds the runs of bytes a string
-// holds as they are, and decodes escape sequences strictly (the JSON escapes,
-// and a UTF-16 surrogate only as a high surrogate followed by an escaped low
-// one). It also writes a string as encoding/json's Marshal does, for the
-// hand-written encoders that must reproduce Marshal's bytes.
-package jsonesc
+package ijson
+
+// Strings: finding the runs of bytes a string holds as they are, and
+// decoding escape sequences strictly (the JSON escapes, and a UTF-16
+// surrogate only as a high surrogate followed by an escaped low one), for
+// every scan of this package.
 
 import (
 	"encoding/binary"
@@ -65,10 +63,10 @@ func plainByte(c byte) bool {
 	return c >= 0x20 && c != '"' && c != '\\' && c < 0x80
 }
 
-// Decode decodes the escape sequence that starts at in[pos], a backslash. It
+// DecodeEscape decodes the escape sequence that starts at in[pos], a backslash. It
 // returns the rune and the position after the sequence, or ok=false for an
 // invalid escape or a lone or misordered surrogate.
-func Decode(in []byte, pos int) (r rune, next int, ok bool) {
+func DecodeEscape(in []byte, pos int) (r rune, next int, ok bool) {
 	if pos+1 >= len(in) {
 		return 0, pos, false
 	}

@@ -1,4 +1,4 @@
-package jsonesc
+package ijson
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestDecode(t *testing.T) {
+func TestDecodeEscape(t *testing.T) {
 	tests := []struct {
 		in   string
 		want rune
@@ -32,16 +32,16 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			r, next, ok := Decode([]byte(tt.in), 0)
+			r, next, ok := DecodeEscape([]byte(tt.in), 0)
 			if ok != tt.ok || (ok && (r != tt.want || next != tt.next)) {
-				t.Errorf("Decode(%s) = %q, %d, %v; want %q, %d, %v", tt.in, r, next, ok, tt.want, tt.next, tt.ok)
+				t.Errorf("DecodeEscape(%s) = %q, %d, %v; want %q, %d, %v", tt.in, r, next, ok, tt.want, tt.next, tt.ok)
 			}
 		})
 	}
 }
 
-// FuzzDecode checks Decode against encoding/json on every escape it accepts.
-func FuzzDecode(f *testing.F) {
+// FuzzDecodeEscape checks Decode against encoding/json on every escape it accepts.
+func FuzzDecodeEscape(f *testing.F) {
 	for _, s := range []string{`\n`, `\u0041`, `\ud83d\ude00`, `\ud800`, `\q`} {
 		f.Add([]byte(s))
 	}
@@ -49,7 +49,7 @@ func FuzzDecode(f *testing.F) {
 		if len(in) == 0 || in[0] != '\\' {
 			return
 		}
-		r, next, ok := Decode(in, 0)
+		r, next, ok := DecodeEscape(in, 0)
 		if !ok {
 			return
 		}
@@ -58,7 +58,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode accepted %q, encoding/json refuses it: %v", in[:next], err)
 		}
 		if s != string(r) {
-			t.Fatalf("Decode(%q) = %q, encoding/json reads %q", in[:next], r, s)
+			t.Fatalf("DecodeEscape(%q) = %q, encoding/json reads %q", in[:next], r, s)
 		}
 	})
 }

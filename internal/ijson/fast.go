@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"slices"
 	"unicode/utf8"
-
-	"github.com/verifier-dev/verifier/internal/jsonesc"
 )
 
 // The fast decoder below reads a well-formed I-JSON document in one pass
@@ -358,7 +356,7 @@ func (d *fastDecoder) plainStr() (raw []byte, plain, ok bool) {
 	d.pos++
 	start := d.pos
 	for d.pos < len(d.in) {
-		d.pos = jsonesc.PlainRun(d.in, d.pos)
+		d.pos = PlainRun(d.in, d.pos)
 		if d.pos >= len(d.in) {
 			break
 		}
@@ -426,7 +424,7 @@ func (d *fastDecoder) utf8Char() bool {
 
 // escape decodes the escape at pos (a backslash).
 func (d *fastDecoder) escape() (rune, bool) {
-	r, next, ok := jsonesc.Decode(d.in, d.pos)
+	r, next, ok := DecodeEscape(d.in, d.pos)
 	d.pos = next
 	return r, ok
 }
