@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/internal/bufpool"
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // Canonicalizer returns the RFC 8785 canonical form of JSON bytes. The
@@ -314,7 +315,7 @@ func (r *Request) appendFilledBounds(dst []byte) ([]byte, bool) {
 			dst = append(dst, ',')
 		}
 		ok := utf8.ValidString(b.Key)
-		dst = appendJSONString(dst, b.Key)
+		dst = ijson.AppendCanonicalString(dst, b.Key)
 		dst = append(dst, `:{"if_present":`...)
 		dst, ok = appendJSONAnd(dst, orFalse(b.decoded["if_present"]), ok)
 		dst = append(dst, `,"max":`...)
@@ -373,7 +374,7 @@ func (r *Request) appendFilledRules(dst []byte) ([]byte, bool) {
 			} else {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, name)
+			dst = ijson.AppendCanonicalString(dst, name)
 			dst = append(dst, ':')
 			var v any
 			switch name {
@@ -418,9 +419,9 @@ func appendJSON(dst []byte, v any) ([]byte, bool) {
 		if !utf8.ValidString(x) {
 			return dst, false
 		}
-		return appendJSONString(dst, x), true
+		return ijson.AppendCanonicalString(dst, x), true
 	case json.Number:
-		if !isJSONNumber(string(x)) {
+		if !ijson.ValidNumber(string(x)) {
 			return dst, false
 		}
 		return append(dst, x...), true
@@ -444,7 +445,7 @@ func appendJSON(dst []byte, v any) ([]byte, bool) {
 			if !utf8.ValidString(k) {
 				return dst, false
 			}
-			dst = appendJSONString(dst, k)
+			dst = ijson.AppendCanonicalString(dst, k)
 			dst = append(dst, ':')
 			var ok bool
 			if dst, ok = appendJSON(dst, e); !ok {
@@ -468,65 +469,6 @@ func appendJSONList[T any](dst []byte, list []T) ([]byte, bool) {
 		}
 	}
 	return append(dst, ']'), true
-}
-
-// isJSONNumber reports whether s is an RFC 8259 number:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func isJSONNumber(s string) bool {
-	digits := func(i int) int {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digits(i)
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		if j := digits(i + 1); j > i+1 {
-			i = j
-		} else {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if j := digits(i); j > i {
-			i = j
-		} else {
-			return false
-		}
-	}
-	return i == len(s)
-}
-
-// appendJSONString appends s, valid UTF-8, as a JSON string.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
 }
 
 func orFalse(v any) any {
