@@ -154,24 +154,49 @@ func (s Signer) MarshalText() ([]byte, error) {
 	return []byte(s.String()), nil
 }
 
+// Sign attests response, a JSON object (the answer without "attestation"),
+// as Attest does, and returns its receipt: AppendAttestation's bytes.
+// Attest's canonicalization has checked that response is one JSON value,
+// so it is not parsed a second time.
+func (s *Signer) Sign(context string, response []byte, attestedAt string) ([]byte, error) {
+	body := bytes.TrimRight(response, " \t\r\n")
+	if len(body) < 2 || body[0] != '{' {
+		return nil, errNotObject
+	}
+	a, err := s.Attest(context, body, attestedAt)
+	if err != nil {
+		return nil, err
+	}
+	return appendAttestation(body, a)
+}
+
+// errNotObject refuses to append an attestation to what is not a JSON
+// object.
+var errNotObject = errors.New("appending attestation: answer is not a JSON object")
+
 // AppendAttestation returns the receipt: answer, a JSON object that has no
 // "attestation" key, with "attestation": a added as its last member. The
 // answer's bytes are kept as they are, so its key order survives.
 func AppendAttestation(answer []byte, a Attestation) ([]byte, error) {
 	body := bytes.TrimRight(answer, " \t\r\n")
 	if !json.Valid(body) || len(body) < 2 || body[0] != '{' {
-		return nil, errors.New("appending attestation: answer is not a JSON object")
+		return nil, errNotObject
 	}
-	inner := bytes.TrimSpace(body[1 : len(body)-1])
-	out := make([]byte, 0, len(body)+len(a.Algorithm)+len(a.KeyVersion)+len(a.Timestamp)+len(a.Signature)+80)
-	out = append(out, body[:len(body)-1]...)
-	out = bytes.TrimRight(out, " \t\r\n")
-	if len(inner) > 0 {
-		out = append(out, ',')
-	}
+	return appendAttestation(body, a)
+}
+
+// appendAttestation is AppendAttestation for body, known to be a JSON
+// object without trailing white space.
+func appendAttestation(body []byte, a Attestation) ([]byte, error) {
 	att, err := json.Marshal(a)
 	if err != nil {
 		return nil, fmt.Errorf("appending attestation: %w", err)
+	}
+	out := make([]byte, 0, len(body)+len(att)+len(`,"attestation":`))
+	out = append(out, body[:len(body)-1]...)
+	out = bytes.TrimRight(out, " \t\r\n")
+	if len(bytes.TrimSpace(body[1:len(body)-1])) > 0 {
+		out = append(out, ',')
 	}
 	out = append(out, `"attestation":`...)
 	out = append(out, att...)

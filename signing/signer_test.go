@@ -133,6 +133,38 @@ func TestReceiptGolden(t *testing.T) {
 	}
 }
 
+// TestSign: Sign's receipt is Attest's attestation appended by
+// AppendAttestation, and it refuses what either refuses.
+func TestSign(t *testing.T) {
+	s := testSigner(t)
+	const at = "2026-11-30T00:00:00.000000+00:00"
+	for _, in := range []string{`{"b":1,"a":[2.50,"\u00e9"]}`, `{}`, "{ \n}\n", "{\"a\":1}\n"} {
+		got, err := s.Sign(ContextVerify, []byte(in), at)
+		if err != nil {
+			t.Fatalf("Sign(%q): %v", in, err)
+		}
+		a, err := s.Attest(ContextVerify, []byte(in), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := AppendAttestation([]byte(in), a)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("Sign(%q) = %s\nAttest and AppendAttestation give %s, %v", in, got, want, err)
+		}
+		if _, err := VerifyReceipt(got, s.Keys()); err != nil {
+			t.Errorf("VerifyReceipt(Sign(%q)): %v", in, err)
+		}
+	}
+	for _, bad := range []string{``, `[]`, `"x"`, `{`, `{}}`, `{"a":1} x`, ` {}`, `{"a":1,"a":2}`} {
+		if got, err := s.Sign(ContextVerify, []byte(bad), at); err == nil {
+			t.Errorf("Sign(%q) = %s, want an error", bad, got)
+		}
+	}
+	if got, err := s.Sign("other", []byte(`{}`), at); err == nil {
+		t.Errorf("Sign under an unknown context = %s, want an error", got)
+	}
+}
+
 func TestAppendAttestation(t *testing.T) {
 	a := Attestation{Algorithm: "Ed25519", KeyVersion: "v1", Timestamp: "t", Signature: "c2ln"}
 	const att = `"attestation":{"algorithm":"Ed25519","key_version":"v1","timestamp":"t","signature":"c2ln"}`

@@ -134,9 +134,9 @@ func (s *Service) sign(a *engine.Answer) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	att, err := s.Keys.Current().Attest(signing.ContextVerify, body, a.VerifiedAt)
+	receipt, err := s.Keys.Current().Sign(signing.ContextVerify, body, a.VerifiedAt)
 	if err != nil {
 		return nil, fmt.Errorf("signing answer: %w", err)
 	}
-	return signing.AppendAttestation(body, att)
+	return receipt, nil
 }
