@@ -340,8 +340,8 @@ func (w *canonWriter) sortMembers(members []canonMember) (inOrder, ok bool) {
 	return false, true
 }
 
-// name returns a member's decoded name.
-func (w *canonWriter) name(m canonMember) []byte {
+// memberName returns a member's decoded name.
+func (w *canonWriter) memberName(m canonMember) []byte {
 	if m.nameStart < 0 {
 		return w.decoded[-m.nameStart-1 : m.nameEnd]
 	}
@@ -349,7 +349,7 @@ func (w *canonWriter) name(m canonMember) []byte {
 }
 
 func (w *canonWriter) compareNames(a, b canonMember) int {
-	return compareUTF16(w.name(a), w.name(b))
+	return compareUTF16(w.memberName(a), w.memberName(b))
 }
 
 // compareUTF16 compares two valid UTF-8 strings in the order of their UTF-16

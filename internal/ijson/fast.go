@@ -356,7 +356,7 @@ func (d *fastDecoder) plainStr() (raw []byte, plain, ok bool) {
 	d.pos++
 	start := d.pos
 	for d.pos < len(d.in) {
-		d.pos = PlainRun(d.in, d.pos)
+		d.pos = plainRun(d.in, d.pos)
 		if d.pos >= len(d.in) {
 			break
 		}
@@ -424,7 +424,7 @@ func (d *fastDecoder) utf8Char() bool {
 
 // escape decodes the escape at pos (a backslash).
 func (d *fastDecoder) escape() (rune, bool) {
-	r, next, ok := DecodeEscape(d.in, d.pos)
+	r, next, ok := decodeEscape(d.in, d.pos)
 	d.pos = next
 	return r, ok
 }
