@@ -3,12 +3,14 @@ package engine
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/internal/bufpool"
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // Canonicalizer returns the RFC 8785 canonical form of JSON bytes. The
@@ -227,12 +229,12 @@ func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, rememb
 	doc = append(doc, '}')
 	c := canonicalChecks{rulesHash: hash(doc), bounds: jsonNull, rules: jsonNull}
 	if len(r.Bounds) > 0 {
-		if c.bounds, err = canonSmall(canon, r.appendFilledBounds, r.filledBounds); err != nil {
+		if c.bounds, err = canonFilled(canon, r.appendFilledBounds); err != nil {
 			return canonicalChecks{}, fmt.Errorf("canonicalizing bounds: %w", err)
 		}
 	}
 	if len(r.Rules) > 0 {
-		if c.rules, err = canonSmall(canon, r.appendFilledRules, r.filledRules); err != nil {
+		if c.rules, err = canonFilled(canon, r.appendFilledRules); err != nil {
 			return canonicalChecks{}, fmt.Errorf("canonicalizing rules: %w", err)
 		}
 	}
@@ -276,37 +278,20 @@ func (r *Request) appendRequestDocument(canon AppendCanonicalizer, doc []byte, o
 	return append(doc, '}'), nil
 }
 
-// canonSmall canonicalizes one small part of the request document: the
-// JSON text appendText writes or, when it declines, json.Marshal of value().
-// appendText writes objects with their members in sorted order, so the
-// canonicalizer has nothing to reorder, and skips the maps and reflection
-// that value and json.Marshal cost; the canonical bytes are the same.
-func canonSmall(canon AppendCanonicalizer, appendText func([]byte) ([]byte, bool), value func() any) ([]byte, error) {
+// canonFilled canonicalizes one filled part of the request document
+// (bounds or rules, defaults filled in) that appendText writes as JSON
+// text, its objects' members already in sorted order. appendText declines
+// only a value no decoded request holds.
+func canonFilled(canon AppendCanonicalizer, appendText func([]byte) ([]byte, bool)) ([]byte, error) {
 	text, ok := appendText(make([]byte, 0, 256))
 	if !ok {
-		var err error
-		if text, err = json.Marshal(value()); err != nil {
-			return nil, err
-		}
+		return nil, errors.New("a value is not one decoded from JSON")
 	}
 	return canon(nil, text)
 }
 
-// filledBounds is bounds as request_hash takes it: every bound with min,
-// max and if_present, defaults filled in.
-func (r *Request) filledBounds() any {
-	filled := make(map[string]any, len(r.Bounds))
-	for _, b := range r.Bounds {
-		filled[b.Key] = map[string]any{
-			"min":        b.decoded["min"],
-			"max":        b.decoded["max"],
-			"if_present": orFalse(b.decoded["if_present"]),
-		}
-	}
-	return filled
-}
-
-// appendFilledBounds writes filledBounds as JSON text.
+// appendFilledBounds writes bounds as request_hash takes them: every bound
+// with min, max and if_present, defaults filled in.
 func (r *Request) appendFilledBounds(dst []byte) ([]byte, bool) {
 	dst = append(dst, '{')
 	for i, b := range r.Bounds {
@@ -314,7 +299,7 @@ func (r *Request) appendFilledBounds(dst []byte) ([]byte, bool) {
 			dst = append(dst, ',')
 		}
 		ok := utf8.ValidString(b.Key)
-		dst = appendJSONString(dst, b.Key)
+		dst = ijson.AppendCanonicalString(dst, b.Key)
 		dst = append(dst, `:{"if_present":`...)
 		dst, ok = appendJSONAnd(dst, orFalse(b.decoded["if_present"]), ok)
 		dst = append(dst, `,"max":`...)
@@ -327,22 +312,6 @@ func (r *Request) appendFilledBounds(dst []byte) ([]byte, bool) {
 		dst = append(dst, '}')
 	}
 	return append(dst, '}'), true
-}
-
-// filledRules is rules as request_hash takes it: every rule with all ten
-// rule fields, defaults filled in.
-func (r *Request) filledRules() any {
-	filled := make([]map[string]any, len(r.Rules))
-	for i, rule := range r.Rules {
-		m := make(map[string]any, len(ruleFields))
-		for _, name := range ruleFields {
-			m[name] = rule.decoded[name]
-		}
-		m["tolerance"] = rule.filledTolerance()
-		m["if_present"] = orFalse(rule.decoded["if_present"])
-		filled[i] = m
-	}
-	return filled
 }
 
 func (rule *Rule) filledTolerance() any {
@@ -358,7 +327,8 @@ var sortedRuleFields = []string{
 	"other_field", "tolerance", "type", "value", "values",
 }
 
-// appendFilledRules writes filledRules as JSON text.
+// appendFilledRules writes rules as request_hash takes them: every rule
+// with all ten rule fields, defaults filled in.
 func (r *Request) appendFilledRules(dst []byte) ([]byte, bool) {
 	ok := true
 	dst = append(dst, '[')
@@ -373,7 +343,7 @@ func (r *Request) appendFilledRules(dst []byte) ([]byte, bool) {
 			} else {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, name)
+			dst = ijson.AppendCanonicalString(dst, name)
 			dst = append(dst, ':')
 			var v any
 			switch name {
@@ -403,11 +373,9 @@ func appendJSONAnd(dst []byte, v any, ok bool) ([]byte, bool) {
 
 // appendJSON appends v, built from decoded request values, as JSON text:
 // the text json.Marshal would give up to escaping, which canonicalization
-// erases. It costs a fraction of json.Marshal's reflection and sorting (the
-// canonicalizer sorts anyway). ok is false for anything it was not written
-// for — another type, a string that is not valid UTF-8 (json.Marshal would
-// substitute U+FFFD), a number that is not a JSON number — and the caller
-// then uses json.Marshal, so the result never differs.
+// erases. ok is false for anything a decoded request cannot hold: another
+// type, a string that is not valid UTF-8, a number that is not a JSON
+// number.
 func appendJSON(dst []byte, v any) ([]byte, bool) {
 	switch x := v.(type) {
 	case nil:
@@ -418,9 +386,9 @@ func appendJSON(dst []byte, v any) ([]byte, bool) {
 		if !utf8.ValidString(x) {
 			return dst, false
 		}
-		return appendJSONString(dst, x), true
+		return ijson.AppendCanonicalString(dst, x), true
 	case json.Number:
-		if !isJSONNumber(string(x)) {
+		if !ijson.ValidNumber(string(x)) {
 			return dst, false
 		}
 		return append(dst, x...), true
@@ -430,8 +398,6 @@ func appendJSON(dst []byte, v any) ([]byte, bool) {
 		}
 		return append(dst, x...), true
 	case []any:
-		return appendJSONList(dst, x)
-	case []map[string]any:
 		return appendJSONList(dst, x)
 	case map[string]any:
 		dst = append(dst, '{')
@@ -444,7 +410,7 @@ func appendJSON(dst []byte, v any) ([]byte, bool) {
 			if !utf8.ValidString(k) {
 				return dst, false
 			}
-			dst = appendJSONString(dst, k)
+			dst = ijson.AppendCanonicalString(dst, k)
 			dst = append(dst, ':')
 			var ok bool
 			if dst, ok = appendJSON(dst, e); !ok {
@@ -456,7 +422,7 @@ func appendJSON(dst []byte, v any) ([]byte, bool) {
 	return dst, false
 }
 
-func appendJSONList[T any](dst []byte, list []T) ([]byte, bool) {
+func appendJSONList(dst []byte, list []any) ([]byte, bool) {
 	dst = append(dst, '[')
 	for i, e := range list {
 		if i > 0 {
@@ -468,65 +434,6 @@ func appendJSONList[T any](dst []byte, list []T) ([]byte, bool) {
 		}
 	}
 	return append(dst, ']'), true
-}
-
-// isJSONNumber reports whether s is an RFC 8259 number:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func isJSONNumber(s string) bool {
-	digits := func(i int) int {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digits(i)
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		if j := digits(i + 1); j > i+1 {
-			i = j
-		} else {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if j := digits(i); j > i {
-			i = j
-		} else {
-			return false
-		}
-	}
-	return i == len(s)
-}
-
-// appendJSONString appends s, valid UTF-8, as a JSON string.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
 }
 
 func orFalse(v any) any {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/verifier-dev/verifier/engine/ijson"
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // The top-level members of a request, by their index in topLevelFields.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/verifier-dev/verifier/engine/ijson"
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 func TestParsePath(t *testing.T) {

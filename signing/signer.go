@@ -10,7 +10,6 @@ import (
 	"log/slog"
 
 	"github.com/verifier-dev/verifier/internal/bufpool"
-	"github.com/verifier-dev/verifier/internal/jsonesc"
 )
 
 // SeedSize is the length of an Ed25519 seed, the form in which private keys
@@ -81,53 +80,11 @@ func (s *Signer) Keys() Keys { return Keys{s.version: s.public()} }
 
 func (s *Signer) public() ed25519.PublicKey { return s.priv.Public().(ed25519.PublicKey) }
 
-// AttestCanonical is Attest for a response already in RFC 8785 canonical
-// form, such as engine.Answer.MarshalCanonical writes (FuzzAnswerEncoding
-// holds it to Canonicalize): the signed document is assembled around it as
-// given, without canonicalizing it again. A response that is not canonical
-// gives a signature no verifier accepts, so only a writer tested against
-// Canonicalize may call it. It keeps no reference to canonical.
-func (s *Signer) AttestCanonical(context string, canonical []byte, attestedAt string) (Attestation, error) {
-	return s.AttestAppended(context, attestedAt, func(dst []byte) ([]byte, error) {
-		return append(dst, canonical...), nil
-	})
-}
-
-// AttestAppended is AttestCanonical for a response that appendCanonical
-// appends, in canonical form, to the buffer it is given: the signed document
-// is written around it in a buffer the signer reuses, so the canonical
-// response needs no buffer of its own. appendCanonical must only append;
-// the caller's canonical writer is held to Canonicalize as for
-// AttestCanonical (engine.Answer.AppendCanonical is).
-func (s *Signer) AttestAppended(context, attestedAt string, appendCanonical func([]byte) ([]byte, error)) (Attestation, error) {
-	return s.attest(context, attestedAt, func(dst []byte) ([]byte, error) {
-		return signedDocumentWith(dst, context, s.version, attestedAt, 2048, func(doc []byte) ([]byte, error) {
-			n := len(doc)
-			doc, err := appendCanonical(doc)
-			if err == nil && len(doc) == n {
-				err = errEmptyResponse
-			}
-			return doc, err
-		})
-	})
-}
-
 // Attest signs response, one JSON value (the answer without "attestation"),
 // under context (ContextVerify or ContextTrustScore) at attestedAt, which must
 // be the answer's verified_at when it has one: receipt checking compares them.
+// The signed document is SignedDocument's, the bytes VerifyReceipt checks.
 func (s *Signer) Attest(context string, response []byte, attestedAt string) (Attestation, error) {
-	return s.attest(context, attestedAt, func(dst []byte) ([]byte, error) {
-		return appendSignedDocument(dst, context, s.version, attestedAt, response)
-	})
-}
-
-// signatureTextLen is the length of an Ed25519 signature in standard
-// base64, padding included.
-const signatureTextLen = (ed25519.SignatureSize + 2) / 3 * 4
-
-// attest signs the signed document appendDocument appends to the buffer it
-// is given, under a known context.
-func (s *Signer) attest(context, attestedAt string, appendDocument func([]byte) ([]byte, error)) (Attestation, error) {
 	if context != ContextVerify && context != ContextTrustScore {
 		// Receipts are only checked under the known contexts, so a signature
 		// under any other could never be verified.
@@ -137,7 +94,7 @@ func (s *Signer) attest(context, attestedAt string, appendDocument func([]byte) 
 	// buffer that serves one signature after another.
 	buf := documentBuffers.Get()
 	defer documentBuffers.Put(buf)
-	doc, err := appendDocument((*buf)[:0])
+	doc, err := appendSignedDocument((*buf)[:0], context, s.version, attestedAt, response)
 	*buf = doc
 	if err != nil {
 		return Attestation{}, fmt.Errorf("attesting: %w", err)
@@ -151,6 +108,10 @@ func (s *Signer) attest(context, attestedAt string, appendDocument func([]byte) 
 		Signature:  string(sig[:]),
 	}, nil
 }
+
+// signatureTextLen is the length of an Ed25519 signature in standard
+// base64, padding included.
+const signatureTextLen = (ed25519.SignatureSize + 2) / 3 * 4
 
 // documentBuffers holds spare buffers for signed documents, which live
 // only until they are signed. It holds nothing that reaches a result.
@@ -193,37 +154,51 @@ func (s Signer) MarshalText() ([]byte, error) {
 	return []byte(s.String()), nil
 }
 
+// Sign attests response, a JSON object (the answer without "attestation"),
+// as Attest does, and returns its receipt: AppendAttestation's bytes.
+// Attest's canonicalization has checked that response is one JSON value,
+// so it is not parsed a second time.
+func (s *Signer) Sign(context string, response []byte, attestedAt string) ([]byte, error) {
+	body := bytes.TrimRight(response, " \t\r\n")
+	if len(body) < 2 || body[0] != '{' {
+		return nil, errNotObject
+	}
+	a, err := s.Attest(context, body, attestedAt)
+	if err != nil {
+		return nil, err
+	}
+	return appendAttestation(body, a)
+}
+
+// errNotObject refuses to append an attestation to what is not a JSON
+// object.
+var errNotObject = errors.New("appending attestation: answer is not a JSON object")
+
 // AppendAttestation returns the receipt: answer, a JSON object that has no
 // "attestation" key, with "attestation": a added as its last member. The
 // answer's bytes are kept as they are, so its key order survives.
 func AppendAttestation(answer []byte, a Attestation) ([]byte, error) {
 	body := bytes.TrimRight(answer, " \t\r\n")
 	if !json.Valid(body) || len(body) < 2 || body[0] != '{' {
-		return nil, errors.New("appending attestation: answer is not a JSON object")
+		return nil, errNotObject
 	}
-	inner := bytes.TrimSpace(body[1 : len(body)-1])
-	out := make([]byte, 0, len(body)+len(a.Algorithm)+len(a.KeyVersion)+len(a.Timestamp)+len(a.Signature)+80)
+	return appendAttestation(body, a)
+}
+
+// appendAttestation is AppendAttestation for body, known to be a JSON
+// object without trailing white space.
+func appendAttestation(body []byte, a Attestation) ([]byte, error) {
+	att, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("appending attestation: %w", err)
+	}
+	out := make([]byte, 0, len(body)+len(att)+len(`,"attestation":`))
 	out = append(out, body[:len(body)-1]...)
 	out = bytes.TrimRight(out, " \t\r\n")
-	if len(inner) > 0 {
+	if len(bytes.TrimSpace(body[1:len(body)-1])) > 0 {
 		out = append(out, ',')
 	}
 	out = append(out, `"attestation":`...)
-	out = a.AppendJSON(out)
+	out = append(out, att...)
 	return append(out, '}'), nil
-}
-
-// AppendJSON appends a as json.Marshal encodes it, byte for byte
-// (FuzzAttestationJSON), without its reflection: the attestation object of
-// a receipt.
-func (a Attestation) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"algorithm":`...)
-	dst = jsonesc.AppendMarshalString(dst, a.Algorithm)
-	dst = append(dst, `,"key_version":`...)
-	dst = jsonesc.AppendMarshalString(dst, a.KeyVersion)
-	dst = append(dst, `,"timestamp":`...)
-	dst = jsonesc.AppendMarshalString(dst, a.Timestamp)
-	dst = append(dst, `,"signature":`...)
-	dst = jsonesc.AppendMarshalString(dst, a.Signature)
-	return append(dst, '}')
 }

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"strconv"
 
-	"github.com/verifier-dev/verifier/internal/jsonesc"
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // appendVerdictFields appends the JSON of v without its receipt — the bytes
@@ -17,21 +17,21 @@ import (
 // and refuses NaN and infinite ratios with a *json.UnsupportedValueError.
 func appendVerdictFields(dst []byte, v *Verdict) ([]byte, error) {
 	dst = append(dst, `{"verification_id":`...)
-	dst = jsonesc.AppendMarshalString(dst, v.VerificationID)
+	dst = ijson.AppendMarshalString(dst, v.VerificationID)
 	dst = append(dst, `,"task_id":`...)
-	dst = jsonesc.AppendMarshalString(dst, v.TaskID)
+	dst = ijson.AppendMarshalString(dst, v.TaskID)
 	dst = append(dst, `,"agent_id":`...)
-	dst = jsonesc.AppendMarshalString(dst, v.AgentID)
+	dst = ijson.AppendMarshalString(dst, v.AgentID)
 	dst = append(dst, `,"result":`...)
-	dst = jsonesc.AppendMarshalString(dst, v.Result)
+	dst = ijson.AppendMarshalString(dst, v.Result)
 	dst = append(dst, `,"output_hash":`...)
-	dst = jsonesc.AppendMarshalString(dst, v.OutputHash)
+	dst = ijson.AppendMarshalString(dst, v.OutputHash)
 	dst = append(dst, `,"schema_hash":`...)
-	dst = jsonesc.AppendMarshalString(dst, v.SchemaHash)
+	dst = ijson.AppendMarshalString(dst, v.SchemaHash)
 	dst = append(dst, `,"rules_hash":`...)
-	dst = jsonesc.AppendMarshalString(dst, v.RulesHash)
+	dst = ijson.AppendMarshalString(dst, v.RulesHash)
 	dst = append(dst, `,"request_hash":`...)
-	dst = jsonesc.AppendMarshalString(dst, v.RequestHash)
+	dst = ijson.AppendMarshalString(dst, v.RequestHash)
 	var err error
 	dst = append(dst, `,"schema_compliance":`...)
 	if dst, err = appendRatio(dst, v.SchemaCompliance); err != nil {
@@ -52,7 +52,7 @@ func appendVerdictFields(dst []byte, v *Verdict) ([]byte, error) {
 		return nil, err
 	}
 	dst = append(dst, `","key_version":`...)
-	dst = jsonesc.AppendMarshalString(dst, v.KeyVersion)
+	dst = ijson.AppendMarshalString(dst, v.KeyVersion)
 	return append(dst, `,"receipt":null}`...), nil
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/verifier-dev/verifier/engine/ijson"
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // MaxStdioFrame bounds one JSON-RPC frame read over stdio, as the SDK's

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/verifier-dev/verifier/engine"
-	"github.com/verifier-dev/verifier/engine/ijson"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 )
 

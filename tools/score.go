@@ -128,11 +128,7 @@ func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encoding trust record: %w", err)
 	}
-	att, err := signer.Attest(signing.ContextTrustScore, body, rec.VerifiedAt)
-	if err != nil {
-		return nil, fmt.Errorf("signing trust record: %w", err)
-	}
-	signed, err := signing.AppendAttestation(body, att)
+	signed, err := signer.Sign(signing.ContextTrustScore, body, rec.VerifiedAt)
 	if err != nil {
 		return nil, fmt.Errorf("signing trust record: %w", err)
 	}

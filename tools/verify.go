@@ -127,38 +127,16 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 	return v, nil
 }
 
-// sign encodes an answer and appends its attestation.
+// sign encodes an answer and appends its attestation: the signature covers
+// the RFC 8785 form of the encoded answer, as receipt checking rebuilds it.
 func (s *Service) sign(a *engine.Answer) ([]byte, error) {
-	// The signature covers the answer's canonical form, which
-	// AppendCanonical writes directly (FuzzAnswerEncoding holds it to
-	// signing.Canonicalize), so it is signed as written, straight into the
-	// signer's buffer for the signed document. Its length is the wire
-	// form's but for a few escapes, so the receipt is allocated once at
-	// about its size.
-	size := 0
-	att, err := s.Keys.Current().AttestAppended(signing.ContextVerify, a.VerifiedAt, func(dst []byte) ([]byte, error) {
-		doc, err := a.AppendCanonical(dst)
-		size = len(doc) - len(dst)
-		return doc, err
-	})
+	body, err := a.Marshal()
 	if err != nil {
-		// An answer that cannot be encoded says so as Marshal says it.
-		if _, merr := a.AppendMarshal(nil); merr != nil {
-			return nil, fmt.Errorf("encoding answer: %w", merr)
-		}
+		return nil, err
+	}
+	receipt, err := s.Keys.Current().Sign(signing.ContextVerify, body, a.VerifiedAt)
+	if err != nil {
 		return nil, fmt.Errorf("signing answer: %w", err)
 	}
-	// The receipt is the answer's compact encoding with the attestation
-	// spliced in before its closing brace, without the full parse
-	// signing.AppendAttestation spends on checking an answer of unknown
-	// origin. The attestation is encoded as that function encodes it
-	// (AppendJSON, which is json.Marshal's bytes), so the receipt bytes are
-	// the same.
-	var room [256]byte
-	attJSON := att.AppendJSON(room[:0])
-	body, err := a.AppendMarshal(make([]byte, 0, size+len(attJSON)+len(`,"attestation":`)))
-	if err != nil {
-		return nil, fmt.Errorf("encoding answer: %w", err)
-	}
-	return engine.WithMember(body, "attestation", attJSON), nil
+	return receipt, nil
 }

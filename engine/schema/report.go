@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/engine/format"
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // foundLimit bounds the quoted instance in Found and messages.
@@ -417,7 +418,7 @@ func appendQuotedList(b []byte, names []string) []byte {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = appendJSONString(b, s)
+		b = ijson.AppendCanonicalString(b, s)
 	}
 	return b
 }
@@ -482,7 +483,7 @@ func appendJSONRec(b []byte, v any, stop int) []byte {
 		if len(x) > 4*foundLimit {
 			x = x[:4*foundLimit]
 		}
-		return appendJSONString(b, x)
+		return ijson.AppendCanonicalString(b, x)
 	case json.Number:
 		return append(b, x...)
 	case []any:
@@ -508,7 +509,7 @@ func appendJSONRec(b []byte, v any, stop int) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = ijson.AppendCanonicalString(b, k)
 			b = append(b, ':')
 			b = appendJSONRec(b, x[k], stop)
 			if len(b) > stop {
@@ -521,27 +522,4 @@ func appendJSONRec(b []byte, v any, stop int) []byte {
 		return append(b, n.String()...)
 	}
 	return append(b, '?')
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c == '\n':
-			b = append(b, '\\', 'n')
-		case c == '\t':
-			b = append(b, '\\', 't')
-		case c == '\r':
-			b = append(b, '\\', 'r')
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }

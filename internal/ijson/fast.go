@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"slices"
 	"unicode/utf8"
-
-	"github.com/verifier-dev/verifier/internal/jsonesc"
 )
 
 // The fast decoder below reads a well-formed I-JSON document in one pass
@@ -358,7 +356,7 @@ func (d *fastDecoder) plainStr() (raw []byte, plain, ok bool) {
 	d.pos++
 	start := d.pos
 	for d.pos < len(d.in) {
-		d.pos = jsonesc.PlainRun(d.in, d.pos)
+		d.pos = plainRun(d.in, d.pos)
 		if d.pos >= len(d.in) {
 			break
 		}
@@ -426,7 +424,7 @@ func (d *fastDecoder) utf8Char() bool {
 
 // escape decodes the escape at pos (a backslash).
 func (d *fastDecoder) escape() (rune, bool) {
-	r, next, ok := jsonesc.Decode(d.in, d.pos)
+	r, next, ok := decodeEscape(d.in, d.pos)
 	d.pos = next
 	return r, ok
 }
@@ -441,44 +439,12 @@ func (d *fastDecoder) number() (any, bool) {
 }
 
 // checkNumber steps over an RFC 8259 number and applies the I-JSON profile
-// (checkNumber). The token must end at a delimiter, as in jsontext.
+// (checkNumber).
 func (d *fastDecoder) checkNumber() bool {
 	start := d.pos
-	if d.in[d.pos] == '-' {
-		d.pos++
-	}
-	switch {
-	case d.pos < len(d.in) && d.in[d.pos] == '0':
-		d.pos++
-	case d.pos < len(d.in) && d.in[d.pos] >= '1' && d.in[d.pos] <= '9':
-		d.digits()
-	default:
+	fraction, exponent, ok := d.numberText()
+	if !ok {
 		return false
-	}
-	fraction, exponent := false, false
-	if d.pos < len(d.in) && d.in[d.pos] == '.' {
-		d.pos++
-		if d.digits() == 0 {
-			return false
-		}
-		fraction = true
-	}
-	if d.pos < len(d.in) && (d.in[d.pos] == 'e' || d.in[d.pos] == 'E') {
-		d.pos++
-		if d.pos < len(d.in) && (d.in[d.pos] == '+' || d.in[d.pos] == '-') {
-			d.pos++
-		}
-		if d.digits() == 0 {
-			return false
-		}
-		exponent = true
-	}
-	if d.pos < len(d.in) {
-		switch d.in[d.pos] {
-		case ' ', '\t', '\n', '\r', ',', ']', '}':
-		default:
-			return false
-		}
 	}
 	// checkNumber cannot fail for an integer of up to 15 digits (within
 	// ±2^53), nor for a number with a fraction, no exponent and at most 300
@@ -489,6 +455,57 @@ func (d *fastDecoder) checkNumber() bool {
 		short = true
 	}
 	return !(exponent || !short) || checkNumber(string(d.in[start:d.pos])) == nil
+}
+
+// numberText steps over an RFC 8259 number,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, which must end at a
+// delimiter (white space, a comma, a closing bracket or the end), as in
+// jsontext. It is the package's only number grammar: ValidNumber is it for
+// a whole text.
+func (d *fastDecoder) numberText() (fraction, exponent, ok bool) {
+	if d.pos < len(d.in) && d.in[d.pos] == '-' {
+		d.pos++
+	}
+	switch {
+	case d.pos < len(d.in) && d.in[d.pos] == '0':
+		d.pos++
+	case d.pos < len(d.in) && d.in[d.pos] >= '1' && d.in[d.pos] <= '9':
+		d.digits()
+	default:
+		return false, false, false
+	}
+	if d.pos < len(d.in) && d.in[d.pos] == '.' {
+		d.pos++
+		if d.digits() == 0 {
+			return false, false, false
+		}
+		fraction = true
+	}
+	if d.pos < len(d.in) && (d.in[d.pos] == 'e' || d.in[d.pos] == 'E') {
+		d.pos++
+		if d.pos < len(d.in) && (d.in[d.pos] == '+' || d.in[d.pos] == '-') {
+			d.pos++
+		}
+		if d.digits() == 0 {
+			return false, false, false
+		}
+		exponent = true
+	}
+	if d.pos < len(d.in) {
+		switch d.in[d.pos] {
+		case ' ', '\t', '\n', '\r', ',', ']', '}':
+		default:
+			return false, false, false
+		}
+	}
+	return fraction, exponent, true
+}
+
+// ValidNumber reports whether s is exactly one RFC 8259 number.
+func ValidNumber[T string | []byte](s T) bool {
+	d := fastDecoder{in: []byte(s)}
+	_, _, ok := d.numberText()
+	return ok && d.pos == len(d.in)
 }
 
 func (d *fastDecoder) digits() int {

@@ -1,5 +1,10 @@
-// Package ijson decodes I-JSON (RFC 7493) strictly, the profile RFC 8785
-// canonicalization requires, into plain Go values.
+// Package ijson is the verifier's JSON toolkit: one scanner that decodes
+// I-JSON (RFC 7493) strictly into plain Go values (Decode, DecodeMembers),
+// only checks it, or writes a text's RFC 8785 canonical form
+// (Canonicalizer); with the one string escaper (AppendCanonicalString, and
+// AppendMarshalString for encoding/json's form) and the one number grammar
+// (ValidNumber). jsontext words the errors of a text the scanner gives up
+// on; gowebpki/jcs and jsontext are the references the tests hold it to.
 //
 // encoding/json accepts duplicate object names (the last wins), replaces
 // invalid UTF-8 with U+FFFD and reads integers beyond 2^53 that a canonical

@@ -1,4 +1,4 @@
-package jsonesc
+package ijson
 
 import "unicode/utf8"
 

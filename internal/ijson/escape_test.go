@@ -1,4 +1,4 @@
-package jsonesc
+package ijson
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestDecode(t *testing.T) {
+func TestDecodeEscape(t *testing.T) {
 	tests := []struct {
 		in   string
 		want rune
@@ -32,16 +32,16 @@ func TestDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			r, next, ok := Decode([]byte(tt.in), 0)
+			r, next, ok := decodeEscape([]byte(tt.in), 0)
 			if ok != tt.ok || (ok && (r != tt.want || next != tt.next)) {
-				t.Errorf("Decode(%s) = %q, %d, %v; want %q, %d, %v", tt.in, r, next, ok, tt.want, tt.next, tt.ok)
+				t.Errorf("decodeEscape(%s) = %q, %d, %v; want %q, %d, %v", tt.in, r, next, ok, tt.want, tt.next, tt.ok)
 			}
 		})
 	}
 }
 
-// FuzzDecode checks Decode against encoding/json on every escape it accepts.
-func FuzzDecode(f *testing.F) {
+// FuzzDecodeEscape checks Decode against encoding/json on every escape it accepts.
+func FuzzDecodeEscape(f *testing.F) {
 	for _, s := range []string{`\n`, `\u0041`, `\ud83d\ude00`, `\ud800`, `\q`} {
 		f.Add([]byte(s))
 	}
@@ -49,7 +49,7 @@ func FuzzDecode(f *testing.F) {
 		if len(in) == 0 || in[0] != '\\' {
 			return
 		}
-		r, next, ok := Decode(in, 0)
+		r, next, ok := decodeEscape(in, 0)
 		if !ok {
 			return
 		}
@@ -58,7 +58,7 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("Decode accepted %q, encoding/json refuses it: %v", in[:next], err)
 		}
 		if s != string(r) {
-			t.Fatalf("Decode(%q) = %q, encoding/json reads %q", in[:next], r, s)
+			t.Fatalf("decodeEscape(%q) = %q, encoding/json reads %q", in[:next], r, s)
 		}
 	})
 }
@@ -72,20 +72,17 @@ func TestPlainRun(t *testing.T) {
 			if c >= 0x20 && c < 0x80 && c != '"' && c != '\\' {
 				want = len(in)
 			}
-			if got := PlainRun(in, 0); got != want {
-				t.Fatalf("PlainRun with byte %#x at %d = %d, want %d", c, pos, got, want)
+			if got := plainRun(in, 0); got != want {
+				t.Fatalf("plainRun with byte %#x at %d = %d, want %d", c, pos, got, want)
 			}
-			if got := PlainRunString(string(in), 0); got != want {
-				t.Fatalf("PlainRunString with byte %#x at %d = %d, want %d", c, pos, got, want)
-			}
-			if got := PlainRunString(string(in), pos); got != want {
-				t.Fatalf("PlainRunString from %d with byte %#x there = %d, want %d", pos, c, got, want)
+			if got := plainRun(in, pos); got != want {
+				t.Fatalf("plainRun from %d with byte %#x there = %d, want %d", pos, c, got, want)
 			}
 		}
 	}
 }
 
-// FuzzPlainRun holds PlainRun and PlainRunString, from every start, to a
+// FuzzPlainRun holds plainRun, from every start, to a
 // byte-by-byte scan.
 func FuzzPlainRun(f *testing.F) {
 	for _, s := range []string{"", "abc", `"quoted"`, "0123456789abcdef\\n", "caf\xc3\xa9 au lait, s'il vous pla\xc3\xaet", "\x00\x1f\x20\x7f\x80\xff", `abcdefgh"`} {
@@ -97,11 +94,8 @@ func FuzzPlainRun(f *testing.F) {
 			for want < len(in) && in[want] >= 0x20 && in[want] < 0x80 && in[want] != '"' && in[want] != '\\' {
 				want++
 			}
-			if got := PlainRun(in, i); got != want {
-				t.Fatalf("PlainRun(%q, %d) = %d, want %d", in, i, got, want)
-			}
-			if got := PlainRunString(string(in), i); got != want {
-				t.Fatalf("PlainRunString(%q, %d) = %d, want %d", in, i, got, want)
+			if got := plainRun(in, i); got != want {
+				t.Fatalf("plainRun(%q, %d) = %d, want %d", in, i, got, want)
 			}
 		}
 	})

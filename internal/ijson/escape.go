@@ -1,11 +1,9 @@
-// Package jsonesc scans JSON strings for the hand-written fast paths of the
-// I-JSON decoder (engine/ijson) and the RFC 8785 encoder (signing), which
-// must agree on exactly what they accept: it finds the runs of bytes a string
-// holds as they are, and decodes escape sequences strictly (the JSON escapes,
-// and a UTF-16 surrogate only as a high surrogate followed by an escaped low
-// one). It also writes a string as encoding/json's Marshal does, for the
-// hand-written encoders that must reproduce Marshal's bytes.
-package jsonesc
+package ijson
+
+// Strings: finding the runs of bytes a string holds as they are, and
+// decoding escape sequences strictly (the JSON escapes, and a UTF-16
+// surrogate only as a high surrogate followed by an escaped low one), for
+// every scan of this package.
 
 import (
 	"encoding/binary"
@@ -13,35 +11,17 @@ import (
 	"unicode/utf16"
 )
 
-// PlainRun returns the end of the run at in[i:] of printable ASCII other
+// plainRun returns the end of the run at in[i:] of printable ASCII other
 // than '"' and '\\', the bytes a string holds as they are. It tests eight
 // bytes at a time while it can (stopBytes), so a short string costs one
 // test whatever its length.
-func PlainRun(in []byte, i int) int {
+func plainRun(in []byte, i int) int {
 	for ; i+8 <= len(in); i += 8 {
 		if stop := stopBytes(binary.LittleEndian.Uint64(in[i:])); stop != 0 {
 			return i + bits.TrailingZeros64(stop)/8
 		}
 	}
 	for i < len(in) && plainByte(in[i]) {
-		i++
-	}
-	return i
-}
-
-// PlainRunString is PlainRun for a string: the end of the run at s[i:] of
-// bytes a JSON string holds as they are, for a writer that must find the
-// bytes to escape.
-func PlainRunString(s string, i int) int {
-	for ; i+8 <= len(s); i += 8 {
-		w := s[i : i+8]
-		v := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
-			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		if stop := stopBytes(v); stop != 0 {
-			return i + bits.TrailingZeros64(stop)/8
-		}
-	}
-	for i < len(s) && plainByte(s[i]) {
 		i++
 	}
 	return i
@@ -65,10 +45,10 @@ func plainByte(c byte) bool {
 	return c >= 0x20 && c != '"' && c != '\\' && c < 0x80
 }
 
-// Decode decodes the escape sequence that starts at in[pos], a backslash. It
+// decodeEscape decodes the escape sequence that starts at in[pos], a backslash. It
 // returns the rune and the position after the sequence, or ok=false for an
 // invalid escape or a lone or misordered surrogate.
-func Decode(in []byte, pos int) (r rune, next int, ok bool) {
+func decodeEscape(in []byte, pos int) (r rune, next int, ok bool) {
 	if pos+1 >= len(in) {
 		return 0, pos, false
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,13 +12,47 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
+
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
-// fastCanonical runs the fast encoder alone, without Canonicalize's jcs
-// fallback, so a test of it cannot pass by way of jcs.
-func fastCanonical(in []byte) ([]byte, error) { return appendCanonical(nil, in, 0, nil) }
+// The tests below hold signing's canonicalization (internal/ijson's
+// canonical writer) to gowebpki/jcs, the reference: byte for byte, refusal
+// for refusal.
+
+// fastCanonical is the canonical writer on a fresh Canonicalizer.
+func fastCanonical(in []byte) ([]byte, error) { return new(ijson.Canonicalizer).Append(nil, in, 0) }
+
+// maxCanonicalDepth is the nesting limit, jcs's.
+const maxCanonicalDepth = ijson.MaxCanonicalDepth
+
+// signedDocumentJCS is SignedDocument by way of jcs.Transform over the
+// assembled document: the reference SignedDocument is tested against.
+func signedDocumentJCS(context, keyVersion, attestedAt string, response []byte) ([]byte, error) {
+	for _, v := range []string{context, keyVersion, attestedAt} {
+		if v == "" || !utf8.ValidString(v) {
+			return nil, errors.New("an attestation field is empty or not UTF-8")
+		}
+	}
+	// Response is spliced in as text, so it must be exactly one JSON value:
+	// `1,"context":"x"` would otherwise inject a member.
+	if !json.Valid(response) {
+		return nil, errors.New("response is not a single JSON value")
+	}
+	str := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	doc := `{"context":` + str(context) + `,"algorithm":"` + Algorithm + `","key_version":` + str(keyVersion) +
+		`,"attested_at":` + str(attestedAt) + `,"response":` + string(response) + `}`
+	return jcs.Transform([]byte(doc))
+}
+
+// signedDocumentFast is SignedDocument, ok reporting success.
+func signedDocumentFast(dst []byte, context, keyVersion, attestedAt string, response []byte) ([]byte, bool) {
+	doc, err := appendSignedDocument(dst, context, keyVersion, attestedAt, response)
+	return doc, err == nil
+}
 
 // checkAgainstJCS fails unless the fast encoder and jcs.Transform give the
 // same bytes, or both refuse in.
@@ -348,24 +383,11 @@ func TestCanonicalFastDepthLimit(t *testing.T) {
 	}
 	// Spliced one level down, as SignedDocument does, the same value is
 	// one level too deep.
-	if _, err := appendCanonical(nil, []byte(deepest), 1, nil); err == nil {
-		t.Errorf("appendCanonical at depth 1 admits %d more levels", maxCanonicalDepth)
+	if _, err := new(ijson.Canonicalizer).Append(nil, []byte(deepest), 1); err == nil {
+		t.Errorf("Append at depth 1 admits %d more levels", maxCanonicalDepth)
 	}
 	objects := strings.Repeat(`{"b":1,"a":`, maxCanonicalDepth) + "0" + strings.Repeat("}", maxCanonicalDepth)
 	checkAgainstJCS(t, []byte(objects))
-}
-
-func TestCompareUTF16(t *testing.T) {
-	// Each list is in RFC 8785 order.
-	ordered := []string{"", "\x00", "A", "a", "ab", "é", "\u00ff", "\u4e00", "\U00010000", "\U0001F600", "\U0010FFFF", "\ue000", "\uffff"}
-	for i, a := range ordered {
-		for j, b := range ordered {
-			got := compareUTF16([]byte(a), []byte(b))
-			if (got < 0) != (i < j) || (got == 0) != (i == j) {
-				t.Errorf("compareUTF16(%q, %q) = %d, want the sign of %d", a, b, got, i-j)
-			}
-		}
-	}
 }
 
 // TestCanonicalFastDeepReorderIsLinear: members that must move at every one
