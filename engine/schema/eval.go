@@ -449,8 +449,8 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 // number is value for a number v: every check runs (numberChecks) and each
 // that failed is recorded, in numChecks' order.
 func (e *evaluator) number(n *node, v any, f *frame, count bool) bool {
-	num, ok := numberOf(v)
-	if !ok {
+	var num number
+	if !numberOf(v, &num) {
 		e.bad = v
 		return false
 	}

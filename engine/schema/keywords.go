@@ -188,11 +188,12 @@ func (k *kwCompiler) number(kw string) (*numKw, error) {
 	if kindOf(v) != kindNumber {
 		return nil, k.typeErr(kw, "a number")
 	}
-	n, ok := numberOf(v)
-	if !ok {
+	nk := &numKw{}
+	if !numberOf(v, &nk.n) {
 		return nil, k.typeErr(kw, "a finite number")
 	}
-	return &numKw{n: n, lit: n.String()}, nil
+	nk.lit = nk.n.String()
+	return nk, nil
 }
 
 // count reads a non-negative integer keyword; -1 when absent.
@@ -202,7 +203,8 @@ func (k *kwCompiler) count(kw string) (int, error) {
 		return -1, nil
 	}
 	if kindOf(v) == kindNumber {
-		if n, ok := numberOf(v); ok {
+		var n number
+		if numberOf(v, &n) {
 			if i, ok := n.toInt(); ok {
 				return i, nil
 			}
@@ -285,8 +287,8 @@ func (k *kwCompiler) validation() error {
 			case kindString:
 				e.strs = append(e.strs, m.(string))
 			case kindNumber:
-				num, ok := numberOf(m)
-				if !ok {
+				var num number
+				if !numberOf(m, &num) {
 					return k.typeErr("enum", "an array of JSON values")
 				}
 				e.nums = append(e.nums, num)

@@ -100,8 +100,8 @@ func leafChecks(n *node, v any) int {
 		}
 		return k
 	}
-	num, ok := numberOf(v)
-	if !ok {
+	var num number
+	if !numberOf(v, &num) {
 		return -1
 	}
 	if held, failed := numberChecks(n, &num, v); failed == 0 {
@@ -151,19 +151,19 @@ func numberChecks(n *node, num *number, v any) (held int, failed uint8) {
 		return held, failed
 	}
 	if n.multipleOf != nil {
-		test(isMultiple(*num, n.multipleOf.n), numFailMultipleOf)
+		test(isMultiple(num, &n.multipleOf.n), numFailMultipleOf)
 	}
 	if n.minimum != nil {
-		test(cmpNumber(*num, n.minimum.n) >= 0, numFailMinimum)
+		test(cmpNumber(num, &n.minimum.n) >= 0, numFailMinimum)
 	}
 	if n.maximum != nil {
-		test(cmpNumber(*num, n.maximum.n) <= 0, numFailMaximum)
+		test(cmpNumber(num, &n.maximum.n) <= 0, numFailMaximum)
 	}
 	if n.exclMin != nil {
-		test(cmpNumber(*num, n.exclMin.n) > 0, numFailExclMin)
+		test(cmpNumber(num, &n.exclMin.n) > 0, numFailExclMin)
 	}
 	if n.exclMax != nil {
-		test(cmpNumber(*num, n.exclMax.n) < 0, numFailExclMax)
+		test(cmpNumber(num, &n.exclMax.n) < 0, numFailExclMax)
 	}
 	return held, failed
 }
@@ -173,7 +173,7 @@ func (s *enumSet) hasNumber(num *number) bool {
 		return s.index.hasNumber(s.vals, num)
 	}
 	for i := range s.nums {
-		if cmpNumber(s.nums[i], *num) == 0 {
+		if cmpNumber(&s.nums[i], num) == 0 {
 			return true
 		}
 	}

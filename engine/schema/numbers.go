@@ -31,13 +31,14 @@ var pow10 = [...]uint64{
 	10000000000000000000,
 }
 
-// parseNumber parses a JSON number literal exactly. It allocates only for
-// literals with more than 19 significant digits.
-func parseNumber(s string) (number, bool) {
-	if n, ok := parseSimple(s); ok {
-		return n, true
+// parseNumber sets *n to the exact value of the JSON number literal s and
+// reports whether s is one. It allocates only for literals with more than
+// 19 significant digits.
+func parseNumber(s string, n *number) bool {
+	if parseSimple(s, n) {
+		return true
 	}
-	var n number
+	*n = number{}
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		n.neg = true
@@ -49,7 +50,7 @@ func parseNumber(s string) (number, bool) {
 	}
 	intEnd := i
 	if intEnd == intStart || (s[intStart] == '0' && intEnd-intStart > 1) {
-		return n, false
+		return false
 	}
 	fracStart, fracEnd := i, i
 	if i < len(s) && s[i] == '.' {
@@ -60,7 +61,7 @@ func parseNumber(s string) (number, bool) {
 		}
 		fracEnd = i
 		if fracEnd == fracStart {
-			return n, false
+			return false
 		}
 	}
 	var e10 int64
@@ -79,14 +80,14 @@ func parseNumber(s string) (number, bool) {
 			i++
 		}
 		if i == st {
-			return n, false
+			return false
 		}
 		if eneg {
 			e10 = -e10
 		}
 	}
 	if i != len(s) {
-		return n, false
+		return false
 	}
 	// Walk the significant digits of the int part then the fraction part.
 	segs := [2][2]int{{intStart, intEnd}, {fracStart, fracEnd}}
@@ -123,14 +124,15 @@ func parseNumber(s string) (number, bool) {
 		}
 	}
 	if firstNZ < 0 {
-		return number{small: true}, true
+		*n = number{small: true}
+		return true
 	}
 	// exponent of the last significant digit
 	n.exp = e10 - int64(fracEnd-fracStart) + int64(pos-1-lastNZ)
 	if !overflow {
 		n.small = true
 		n.coef = coef
-		return n, true
+		return true
 	}
 	var b strings.Builder
 	b.Grow(lastNZ - firstNZ + 1)
@@ -144,13 +146,14 @@ func parseNumber(s string) (number, bool) {
 		}
 	}
 	n.digits = b.String()
-	return n, true
+	return true
 }
 
-// parseSimple is the fast path of parseNumber for literals without exponent
-// of at most 19 characters (so every digit fits in coef). ok is false when
-// the literal needs the general parser, which also rejects malformed ones.
-func parseSimple(s string) (number, bool) {
+// parseSimple is parseNumber for literals without exponent of at most 19
+// characters (so every digit fits in coef). It reports false, leaving *n
+// alone, when the literal needs the general parser, which also rejects
+// malformed ones.
+func parseSimple(s string, n *number) bool {
 	i := 0
 	neg := false
 	if len(s) > 0 && s[0] == '-' {
@@ -159,7 +162,7 @@ func parseSimple(s string) (number, bool) {
 	}
 	start := i
 	if i >= len(s) || len(s) > 19 || (s[i] == '0' && i+1 < len(s) && s[i+1] != '.') {
-		return number{}, false
+		return false
 	}
 	var coef uint64
 	frac := -1
@@ -176,10 +179,11 @@ func parseSimple(s string) (number, bool) {
 			frac = 0
 			continue
 		}
-		return number{}, false
+		return false
 	}
 	if coef == 0 {
-		return number{small: true}, true
+		*n = number{small: true}
+		return true
 	}
 	exp := int64(0)
 	if frac > 0 {
@@ -189,32 +193,33 @@ func parseSimple(s string) (number, bool) {
 		coef /= 10
 		exp++
 	}
-	return number{neg: neg, small: true, coef: coef, exp: exp}, true
+	*n = number{neg: neg, small: true, coef: coef, exp: exp}
+	return true
 }
 
-// numberOf converts a decoded instance value to a number. ok is false when v
-// is not a number or not finite.
-func numberOf(v any) (number, bool) {
+// numberOf sets *n to a decoded instance value's number and reports
+// whether v is a finite number.
+func numberOf(v any, n *number) bool {
 	switch x := v.(type) {
 	case json.Number:
-		return parseNumber(string(x))
+		return parseNumber(string(x), n)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return number{}, false
+			return false
 		}
-		return parseNumber(strconv.FormatFloat(x, 'g', -1, 64))
+		return parseNumber(strconv.FormatFloat(x, 'g', -1, 64), n)
 	case float32:
-		return numberOf(float64(x))
+		return numberOf(float64(x), n)
 	case int:
-		return parseNumber(strconv.FormatInt(int64(x), 10))
+		return parseNumber(strconv.FormatInt(int64(x), 10), n)
 	case int64:
-		return parseNumber(strconv.FormatInt(x, 10))
+		return parseNumber(strconv.FormatInt(x, 10), n)
 	case int32:
-		return parseNumber(strconv.FormatInt(int64(x), 10))
+		return parseNumber(strconv.FormatInt(int64(x), 10), n)
 	case uint64:
-		return parseNumber(strconv.FormatUint(x, 10))
+		return parseNumber(strconv.FormatUint(x, 10), n)
 	}
-	return number{}, false
+	return false
 }
 
 func (n number) isZero() bool { return n.small && n.coef == 0 }
@@ -253,7 +258,7 @@ func (n number) sign() int {
 }
 
 // cmpNumber compares a and b exactly: -1, 0 or +1.
-func cmpNumber(a, b number) int {
+func cmpNumber(a, b *number) int {
 	if a.small && b.small && !a.neg && !b.neg && a.exp == b.exp {
 		return cmpU(a.coef, b.coef)
 	}
@@ -275,7 +280,7 @@ func cmpNumber(a, b number) int {
 }
 
 // cmpMagnitude compares |a| and |b| for non-zero a and b.
-func cmpMagnitude(a, b number) int {
+func cmpMagnitude(a, b *number) int {
 	if a.small && b.small {
 		return cmpSmall(a.coef, a.exp, b.coef, b.exp)
 	}
@@ -349,7 +354,7 @@ func cmpU(a, b uint64) int {
 }
 
 // isMultiple reports whether a is an integer multiple of d (d > 0) exactly.
-func isMultiple(a, d number) bool {
+func isMultiple(a, d *number) bool {
 	if a.isZero() {
 		return true
 	}
@@ -483,7 +488,7 @@ func (n number) toInt() (int, bool) {
 // and d with at most 19: a's digits are reduced modulo d's one at a time,
 // in time linear in their number, where big.Int's SetString is quadratic
 // (three million digits took 15 s).
-func longIsMultiple(a, d number) bool {
+func longIsMultiple(a, d *number) bool {
 	k := a.exp - d.exp
 	if k < 0 {
 		// d×10^-k | a's digits would need them to end in a zero; they

@@ -494,7 +494,8 @@ func appendJSONRec(b []byte, v any, stop int) []byte {
 		}
 		return append(b, '}')
 	}
-	if n, ok := numberOf(v); ok {
+	var n number
+	if numberOf(v, &n) {
 		return append(b, n.String()...)
 	}
 	return append(b, '?')
