@@ -54,12 +54,17 @@ func (b *Budget) Charge(n int) bool {
 // every pollSteps steps) its context is done.
 func (b *Budget) over() bool {
 	if b.steps >= b.nextPoll {
-		b.nextPoll = b.steps + pollSteps
-		if b.ctx != nil && b.ctxErr == nil && b.ctx.Err() != nil {
-			b.ctxErr = b.ctx.Err()
-		}
+		b.poll()
 	}
 	return b.steps > b.maxSteps || b.ctxErr != nil
+}
+
+// poll checks the context and sets when to check it next.
+func (b *Budget) poll() {
+	b.nextPoll = b.steps + pollSteps
+	if b.ctx != nil && b.ctxErr == nil && b.ctx.Err() != nil {
+		b.ctxErr = b.ctx.Err()
+	}
 }
 
 // Stopped reports whether the budget stopped the work (Err is not nil),
@@ -125,10 +130,18 @@ func (s *Schema) MaxSteps() int { return s.maxSteps }
 // step budget is spent, or (checked every pollSteps steps) the context is
 // done. It sets abort when so.
 func (e *evaluator) over() bool {
+	if e.steps >= e.nextPoll || e.steps > e.maxSteps {
+		e.checkBudget()
+	}
+	return e.abort
+}
+
+// checkBudget is over's work when the context is due for a check or the
+// steps ran out.
+func (e *evaluator) checkBudget() {
 	if e.Budget.over() {
 		e.abort = true
 	}
-	return e.abort
 }
 
 // nodesPerStep is how many values of an array or object compared with const

@@ -112,20 +112,22 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	// nested objects; what is left past its length, release clears.
 	base := len(e.pend)
 	defer func() { e.pend = e.pend[:base] }()
-	present := 0
+	present, reqPresent := 0, 0
 	for i := range n.props {
-		v, has := obj[n.props[i].name]
+		p := &n.props[i]
+		v, has := obj[p.name]
 		e.pend = append(e.pend, declared{v, has})
 		if has {
 			present++
+			if p.required {
+				reqPresent++
+			}
 		}
 	}
 	if n.hasRequired {
 		ok := true
-		if n.reqProps != nil {
-			for _, i := range n.reqProps {
-				ok = ok && e.pend[base+i].has
-			}
+		if n.reqProps >= 0 {
+			ok = reqPresent == n.reqProps
 		} else {
 			for _, r := range n.required {
 				if _, has := obj[r]; !has {

@@ -117,10 +117,13 @@ func (k *kwCompiler) all() error {
 	for _, r := range n.required {
 		i := slices.IndexFunc(n.props, func(p propEntry) bool { return p.name == r })
 		if i < 0 {
-			n.reqProps = nil
+			n.reqProps = -1
 			break
 		}
-		n.reqProps = append(n.reqProps, i)
+		if !n.props[i].required {
+			n.props[i].required = true
+			n.reqProps++
+		}
 	}
 	n.anyNum = n.multipleOf != nil || n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil
 	n.anyStr = n.minLength >= 0 || n.maxLength >= 0 || n.pattern != nil || n.formatAssert

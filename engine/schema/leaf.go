@@ -1,5 +1,7 @@
 package schema
 
+import "encoding/json"
+
 // leaf counts the checks of leaf schema n on v when they all hold; false
 // sends the caller to the recording path.
 func (e *evaluator) leaf(n *node, v any, count bool) bool {
@@ -79,6 +81,12 @@ func leafChecks(n *node, v any) int {
 			}
 		}
 		return k
+	case json.Number:
+		var num number
+		if !parseNumber(string(x), &num) {
+			return -1
+		}
+		return numberLeaf(n, &num, v)
 	case map[string]any, []any, bool, nil:
 		if n.types != 0 {
 			if !typeMatches(n.types, v, false) {
@@ -104,7 +112,12 @@ func leafChecks(n *node, v any) int {
 	if !numberOf(v, &num) {
 		return -1
 	}
-	if held, failed := numberChecks(n, &num, v); failed == 0 {
+	return numberLeaf(n, &num, v)
+}
+
+// numberLeaf is leafChecks' result for the number num (the value v).
+func numberLeaf(n *node, num *number, v any) int {
+	if held, failed := numberChecks(n, num, v); failed == 0 {
 		return held
 	}
 	return -1

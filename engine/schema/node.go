@@ -45,7 +45,7 @@ type node struct {
 	// objects
 	minProps, maxProps int // -1 when absent
 	required           []string
-	reqProps           []int // the indices in props of the required names, nil unless props names them all
+	reqProps           int // how many entries of props required names, or -1 unless props names them all
 	hasRequired        bool
 	depRequired        []depRequired
 	depRequiredKw      kwID // dependentRequired, or dependencies (draft-07 array form)
@@ -112,9 +112,10 @@ func (p *pattern) match(s string) bool {
 }
 
 type propEntry struct {
-	name string
-	seg  int // plainKey when name needs no RFC 6901 escaping, else -1 (the frame's idx)
-	n    *node
+	name     string
+	required bool // required names it
+	seg      int  // plainKey when name needs no RFC 6901 escaping, else -1 (the frame's idx)
+	n        *node
 }
 
 type patEntry struct {
