@@ -155,14 +155,7 @@ const nodesPerStep = 2
 func valueSteps(n *node, v any) int {
 	switch x := v.(type) {
 	case string:
-		steps := 0
-		if n.anyStr {
-			steps = strSteps(n, x)
-		}
-		if n.hasConst || n.enum != nil {
-			steps += len(x) / bytesPerStep
-		}
-		return steps
+		return stringSteps(n, x)
 	case json.Number:
 		return numSteps(n, x)
 	case map[string]any, []any:
@@ -221,6 +214,18 @@ func numSteps(n *node, lit json.Number) int {
 	default:
 		w := (len(lit)+int(n.multipleOf.n.ndigits()))/19 + 1
 		steps += w * w / 64
+	}
+	return steps
+}
+
+// stringSteps is valueSteps for a string.
+func stringSteps(n *node, s string) int {
+	steps := 0
+	if n.anyStr {
+		steps = strSteps(n, s)
+	}
+	if n.hasConst || n.enum != nil {
+		steps += len(s) / bytesPerStep
 	}
 	return steps
 }

@@ -51,7 +51,7 @@ func (x *enumIndex) hasString(vals []any, s string) bool {
 func (x *enumIndex) hasNumber(vals []any, num *number) bool {
 	for _, i := range x.at[x.hash(numberLiteral(num))] {
 		var m number
-		if numberOf(vals[i], &m) && cmpNumber(&m, num) == 0 {
+		if numberOf(vals[i], &m) && equalNumber(&m, num) {
 			return true
 		}
 	}

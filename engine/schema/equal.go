@@ -125,7 +125,7 @@ func jsonEqual(a, b any) bool {
 		return false
 	}
 	var na, nb number
-	return numberOf(a, &na) && numberOf(b, &nb) && cmpNumber(&na, &nb) == 0
+	return numberOf(a, &na) && numberOf(b, &nb) && equalNumber(&na, &nb)
 }
 
 // hashJSON hashes v consistently with jsonEqual.

@@ -663,10 +663,16 @@ func (e *evaluator) branch(s *node, v any, f *frame, ann *annot) bool {
 // array index idx. A leaf whose checks all hold is counted without a frame
 // of its own.
 func (e *evaluator) child(n *node, v any, pf *frame, key string, idx int, count bool) bool {
-	if n.boolean > 0 {
+	if n.leaf && e.leaf(n, v, count) {
 		return true
 	}
-	if n.leaf && e.leaf(n, v, count) {
+	return e.descend(n, v, pf, key, idx, count)
+}
+
+// descend is child past its leaf test: the loops over properties and
+// items make that test themselves, sparing most values a call.
+func (e *evaluator) descend(n *node, v any, pf *frame, key string, idx int, count bool) bool {
+	if n.boolean > 0 {
 		return true
 	}
 	f := frame{parent: pf, key: key, idx: idx, declStart: len(e.decls), dStart: len(e.described)}

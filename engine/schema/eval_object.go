@@ -173,7 +173,10 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if ann != nil {
 			ann.addProp(p.name)
 		}
-		if !e.child(p.n, d.v, f, p.name, p.seg, count) {
+		if p.n.leaf && e.leaf(p.n, d.v, count) {
+			continue
+		}
+		if !e.descend(p.n, d.v, f, p.name, p.seg, count) {
 			if !count {
 				return false
 			}
@@ -442,7 +445,10 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 	}
 	if n.items != nil && len(arr) > len(n.prefix) {
 		for i := len(n.prefix); i < len(arr); i++ {
-			if !e.child(n.items, arr[i], f, "", i, count) {
+			if n.items.leaf && e.leaf(n.items, arr[i], count) {
+				continue
+			}
+			if !e.descend(n.items, arr[i], f, "", i, count) {
 				if !count {
 					return false
 				}

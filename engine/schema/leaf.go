@@ -2,47 +2,38 @@ package schema
 
 import "encoding/json"
 
-// leaf counts the checks of leaf schema n on v when they all hold; false
-// sends the caller to the recording path.
+// leaf applies leaf schema n to v without recording anything, and counts
+// its checks when they all hold (and count is set). Its steps are charged
+// before the checks, one of which can cost as much as the value is long.
+// false, when a check failed, v is no valid value or the evaluation must
+// stop, sends the caller to the recording path (child's frame and value),
+// which charges the steps again.
 func (e *evaluator) leaf(n *node, v any, count bool) bool {
-	// Charged before the checks: one of them can cost as much as the
-	// value is long.
-	if e.steps += 1 + valueSteps(n, v); e.abort || e.over() {
+	if e.abort {
 		return false
 	}
-	k := leafChecks(n, v)
-	if k < 0 {
-		return false
-	}
-	if count {
-		e.total += k
-		e.passed += k
-	}
-	return true
-}
-
-// leafChecks evaluates a leaf schema without recording anything. It returns
-// the number of checks that held, or -1 when one failed (or v is no valid
-// value): the caller then evaluates again on the recording path.
-func leafChecks(n *node, v any) int {
 	k := 0
+	var num number
 	switch x := v.(type) {
 	case string:
+		if e.steps += 1 + stringSteps(n, x); e.over() {
+			return false
+		}
 		if n.types != 0 {
 			if n.types&typeString == 0 {
-				return -1
+				return false
 			}
 			k++
 		}
 		if n.enum != nil {
 			if !n.enum.hasString(x) {
-				return -1
+				return false
 			}
 			k++
 		}
 		if n.hasConst {
 			if c, ok := n.constVal.(string); !ok || c != x {
-				return -1
+				return false
 			}
 			k++
 		}
@@ -56,71 +47,74 @@ func leafChecks(n *node, v any) int {
 				}
 				if n.minLength >= 0 {
 					if l < n.minLength {
-						return -1
+						return false
 					}
 					k++
 				}
 				if n.maxLength >= 0 {
 					if l > n.maxLength {
-						return -1
+						return false
 					}
 					k++
 				}
 			}
 			if n.pattern != nil {
 				if !n.pattern.match(x) {
-					return -1
+					return false
 				}
 				k++
 			}
 			if n.formatAssert {
 				if !formatValid(n.format, x) {
-					return -1
+					return false
 				}
 				k++
 			}
 		}
-		return k
+		return e.held(k, count)
 	case json.Number:
-		var num number
-		if !parseNumber(string(x), &num) {
-			return -1
+		if e.steps += 1 + numSteps(n, x); e.over() || !parseNumber(string(x), &num) {
+			return false
 		}
-		return numberLeaf(n, &num, v)
 	case map[string]any, []any, bool, nil:
+		if e.steps += 1 + valueSteps(n, v); e.over() {
+			return false
+		}
 		if n.types != 0 {
 			if !typeMatches(n.types, v, false) {
-				return -1
+				return false
 			}
 			k++
 		}
 		if n.enum != nil {
 			if !n.enum.has(v) {
-				return -1
+				return false
 			}
 			k++
 		}
 		if n.hasConst {
 			if !jsonEqual(n.constVal, v) {
-				return -1
+				return false
 			}
 			k++
 		}
-		return k
+		return e.held(k, count)
+	default:
+		if e.steps += 1 + valueSteps(n, v); e.over() || !numberOf(v, &num) {
+			return false
+		}
 	}
-	var num number
-	if !numberOf(v, &num) {
-		return -1
-	}
-	return numberLeaf(n, &num, v)
+	k, failed := numberChecks(n, &num, v)
+	return failed == 0 && e.held(k, count)
 }
 
-// numberLeaf is leafChecks' result for the number num (the value v).
-func numberLeaf(n *node, num *number, v any) int {
-	if held, failed := numberChecks(n, num, v); failed == 0 {
-		return held
+// held counts k checks that held, when count is set, and reports true.
+func (e *evaluator) held(k int, count bool) bool {
+	if count {
+		e.total += k
+		e.passed += k
 	}
-	return -1
+	return true
 }
 
 // The bits of numberChecks' mask of failed checks, in the order value
@@ -186,7 +180,7 @@ func (s *enumSet) hasNumber(num *number) bool {
 		return s.index.hasNumber(s.vals, num)
 	}
 	for i := range s.nums {
-		if cmpNumber(&s.nums[i], num) == 0 {
+		if equalNumber(&s.nums[i], num) {
 			return true
 		}
 	}

@@ -35,9 +35,11 @@ var pow10 = [...]uint64{
 // reports whether s is one. It allocates only for literals with more than
 // 19 significant digits.
 func parseNumber(s string, n *number) bool {
-	if parseSimple(s, n) {
-		return true
-	}
+	return parseSimple(s, n) || parseAny(s, n)
+}
+
+// parseAny is parseNumber for any literal.
+func parseAny(s string, n *number) bool {
 	*n = number{}
 	i := 0
 	if i < len(s) && s[i] == '-' {
@@ -257,9 +259,22 @@ func (n number) sign() int {
 	return 1
 }
 
+// equalNumber reports whether a and b are equal. Two small numbers are
+// equal when their fields are: each has a single form (no trailing zeros
+// in coef, zero never negative).
+func equalNumber(a, b *number) bool {
+	if a.small && b.small {
+		return a.coef == b.coef && a.exp == b.exp && a.neg == b.neg
+	}
+	return cmpNumber(a, b) == 0
+}
+
 // cmpNumber compares a and b exactly: -1, 0 or +1.
 func cmpNumber(a, b *number) int {
-	if a.small && b.small && !a.neg && !b.neg && a.exp == b.exp {
+	if a.small && b.small && a.exp == b.exp && a.neg == b.neg {
+		if a.neg {
+			return cmpU(b.coef, a.coef)
+		}
 		return cmpU(a.coef, b.coef)
 	}
 	sa, sb := a.sign(), b.sign()
