@@ -29,7 +29,7 @@ type evaluator struct {
 	nodes         []*node // the schema's, by id
 	passed, total int
 	fails         []failure
-	pend          []declared // object()'s property values, a stack
+	pend          []pending // object()'s property values, a stack
 	spans         []spans
 	buf           []byte
 	described     []descRec

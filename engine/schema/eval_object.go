@@ -83,11 +83,11 @@ func (e *evaluator) redo(m mark) bool {
 	return !e.abort && (len(e.fails)+e.omitted-m.fails-m.omitted > 1 || len(e.described)-m.described > 1)
 }
 
-// declared is the value of one of properties' names in the object at
-// hand, if it has that key.
-type declared struct {
-	v   any
-	has bool
+// pending is the value of the object's key props[i] waiting for object's
+// ordered pass.
+type pending struct {
+	v any
+	i int
 }
 
 func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
@@ -107,21 +107,30 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, kwMaxProperties, nil) {
 		return false
 	}
-	// Every name of properties is looked up once, into e.pend, for
-	// required and the ordered pass below. e.pend is a stack shared by the
-	// nested objects; what is left past its length, release clears.
+	// Every name of properties is looked up once. A leaf whose checks all
+	// hold is counted on the way (where a check is counted does not
+	// matter); the other values wait on e.pend for the ordered pass after
+	// required, so that failures are recorded in keyword order. e.pend is
+	// a stack shared by the nested objects; what is left past its length,
+	// release clears.
 	base := len(e.pend)
 	defer func() { e.pend = e.pend[:base] }()
 	present, reqPresent := 0, 0
 	for i := range n.props {
 		p := &n.props[i]
 		v, has := obj[p.name]
-		e.pend = append(e.pend, declared{v, has})
-		if has {
-			present++
-			if p.required {
-				reqPresent++
-			}
+		if !has {
+			continue
+		}
+		present++
+		if p.required {
+			reqPresent++
+		}
+		if ann != nil {
+			ann.addProp(p.name)
+		}
+		if !p.n.leaf || !e.leaf(p.n, v, count) {
+			e.pend = append(e.pend, pending{v, i})
 		}
 	}
 	if n.hasRequired {
@@ -164,18 +173,9 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			return false
 		}
 	}
-	for i := range n.props {
-		d := e.pend[base+i] // a copy: the evaluation below pushes on e.pend
-		if !d.has {
-			continue
-		}
-		p := &n.props[i]
-		if ann != nil {
-			ann.addProp(p.name)
-		}
-		if p.n.leaf && e.leaf(p.n, d.v, count) {
-			continue
-		}
+	for k, end := base, len(e.pend); k < end; k++ {
+		d := e.pend[k] // a copy: the evaluation below pushes on e.pend
+		p := &n.props[d.i]
 		if !e.descend(p.n, d.v, f, p.name, p.seg, count) {
 			if !count {
 				return false
