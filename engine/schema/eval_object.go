@@ -84,10 +84,13 @@ func (e *evaluator) redo(m mark) bool {
 }
 
 // pending is the value of the object's key props[i] waiting for object's
-// ordered pass.
+// ordered pass, and what leaf found for a number: the mask of the checks
+// that failed, and how many held.
 type pending struct {
-	v any
-	i int
+	v      any
+	i      int32
+	held   int32
+	failed uint8
 }
 
 func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
@@ -129,8 +132,10 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if ann != nil {
 			ann.addProp(p.name)
 		}
-		if !p.n.leaf || !e.leaf(p.n, v, count) {
-			e.pend = append(e.pend, pending{v, i})
+		if !p.n.leaf {
+			e.pend = append(e.pend, pending{v: v, i: int32(i)})
+		} else if held, failed := e.leaf(p.n, v, count); held < 0 || failed != 0 {
+			e.pend = append(e.pend, pending{v, int32(i), int32(held), failed})
 		}
 	}
 	if n.hasRequired {
@@ -176,7 +181,13 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	for k, end := base, len(e.pend); k < end; k++ {
 		d := e.pend[k] // a copy: the evaluation below pushes on e.pend
 		p := &n.props[d.i]
-		if !e.descend(p.n, d.v, f, p.name, p.seg, count) {
+		if d.failed != 0 {
+			e.numberFailed(p, d, f, count)
+			if !count {
+				return false
+			}
+			valid = false
+		} else if !e.descend(p.n, d.v, f, p.name, p.seg, count) {
 			if !count {
 				return false
 			}
@@ -445,8 +456,10 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 	}
 	if n.items != nil && len(arr) > len(n.prefix) {
 		for i := len(n.prefix); i < len(arr); i++ {
-			if n.items.leaf && e.leaf(n.items, arr[i], count) {
-				continue
+			if n.items.leaf {
+				if held, failed := e.leaf(n.items, arr[i], count); held >= 0 && failed == 0 {
+					continue
+				}
 			}
 			if !e.descend(n.items, arr[i], f, "", i, count) {
 				if !count {

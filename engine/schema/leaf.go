@@ -5,35 +5,37 @@ import "encoding/json"
 // leaf applies leaf schema n to v without recording anything, and counts
 // its checks when they all hold (and count is set). Its steps are charged
 // before the checks, one of which can cost as much as the value is long.
-// false, when a check failed, v is no valid value or the evaluation must
-// stop, sends the caller to the recording path (child's frame and value),
-// which charges the steps again.
-func (e *evaluator) leaf(n *node, v any, count bool) bool {
+// It returns how many checks held, or -1 when one failed, v is no valid
+// value or the evaluation must stop: the caller then evaluates v again on
+// the recording path (descend), which charges the steps again. For a
+// number, failed is the mask of the checks that failed (numChecks), with
+// held counting the others, uncounted: what recordNumber records.
+func (e *evaluator) leaf(n *node, v any, count bool) (held int, failed uint8) {
 	if e.abort {
-		return false
+		return -1, 0
 	}
 	k := 0
 	var num number
 	switch x := v.(type) {
 	case string:
 		if e.steps += 1 + stringSteps(n, x); e.over() {
-			return false
+			return -1, 0
 		}
 		if n.types != 0 {
 			if n.types&typeString == 0 {
-				return false
+				return -1, 0
 			}
 			k++
 		}
 		if n.enum != nil {
 			if !n.enum.hasString(x) {
-				return false
+				return -1, 0
 			}
 			k++
 		}
 		if n.hasConst {
 			if c, ok := n.constVal.(string); !ok || c != x {
-				return false
+				return -1, 0
 			}
 			k++
 		}
@@ -47,74 +49,76 @@ func (e *evaluator) leaf(n *node, v any, count bool) bool {
 				}
 				if n.minLength >= 0 {
 					if l < n.minLength {
-						return false
+						return -1, 0
 					}
 					k++
 				}
 				if n.maxLength >= 0 {
 					if l > n.maxLength {
-						return false
+						return -1, 0
 					}
 					k++
 				}
 			}
 			if n.pattern != nil {
 				if !n.pattern.match(x) {
-					return false
+					return -1, 0
 				}
 				k++
 			}
 			if n.formatAssert {
 				if !formatValid(n.format, x) {
-					return false
+					return -1, 0
 				}
 				k++
 			}
 		}
-		return e.held(k, count)
+		return e.held(k, count), 0
 	case json.Number:
 		if e.steps += 1 + numSteps(n, x); e.over() || !parseNumber(string(x), &num) {
-			return false
+			return -1, 0
 		}
 	case map[string]any, []any, bool, nil:
 		if e.steps += 1 + valueSteps(n, v); e.over() {
-			return false
+			return -1, 0
 		}
 		if n.types != 0 {
 			if !typeMatches(n.types, v, false) {
-				return false
+				return -1, 0
 			}
 			k++
 		}
 		if n.enum != nil {
 			if !n.enum.has(v) {
-				return false
+				return -1, 0
 			}
 			k++
 		}
 		if n.hasConst {
 			if !jsonEqual(n.constVal, v) {
-				return false
+				return -1, 0
 			}
 			k++
 		}
-		return e.held(k, count)
+		return e.held(k, count), 0
 	default:
 		if e.steps += 1 + valueSteps(n, v); e.over() || !numberOf(v, &num) {
-			return false
+			return -1, 0
 		}
 	}
-	k, failed := numberChecks(n, &num, v)
-	return failed == 0 && e.held(k, count)
+	if k, failed = numberChecks(n, &num, v); failed == 0 {
+		e.held(k, count)
+	}
+	return k, failed
 }
 
-// held counts k checks that held, when count is set, and reports true.
-func (e *evaluator) held(k int, count bool) bool {
+// held counts k checks that held, when count is set, and returns k.
+func (e *evaluator) held(k int, count bool) int {
 	if count {
 		e.total += k
 		e.passed += k
 	}
-	return true
+	return k
 }
 
 // The bits of numberChecks' mask of failed checks, in the order value
