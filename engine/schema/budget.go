@@ -201,6 +201,14 @@ func countValues(v any, limit int) int {
 // integers (its own literal has more than 19 significant digits), their
 // quadratic cost: a step per 64 word operations.
 func numSteps(n *node, lit json.Number) int {
+	if len(lit) < 8 && n.multipleOf == nil {
+		return 0 // as every term below
+	}
+	return longNumSteps(n, lit)
+}
+
+// longNumSteps is numSteps past its quick case.
+func longNumSteps(n *node, lit json.Number) int {
 	steps := len(lit) / bytesPerStep
 	if len(lit) > 64 {
 		// Past a double's precision a literal's digits are kept as a

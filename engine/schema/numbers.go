@@ -33,9 +33,51 @@ var pow10 = [...]uint64{
 
 // parseNumber sets *n to the exact value of the JSON number literal s and
 // reports whether s is one. It allocates only for literals with more than
-// 19 significant digits.
+// 19 significant digits. Most literals have no exponent and at most 19
+// characters, so that their digits make the coefficient: they are read
+// here in one pass; the others, malformed ones included, go to parseAny.
 func parseNumber(s string, n *number) bool {
-	return parseSimple(s, n) || parseAny(s, n)
+	i := 0
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg = true
+		i = 1
+	}
+	start := i
+	if i >= len(s) || len(s) > 19 || (s[i] == '0' && i+1 < len(s) && s[i+1] != '.') {
+		return parseAny(s, n)
+	}
+	var coef uint64
+	frac := -1
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			coef = coef*10 + uint64(c-'0')
+			if frac >= 0 {
+				frac++
+			}
+			continue
+		}
+		if c == '.' && frac < 0 && i > start && i+1 < len(s) {
+			frac = 0
+			continue
+		}
+		return parseAny(s, n)
+	}
+	if coef == 0 {
+		*n = number{small: true}
+		return true
+	}
+	exp := int64(0)
+	if frac > 0 {
+		exp = -int64(frac)
+	}
+	for coef%10 == 0 {
+		coef /= 10
+		exp++
+	}
+	*n = number{neg: neg, small: true, coef: coef, exp: exp}
+	return true
 }
 
 // parseAny is parseNumber for any literal.
@@ -148,54 +190,6 @@ func parseAny(s string, n *number) bool {
 		}
 	}
 	n.digits = b.String()
-	return true
-}
-
-// parseSimple is parseNumber for literals without exponent of at most 19
-// characters (so every digit fits in coef). It reports false, leaving *n
-// alone, when the literal needs the general parser, which also rejects
-// malformed ones.
-func parseSimple(s string, n *number) bool {
-	i := 0
-	neg := false
-	if len(s) > 0 && s[0] == '-' {
-		neg = true
-		i = 1
-	}
-	start := i
-	if i >= len(s) || len(s) > 19 || (s[i] == '0' && i+1 < len(s) && s[i+1] != '.') {
-		return false
-	}
-	var coef uint64
-	frac := -1
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c >= '0' && c <= '9' {
-			coef = coef*10 + uint64(c-'0')
-			if frac >= 0 {
-				frac++
-			}
-			continue
-		}
-		if c == '.' && frac < 0 && i > start && i+1 < len(s) {
-			frac = 0
-			continue
-		}
-		return false
-	}
-	if coef == 0 {
-		*n = number{small: true}
-		return true
-	}
-	exp := int64(0)
-	if frac > 0 {
-		exp = -int64(frac)
-	}
-	for coef%10 == 0 {
-		coef /= 10
-		exp++
-	}
-	*n = number{neg: neg, small: true, coef: coef, exp: exp}
 	return true
 }
 
@@ -331,22 +325,6 @@ func cmpSmall(ca uint64, ea int64, cb uint64, eb int64) int {
 }
 
 // scaleU returns c×10^k, ok false on uint64 overflow.
-// int64 returns n as an int64 when it is an integer below 2^62 in
-// magnitude.
-func (n number) int64() (int64, bool) {
-	if !n.small || n.exp < 0 || n.exp > 18 {
-		return 0, false
-	}
-	v, ok := scaleU(n.coef, n.exp)
-	if !ok || v >= 1<<62 {
-		return 0, false
-	}
-	if n.neg {
-		return -int64(v), true
-	}
-	return int64(v), true
-}
-
 func scaleU(c uint64, k int64) (uint64, bool) {
 	if k >= int64(len(pow10)) {
 		return 0, false

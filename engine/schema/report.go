@@ -413,10 +413,8 @@ func appendValues(b []byte, vals []any) []byte {
 	return b
 }
 
-// describe renders a value as its JSON type and at most foundLimit
+// appendDescribe appends a value as its JSON type and at most foundLimit
 // characters of it, e.g. `string "abc"` or `number 5`.
-func describe(v any) string { return string(appendDescribe(nil, v)) }
-
 func appendDescribe(b []byte, v any) []byte {
 	k := kindOf(v)
 	if k == kindNull {
