@@ -175,29 +175,32 @@ func TestKnown(t *testing.T) {
 	}
 }
 
-func TestPunycodeRoundTrip(t *testing.T) {
-	tests := []struct{ unicode, puny string }{
-		{"bücher", "bcher-kva"},
-		{"例え", "r8jz45g"},
-		{"ü", "tda"},
-		{"☃", "n3h"},
-		{"abc-ü", "abc--3ra"},
+// TestDecodeALabel holds the A-label check to RFC 3492's samples and to
+// the spellings it must refuse: malformed or overflowing Punycode, labels
+// that decode to ASCII, non-canonical encodings and surrogates.
+func TestDecodeALabel(t *testing.T) {
+	for _, tt := range []struct{ alabel, ulabel string }{
+		{"xn--bcher-kva", "bücher"},
+		{"XN--BCHER-KVA", "bücher"},
+		{"xn--r8jz45g", "例え"},
+		{"xn--tda", "ü"},
+		{"xn--abc--3ra", "abc-ü"},
+	} {
+		if got, ok := decodeALabel(tt.alabel); !ok || got != tt.ulabel {
+			t.Errorf("decodeALabel(%q) = %q, %v; want %q, true", tt.alabel, got, ok, tt.ulabel)
+		}
 	}
-	for _, tt := range tests {
-		t.Run(tt.puny, func(t *testing.T) {
-			got, ok := punyEncode([]rune(tt.unicode))
-			if !ok || got != tt.puny {
-				t.Errorf("punyEncode(%q) = %q, %v; want %q", tt.unicode, got, ok, tt.puny)
-			}
-			back, ok := punyDecode(tt.puny)
-			if !ok || string(back) != tt.unicode {
-				t.Errorf("punyDecode(%q) = %q, %v; want %q", tt.puny, string(back), ok, tt.unicode)
-			}
-		})
-	}
-	for _, bad := range []string{"X", "99999999999", "a-é"} {
-		if r, ok := punyDecode(bad); ok {
-			t.Errorf("punyDecode(%q) = %q, true; want failure", bad, string(r))
+	for _, bad := range []string{
+		"xn--", "xn--X", "xn--99999999999", "xn--a-é", "xn--abc-", "xn---tda",
+		"xn--n3h",  // ☃ is not PVALID
+		"xn--ls8h", // an emoji: not PVALID either
+		"xn--tda0", // a digit too many
+		"xn--bcher-kva0",
+		"xn--2ug",  // U+200D alone: CONTEXTJ without its context
+		"xn--ib9b", // U+D800, a surrogate
+	} {
+		if got, ok := decodeALabel(bad); ok {
+			t.Errorf("decodeALabel(%q) = %q, true; want failure", bad, got)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package format
 import (
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 )
 
 // maxNameLength is the longest domain name in its ASCII form, without a
@@ -75,11 +77,11 @@ func validIDNHostname(s string) bool {
 			if utf8.RuneCountInString(l) > maxLabelLength-4 || !validULabel(l) {
 				return false
 			}
-			enc, ok := punyEncode([]rune(l))
-			if !ok {
+			a, err := idna.Punycode.ToASCII(l)
+			if err != nil {
 				return false
 			}
-			alabel = "xn--" + enc
+			alabel = a
 		case !validLDHLabel(l):
 			return false
 		case hasACEPrefix(l):

@@ -54,12 +54,17 @@ func (b *Budget) Charge(n int) bool {
 // every pollSteps steps) its context is done.
 func (b *Budget) over() bool {
 	if b.steps >= b.nextPoll {
-		b.nextPoll = b.steps + pollSteps
-		if b.ctx != nil && b.ctxErr == nil && b.ctx.Err() != nil {
-			b.ctxErr = b.ctx.Err()
-		}
+		b.poll()
 	}
 	return b.steps > b.maxSteps || b.ctxErr != nil
+}
+
+// poll checks the context and sets when to check it next.
+func (b *Budget) poll() {
+	b.nextPoll = b.steps + pollSteps
+	if b.ctx != nil && b.ctxErr == nil && b.ctx.Err() != nil {
+		b.ctxErr = b.ctx.Err()
+	}
 }
 
 // Stopped reports whether the budget stopped the work (Err is not nil),
@@ -125,10 +130,18 @@ func (s *Schema) MaxSteps() int { return s.maxSteps }
 // step budget is spent, or (checked every pollSteps steps) the context is
 // done. It sets abort when so.
 func (e *evaluator) over() bool {
+	if e.steps >= e.nextPoll || e.steps > e.maxSteps {
+		e.checkBudget()
+	}
+	return e.abort
+}
+
+// checkBudget is over's work when the context is due for a check or the
+// steps ran out.
+func (e *evaluator) checkBudget() {
 	if e.Budget.over() {
 		e.abort = true
 	}
-	return e.abort
 }
 
 // nodesPerStep is how many values of an array or object compared with const
@@ -142,14 +155,7 @@ const nodesPerStep = 2
 func valueSteps(n *node, v any) int {
 	switch x := v.(type) {
 	case string:
-		steps := 0
-		if n.anyStr {
-			steps = strSteps(n, x)
-		}
-		if n.hasConst || n.enum != nil {
-			steps += len(x) / bytesPerStep
-		}
-		return steps
+		return stringSteps(n, x)
 	case json.Number:
 		return numSteps(n, x)
 	case map[string]any, []any:
@@ -195,6 +201,14 @@ func countValues(v any, limit int) int {
 // integers (its own literal has more than 19 significant digits), their
 // quadratic cost: a step per 64 word operations.
 func numSteps(n *node, lit json.Number) int {
+	if len(lit) < 8 && n.multipleOf == nil {
+		return 0 // as every term below
+	}
+	return longNumSteps(n, lit)
+}
+
+// longNumSteps is numSteps past its quick case.
+func longNumSteps(n *node, lit json.Number) int {
 	steps := len(lit) / bytesPerStep
 	if len(lit) > 64 {
 		// Past a double's precision a literal's digits are kept as a
@@ -208,6 +222,18 @@ func numSteps(n *node, lit json.Number) int {
 	default:
 		w := (len(lit)+int(n.multipleOf.n.ndigits()))/19 + 1
 		steps += w * w / 64
+	}
+	return steps
+}
+
+// stringSteps is valueSteps for a string.
+func stringSteps(n *node, s string) int {
+	steps := 0
+	if n.anyStr {
+		steps = strSteps(n, s)
+	}
+	if n.hasConst || n.enum != nil {
+		steps += len(s) / bytesPerStep
 	}
 	return steps
 }

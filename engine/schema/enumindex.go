@@ -50,7 +50,8 @@ func (x *enumIndex) hasString(vals []any, s string) bool {
 // hasNumber reports whether a member of vals equals num.
 func (x *enumIndex) hasNumber(vals []any, num *number) bool {
 	for _, i := range x.at[x.hash(numberLiteral(num))] {
-		if m, ok := numberOf(vals[i]); ok && cmpNumber(m, *num) == 0 {
+		var m number
+		if numberOf(vals[i], &m) && equalNumber(&m, num) {
 			return true
 		}
 	}

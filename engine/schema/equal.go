@@ -124,9 +124,8 @@ func jsonEqual(a, b any) bool {
 	if kindOf(a) != kindNumber || kindOf(b) != kindNumber {
 		return false
 	}
-	na, ok1 := numberOf(a)
-	nb, ok2 := numberOf(b)
-	return ok1 && ok2 && cmpNumber(na, nb) == 0
+	var na, nb number
+	return numberOf(a, &na) && numberOf(b, &nb) && equalNumber(&na, &nb)
 }
 
 // hashJSON hashes v consistently with jsonEqual.
@@ -165,8 +164,8 @@ func hashJSON(h *maphash.Hash, v any) {
 		h.WriteByte('{')
 		h.WriteString(strconv.FormatUint(sum, 16))
 	default:
-		n, ok := numberOf(v)
-		if !ok {
+		var n number
+		if !numberOf(v, &n) {
 			h.WriteByte('?')
 			return
 		}

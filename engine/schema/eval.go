@@ -1,11 +1,9 @@
 package schema
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/bits"
-	"slices"
 	"strings"
 )
 
@@ -30,12 +28,9 @@ type evaluator struct {
 
 	nodes         []*node // the schema's, by id
 	passed, total int
-	fails         []failRec
-	lists         [][]string   // the name lists of failures and described locations
-	pend          []pendingVal // object()'s values waiting for its ordered pass, a stack
+	fails         []failure
+	pend          []pending // object()'s property values, a stack
 	spans         []spans
-	memo          [memoSize]int32 // recently formatted failures (indices into fails), -1 = none
-	memoNext      int
 	buf           []byte
 	described     []descRec
 	decls         []declRec
@@ -67,16 +62,15 @@ type declRec struct {
 }
 
 // descRec is a described location, kept as its parent's path (a span of
-// buf, built once for all its children) and its own segment (an array
-// index, or a key copied into buf): building each location's whole path
-// cost a copy of the parent's per described object, and the path is only
-// needed to tell locations apart when several applicators described the
-// same one, or to report undeclared keys.
+// buf, shared by all its children) and its own segment (an array index, or
+// a key copied into buf). The whole path is only built to tell locations
+// apart when several applicators described the same one, or to report
+// undeclared keys.
 type descRec struct {
-	pp0, pp1   int32 // the parent's instance path in buf
-	idx        int32 // the array index, or negative for a key
-	s0, s1     int32 // else the key's segment in buf (empty at the root)
-	undeclared int32 // the undeclared keys: an index into lists, or -1
+	pp0, pp1   int32    // the parent's instance path in buf
+	idx        int32    // the array index, or negative for a key
+	s0, s1     int32    // else the key's segment in buf (empty at the root)
+	undeclared []string // the keys no subschema here declares, sorted
 }
 
 // appendDescPath appends d's RFC 6901 instance path to b.
@@ -88,46 +82,39 @@ func (e *evaluator) appendDescPath(b []byte, d *descRec) []byte {
 	return append(b, e.buf[d.s0:d.s1]...)
 }
 
-// failRec is a recorded failure. The schema node and the names are held
-// as indices, so that the value is its only pointer: while the collector
-// marks, every pointer stored into the pooled evaluator goes through the
-// write barrier, and one evaluation may record thousands of failures.
-type failRec struct {
-	kw     kwID  // reported keyword
-	at     kwID  // keyword whose location is reported (kwSelf = the schema itself)
-	node   int32 // id
-	names  int32 // an index into lists, or -1
-	v      any
-	p0, p1 int // instance path in buf
-	a, b   int
-	report int32 // set by result: the index of the failure's Report
+// failure is a failed check as the evaluator records it; result turns it
+// into a Failure.
+type failure struct {
+	kw kwID // the keyword reported
+	// at is the keyword whose location is reported, when not kw: an
+	// applicator's for a false subschema (kw kwFalse) under it. kwSelf, the
+	// zero value, means kw itself, or the schema's own location for kwFalse.
+	at     kwID
+	n      *node
+	v      any      // the instance value
+	a, b   int      // the keyword's figures: a length, indices, counts (report.go)
+	names  []string // the missing, extra or invalid property names
+	p0, p1 int      // instance path in buf, set by fail
+	report int32    // set by result: the index of the failure's Report
 }
 
-// list records names in lists and returns its index, or -1 for none.
-func (e *evaluator) list(names []string) int32 {
-	if names == nil {
-		return -1
+// location is the keyword whose location r reports, or kwSelf for the
+// schema's own.
+func (r *failure) location() kwID {
+	if r.at == kwSelf && r.kw != kwFalse {
+		return r.kw
 	}
-	e.lists = append(e.lists, names)
-	return int32(len(e.lists) - 1)
-}
-
-// listAt is the names recorded at index i (nil for -1).
-func (e *evaluator) listAt(i int32) []string {
-	if i < 0 {
-		return nil
-	}
-	return e.lists[i]
+	return r.at
 }
 
 // mark is a restore point for branches whose outcome is discarded.
 type mark struct {
-	passed, total, fails, buf, described, decls, lists int
-	omitted, omittedKw                                 int
+	passed, total, fails, buf, described, decls int
+	omitted, omittedKw                          int
 }
 
 func (e *evaluator) mark() mark {
-	return mark{e.passed, e.total, len(e.fails), len(e.buf), len(e.described), len(e.decls), len(e.lists), e.omitted, len(e.omittedKw)}
+	return mark{e.passed, e.total, len(e.fails), len(e.buf), len(e.described), len(e.decls), e.omitted, len(e.omittedKw)}
 }
 
 func (e *evaluator) rollback(m mark) {
@@ -138,10 +125,9 @@ func (e *evaluator) rollback(m mark) {
 	clear(e.fails[m.fails:])
 	e.fails = e.fails[:m.fails]
 	e.buf = e.buf[:m.buf]
+	clear(e.described[m.described:])
 	e.described = e.described[:m.described]
 	e.decls = e.decls[:m.decls]
-	clear(e.lists[m.lists:])
-	e.lists = e.lists[:m.lists]
 	if e.omitted != m.omitted {
 		e.omitted = m.omitted
 		e.omittedKw = e.omittedKw[:m.omittedKw]
@@ -160,7 +146,6 @@ func (e *evaluator) reset(s *Schema) {
 	e.nodes = s.nodes
 	e.passed, e.total = 0, 0
 	e.fails = e.fails[:0]
-	e.lists = e.lists[:0]
 	e.pend = e.pend[:0]
 	e.buf = e.buf[:0]
 	e.described = e.described[:0]
@@ -171,8 +156,8 @@ func (e *evaluator) reset(s *Schema) {
 // release drops references into the instance before pooling.
 func (e *evaluator) release() {
 	clear(e.fails)
-	clear(e.lists)
-	clear(e.pend[:cap(e.pend)]) // popPending leaves values past the length
+	clear(e.described)
+	clear(e.pend[:cap(e.pend)]) // object leaves values past the length
 	clear(e.scope)
 	if cap(e.buf) > 1<<20 {
 		e.buf = nil
@@ -200,18 +185,19 @@ func (e *evaluator) pass(count bool) {
 	}
 }
 
-// fail counts a failed check and records it (past keep, only counts it).
-func (e *evaluator) fail(count bool, kw, at kwID, n *node, v any, f *frame, a, b int, names []string) {
+// fail counts a failed check and records r at location f (past keep,
+// only counts it). Nothing is recorded when count is false.
+func (e *evaluator) fail(count bool, f *frame, r failure) {
 	if !count {
 		return
 	}
 	e.total++
 	if len(e.fails) >= e.keep {
-		e.omit(kw)
+		e.omit(r.kw)
 		return
 	}
-	p0, p1 := e.path(f)
-	e.record(kw, at, n, v, p0, p1, a, b, names)
+	r.p0, r.p1 = e.path(f)
+	e.fails = append(e.fails, r)
 }
 
 // recording reports whether a failed check counted now would be recorded
@@ -230,20 +216,6 @@ func (e *evaluator) omit(kw kwID) {
 	}
 }
 
-// record appends a failure whose path is buf[p0:p1].
-func (e *evaluator) record(kw, at kwID, n *node, v any, p0, p1, a, b int, names []string) {
-	// Field by field into a grown slot: appending a whole failRec is a
-	// typed copy that, while the collector marks, goes through its bulk
-	// barrier. Every field is written, so a slot left by a rollback holds
-	// nothing stale.
-	if len(e.fails) == cap(e.fails) {
-		e.fails = slices.Grow(e.fails, 1)
-	}
-	e.fails = e.fails[:len(e.fails)+1]
-	r := &e.fails[len(e.fails)-1]
-	r.kw, r.at, r.node, r.names, r.v, r.p0, r.p1, r.a, r.b = kw, at, n.id, e.list(names), v, p0, p1, a, b
-}
-
 // path returns the span of buf holding the RFC 6901 pointer of location f,
 // building it on first use.
 func (e *evaluator) path(f *frame) (int, int) {
@@ -258,20 +230,6 @@ func (e *evaluator) path(f *frame) (int, int) {
 	return p0, len(e.buf)
 }
 
-// childPath is path for the child of pf at key (or index idx) without a
-// frame of its own: pf's pointer, extended in place when it ends buf (as
-// when path just built it) or else copied, and the child's segment.
-func (e *evaluator) childPath(pf *frame, key string, idx int) (int, int) {
-	p0, p1 := e.path(pf)
-	if p1 != len(e.buf) {
-		k := len(e.buf)
-		e.putBuf(int32(p0), int32(p1))
-		p0 = k
-	}
-	e.putSegment(key, idx)
-	return p0, len(e.buf)
-}
-
 // buildPath appends the pointer of location f to buf, which holds nothing
 // after p0: the nearest ancestor whose pointer was built is copied once and
 // the segments below it appended, each location on the way getting its
@@ -281,54 +239,12 @@ func (e *evaluator) buildPath(f *frame, p0 int32) {
 		return
 	}
 	if f.pgen == e.gen+1 {
-		e.putBuf(f.p0, f.p1)
+		e.buf = append(e.buf, e.buf[f.p0:f.p1]...)
 		return
 	}
 	e.buildPath(f.parent, p0)
-	e.putSegment(f.key, f.idx)
+	e.buf = appendSegment(e.buf, f.key, f.idx)
 	f.p0, f.p1, f.pgen = p0, int32(len(e.buf)), e.gen+1
-}
-
-// room makes room in buf for k more bytes. The put methods then append by
-// reslicing buf within its capacity, which stores only its length:
-// assigning what append returns stores the pointer too, and while the
-// collector marks, every pointer store to the pooled evaluator goes
-// through the write barrier. A failure's path is built of several appends.
-func (e *evaluator) room(k int) {
-	if cap(e.buf)-len(e.buf) < k {
-		e.buf = slices.Grow(e.buf, k)
-	}
-}
-
-// putBuf appends buf[i:j] to buf.
-func (e *evaluator) putBuf(i, j int32) {
-	e.room(int(j - i))
-	n := len(e.buf)
-	e.buf = e.buf[:n+int(j-i)]
-	copy(e.buf[n:], e.buf[i:j])
-}
-
-// putSegment appends the pointer segment of an array index (idx >= 0) or
-// an object key: appendSegment into buf.
-func (e *evaluator) putSegment(key string, idx int) {
-	if idx >= 0 && idx < 100 || idx == plainKey {
-		e.room(1 + max(len(key), 2))
-		n := len(e.buf)
-		switch {
-		case idx == plainKey:
-			e.buf = e.buf[:n+1+len(key)]
-			e.buf[n] = '/'
-			copy(e.buf[n+1:], key)
-		case idx < 10:
-			e.buf = e.buf[:n+2]
-			e.buf[n], e.buf[n+1] = '/', byte('0'+idx)
-		default:
-			e.buf = e.buf[:n+3]
-			e.buf[n], e.buf[n+1], e.buf[n+2] = '/', byte('0'+idx/10), byte('0'+idx%10)
-		}
-		return
-	}
-	e.buf = appendSegment(e.buf, key, idx)
 }
 
 // plainKey, as a frame's idx, marks an object key known (from the
@@ -394,7 +310,7 @@ func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool 
 		if n.boolean > 0 {
 			return true
 		}
-		e.fail(count, kwFalse, kwSelf, n, v, f, 0, 0, nil)
+		e.fail(count, f, failure{kw: kwFalse, n: n, v: v})
 		return false
 	}
 	for n.pureRef && !e.useScope {
@@ -485,27 +401,17 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 	if e.steps += valueSteps(n, v); e.over() {
 		return false
 	}
-	var num number
-	isNum := false
-	switch x := v.(type) {
+	switch v.(type) {
 	case string, map[string]any, []any, bool, nil:
-	case json.Number:
-		if num, isNum = parseNumber(string(x)); !isNum {
-			e.bad = v
-			return false
-		}
 	default:
-		if num, isNum = numberOf(v); !isNum {
-			e.bad = v
-			return false
-		}
+		return e.number(n, v, f, count)
 	}
 	valid := true
 	if n.types != 0 {
-		if typeMatches(n.types, v, isNum && num.isInt()) {
+		if typeMatches(n.types, v, false) {
 			e.pass(count)
 		} else {
-			e.fail(count, kwType, kwType, n, v, f, 0, 0, nil)
+			e.fail(count, f, failure{kw: kwType, n: n, v: v})
 			if !count {
 				return false
 			}
@@ -513,10 +419,10 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		}
 	}
 	if n.enum != nil {
-		if n.enum.has(v, &num, isNum) {
+		if n.enum.has(v) {
 			e.pass(count)
 		} else {
-			e.fail(count, kwEnum, kwEnum, n, v, f, 0, 0, nil)
+			e.fail(count, f, failure{kw: kwEnum, n: n, v: v})
 			if !count {
 				return false
 			}
@@ -527,7 +433,7 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		if jsonEqual(n.constVal, v) {
 			e.pass(count)
 		} else {
-			e.fail(count, kwConst, kwConst, n, v, f, 0, 0, nil)
+			e.fail(count, f, failure{kw: kwConst, n: n, v: v})
 			if !count {
 				return false
 			}
@@ -535,15 +441,46 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		}
 	}
 	if x, ok := v.(string); ok && n.anyStr && !e.str(n, x, f, count) {
-		if !count {
-			return false
-		}
-		valid = false
-	}
-	if isNum && n.anyNum && !e.num(n, &num, v, f, count) {
 		valid = false
 	}
 	return valid
+}
+
+// number is value for a number v: every check runs (numberChecks) and each
+// that failed is recorded, in numChecks' order.
+func (e *evaluator) number(n *node, v any, f *frame, count bool) bool {
+	var num number
+	if !numberOf(v, &num) {
+		e.bad = v
+		return false
+	}
+	held, failed := numberChecks(n, &num, v)
+	e.recordNumber(n, v, f, count, held, failed)
+	return failed == 0
+}
+
+// recordNumber counts the checks of n on the number v at location f that
+// held and records those in failed, in numChecks' order.
+func (e *evaluator) recordNumber(n *node, v any, f *frame, count bool, held int, failed uint8) {
+	if count {
+		e.total += held
+		e.passed += held
+	}
+	for m := failed; m != 0; m &= m - 1 {
+		e.fail(count, f, failure{kw: numChecks[bits.TrailingZeros8(m)], n: n, v: v})
+	}
+}
+
+// numberFailed records at the location of property p under pf the
+// failures leaf found for p's number leaf on d.v: what descend records,
+// with the same steps charged, without evaluating again.
+func (e *evaluator) numberFailed(p *propEntry, d pending, pf *frame, count bool) {
+	if e.steps += 1 + valueSteps(p.n, d.v); e.depth+1 > maxEvalDepth || e.over() {
+		e.abort = true
+		return
+	}
+	f := frame{parent: pf, key: p.name, idx: p.seg}
+	e.recordNumber(p.n, d.v, &f, count, int(d.held), d.failed)
 }
 
 func typeMatches(types uint8, v any, isInt bool) bool {
@@ -562,35 +499,6 @@ func typeMatches(types uint8, v any, isInt bool) bool {
 	return types&typeNumber != 0 || (isInt && types&typeInteger != 0)
 }
 
-func (e *evaluator) num(n *node, x *number, v any, f *frame, count bool) bool {
-	valid := true
-	check := func(ok bool, kw kwID) bool {
-		if ok {
-			e.pass(count)
-			return true
-		}
-		e.fail(count, kw, kw, n, v, f, 0, 0, nil)
-		valid = false
-		return count
-	}
-	if n.multipleOf != nil && !check(isMultiple(*x, n.multipleOf.n), kwMultipleOf) {
-		return false
-	}
-	if n.minimum != nil && !check(cmpNumber(*x, n.minimum.n) >= 0, kwMinimum) {
-		return false
-	}
-	if n.maximum != nil && !check(cmpNumber(*x, n.maximum.n) <= 0, kwMaximum) {
-		return false
-	}
-	if n.exclMin != nil && !check(cmpNumber(*x, n.exclMin.n) > 0, kwExclusiveMinimum) {
-		return false
-	}
-	if n.exclMax != nil && !check(cmpNumber(*x, n.exclMax.n) < 0, kwExclusiveMaximum) {
-		return false
-	}
-	return valid
-}
-
 func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 	valid := true
 	if n.minLength >= 0 || n.maxLength >= 0 {
@@ -599,7 +507,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 			if l >= n.minLength {
 				e.pass(count)
 			} else {
-				e.fail(count, kwMinLength, kwMinLength, n, s, f, l, 0, nil)
+				e.fail(count, f, failure{kw: kwMinLength, n: n, v: s, a: l})
 				if !count {
 					return false
 				}
@@ -610,7 +518,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 			if l <= n.maxLength {
 				e.pass(count)
 			} else {
-				e.fail(count, kwMaxLength, kwMaxLength, n, s, f, l, 0, nil)
+				e.fail(count, f, failure{kw: kwMaxLength, n: n, v: s, a: l})
 				if !count {
 					return false
 				}
@@ -622,7 +530,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 		if n.pattern.match(s) {
 			e.pass(count)
 		} else {
-			e.fail(count, kwPattern, kwPattern, n, s, f, 0, 0, nil)
+			e.fail(count, f, failure{kw: kwPattern, n: n, v: s})
 			if !count {
 				return false
 			}
@@ -633,7 +541,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 		if formatValid(n.format, s) {
 			e.pass(count)
 		} else {
-			e.fail(count, kwFormat, kwFormat, n, s, f, 0, 0, nil)
+			e.fail(count, f, failure{kw: kwFormat, n: n, v: s})
 			valid = false
 		}
 	}
@@ -674,7 +582,7 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if matched > 0 {
 			e.pass(count)
 		} else {
-			e.fail(count, kwAnyOf, kwAnyOf, n, v, f, len(n.anyOf), 0, nil)
+			e.fail(count, f, failure{kw: kwAnyOf, n: n, v: v, a: len(n.anyOf)})
 			if !count {
 				return false
 			}
@@ -696,7 +604,7 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if first >= 0 && second < 0 {
 			e.pass(count)
 		} else {
-			e.fail(count, kwOneOf, kwOneOf, n, v, f, first, second, nil)
+			e.fail(count, f, failure{kw: kwOneOf, n: n, v: v, a: first, b: second})
 			if !count {
 				return false
 			}
@@ -710,7 +618,7 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if !matched {
 			e.pass(count)
 		} else {
-			e.fail(count, kwNot, kwNot, n, v, f, 0, 0, nil)
+			e.fail(count, f, failure{kw: kwNot, n: n, v: v})
 			if !count {
 				return false
 			}
@@ -769,37 +677,36 @@ func (e *evaluator) branch(s *node, v any, f *frame, ann *annot) bool {
 	return ok
 }
 
-// child applies n to the child value v of the location pf.
+// child applies n to the child value v of the location pf, at key or
+// array index idx. A leaf whose checks all hold is counted without a frame
+// of its own.
 func (e *evaluator) child(n *node, v any, pf *frame, key string, idx int, count bool) bool {
+	if n.leaf {
+		if held, failed := e.leaf(n, v, count); held >= 0 && failed == 0 {
+			return true
+		}
+	}
+	return e.descend(n, v, pf, key, idx, count)
+}
+
+// descend is child past its leaf test: the loops over properties and
+// items make that test themselves, sparing most values a call.
+func (e *evaluator) descend(n *node, v any, pf *frame, key string, idx int, count bool) bool {
 	if n.boolean > 0 {
 		return true
 	}
-	if n.leaf && e.leaf(n, v, count) {
-		return true
-	}
-	return e.childSlow(n, v, pf, key, idx, count)
-}
-
-// childSlow is child without the leaf fast path (the caller tried it).
-func (e *evaluator) childSlow(n *node, v any, pf *frame, key string, idx int, count bool) bool {
-	if n.leaf {
-		return e.leafSlow(n, v, pf, key, idx, count)
-	}
 	f := frame{parent: pf, key: key, idx: idx, declStart: len(e.decls), dStart: len(e.described)}
-	var ok bool
-	if obj, isObj := v.(map[string]any); isObj && !e.useScope {
-		t := n
-		for t.pureRef {
-			t = t.ref
+	if n.leaf {
+		// What eval does for a schema without applicators: nothing here
+		// looks at the dynamic scope or annotations, or describes.
+		if !e.enter() {
+			return false
 		}
-		if t.plainObject {
-			ok = e.plainObject(t, obj, &f, count)
-		} else {
-			ok = e.eval(n, v, &f, count, nil)
-		}
-	} else {
-		ok = e.eval(n, v, &f, count, nil)
+		ok := e.value(n, v, &f, count)
+		e.depth--
+		return ok
 	}
+	ok := e.eval(n, v, &f, count, nil)
 	if len(e.decls) > f.declStart || f.descents > 1 {
 		e.finishFrame(&f, v)
 	}
@@ -818,69 +725,4 @@ func (e *evaluator) enter() bool {
 		return false
 	}
 	return true
-}
-
-// plainObject is eval of a plainObject node on an object, when the dynamic
-// scope is not in use: eval, body and value reduced to what they do there —
-// the same step charged and limits checked, the type, then object.
-func (e *evaluator) plainObject(n *node, obj map[string]any, f *frame, count bool) bool {
-	if !e.enter() {
-		return false
-	}
-	valid := true
-	if n.types != 0 {
-		if n.types&typeObject != 0 {
-			e.pass(count)
-		} else {
-			e.fail(count, kwType, kwType, n, obj, f, 0, 0, nil)
-			valid = false
-		}
-	}
-	if (valid || count) && n.anyObj && !e.object(n, obj, f, count, nil) {
-		valid = false
-	}
-	e.depth--
-	return valid
-}
-
-// leafSlow evaluates a leaf (assertions on the value only) that failed the
-// fast path, recording what failed: eval and body reduced to what they do
-// for a leaf — the same steps charged and limits checked, then value. A
-// leaf declares no properties and descends nowhere, so its location has
-// nothing to finish, and it consults no dynamic scope.
-func (e *evaluator) leafSlow(n *node, v any, pf *frame, key string, idx int, count bool) bool {
-	e.steps++
-	if e.depth+1 > maxEvalDepth || e.over() {
-		e.abort = true
-		return false
-	}
-	f := frame{parent: pf, key: key, idx: idx}
-	return e.value(n, v, &f, count)
-}
-
-// leafNumberFailed is leafSlow for a counted number v, a valid literal, at
-// a leaf whose checks leafNumber ran: held held and those in failed failed.
-// It charges the same steps and records the same failures, without
-// evaluating again.
-func (e *evaluator) leafNumberFailed(n *node, v any, pf *frame, key string, idx int, held int, failed uint8) {
-	e.steps += 1 + numSteps(n, v.(json.Number))
-	if e.depth+1 > maxEvalDepth || e.over() {
-		e.abort = true
-		return
-	}
-	e.total += held
-	e.passed += held
-	p0, p1 := 0, 0
-	if len(e.fails) < e.keep {
-		p0, p1 = e.childPath(pf, key, idx)
-	}
-	for m := failed; m != 0; m &= m - 1 {
-		kw := numChecks[bits.TrailingZeros8(m)]
-		e.total++
-		if len(e.fails) >= e.keep {
-			e.omit(kw)
-			continue
-		}
-		e.record(kw, kw, n, v, p0, p1, 0, 0, nil)
-	}
 }

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"math/bits"
 	"slices"
 )
 
@@ -84,84 +83,65 @@ func (e *evaluator) redo(m mark) bool {
 	return !e.abort && (len(e.fails)+e.omitted-m.fails-m.omitted > 1 || len(e.described)-m.described > 1)
 }
 
-// maxGather is the largest properties keyword whose values object() looks
-// up once, keeping a mask of them.
-const maxGather = 16
-
-// pendingVal is a declared property's value that object() evaluates in its
-// ordered pass, and a number leaf's outcome, to record without evaluating
-// it again.
-type pendingVal struct {
-	v            any
-	held, failed uint8
-}
-
-// popPending drops the pending values from index base on. They stay in
-// the backing array, to be overwritten or cleared by release: clearing
-// them here would cost every object a bulk write barrier while the
-// collector marks.
-func (e *evaluator) popPending(base int) {
-	e.pend = e.pend[:base]
+// pending is the value of the object's key props[i] waiting for object's
+// ordered pass, and what leaf found for a number: the mask of the checks
+// that failed, and how many held.
+type pending struct {
+	v      any
+	i      int32
+	held   int32
+	failed uint8
 }
 
 func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
 	valid := true
-	check := func(ok bool, kw kwID, a int, names []string) bool {
+	check := func(ok bool, kw kwID, names []string) bool {
 		if ok {
 			e.pass(count)
 			return true
 		}
-		e.fail(count, kw, kw, n, obj, f, a, 0, names)
+		e.fail(count, f, failure{kw: kw, n: n, v: obj, names: names})
 		valid = false
 		return count
 	}
-	if n.minProps >= 0 && !check(len(obj) >= n.minProps, kwMinProperties, 0, nil) {
+	if n.minProps >= 0 && !check(len(obj) >= n.minProps, kwMinProperties, nil) {
 		return false
 	}
-	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, kwMaxProperties, 0, nil) {
+	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, kwMaxProperties, nil) {
 		return false
 	}
-	// Find every declared property once, by a lookup each: leaf subschemas
-	// that hold are counted on the way (order does not matter for them);
-	// the others wait on e.pend for the ordered pass below: a local array
-	// of values, zeroed on every call, cost 4% of a valid evaluation.
-	// (Walking the object instead, through a perfect hash of the names,
-	// measured 25% slower: map iteration costs a random start and, while
-	// the collector runs, write barriers.)
-	pbase := len(e.pend)
-	var mask, pending uint32
-	leafChecked, leafSteps := 0, 0
-	gather := n.props != nil && len(n.props) <= maxGather
-	if gather {
-		for i := range n.props {
-			p := &n.props[i]
-			cv, has := obj[p.name]
-			if !has {
-				continue
-			}
-			bit := uint32(1) << (uint(i) & 31) // i < maxGather: the mask spares a range check
-			mask |= bit
-			if p.n.leaf {
-				c, fails := leafChecks(p.n, cv)
-				if c >= 0 && fails == 0 {
-					leafChecked += c
-					leafSteps++
-					continue
-				}
-				if fails != 0 && count {
-					e.pend = append(e.pend, pendingVal{v: cv, held: uint8(c), failed: fails})
-					pending |= bit
-					continue
-				}
-			}
-			e.pend = append(e.pend, pendingVal{v: cv})
-			pending |= bit
+	// Every name of properties is looked up once. A leaf whose checks all
+	// hold is counted on the way (where a check is counted does not
+	// matter); the other values wait on e.pend for the ordered pass after
+	// required, so that failures are recorded in keyword order. e.pend is
+	// a stack shared by the nested objects; what is left past its length,
+	// release clears.
+	base := len(e.pend)
+	defer func() { e.pend = e.pend[:base] }()
+	present, reqPresent := 0, 0
+	for i := range n.props {
+		p := &n.props[i]
+		v, has := obj[p.name]
+		if !has {
+			continue
+		}
+		present++
+		if p.required {
+			reqPresent++
+		}
+		if ann != nil {
+			ann.addProp(p.name)
+		}
+		if !p.n.leaf {
+			e.pend = append(e.pend, pending{v: v, i: int32(i)})
+		} else if held, failed := e.leaf(p.n, v, count); held < 0 || failed != 0 {
+			e.pend = append(e.pend, pending{v, int32(i), int32(held), failed})
 		}
 	}
 	if n.hasRequired {
 		ok := true
-		if gather && n.reqInProps {
-			ok = mask&n.reqMask == n.reqMask
+		if n.reqProps >= 0 {
+			ok = reqPresent == n.reqProps
 		} else {
 			for _, r := range n.required {
 				if _, has := obj[r]; !has {
@@ -174,8 +154,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if !ok && e.recording(count) {
 			missing = missingOf(obj, n.required)
 		}
-		if !check(ok, kwRequired, 0, missing) {
-			e.popPending(pbase)
+		if !check(ok, kwRequired, missing) {
 			return false
 		}
 	}
@@ -195,63 +174,24 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 				}
 			}
 		}
-		if !check(ok, n.depRequiredKw, 0, missing) {
-			e.popPending(pbase)
+		if !check(ok, n.depRequiredKw, missing) {
 			return false
 		}
 	}
-	present := 0
-	if gather {
-		present = bits.OnesCount32(mask)
-		if count {
-			e.total += leafChecked
-			e.passed += leafChecked
-		}
-		if e.steps += leafSteps; e.steps > e.maxSteps {
-			e.abort = true
-		}
-		if ann != nil {
-			for m := mask; m != 0; m &= m - 1 {
-				ann.addProp(n.props[bits.TrailingZeros32(m)].name)
+	for k, end := base, len(e.pend); k < end; k++ {
+		d := e.pend[k] // a copy: the evaluation below pushes on e.pend
+		p := &n.props[d.i]
+		if d.failed != 0 {
+			e.numberFailed(p, d, f, count)
+			if !count {
+				return false
 			}
-		}
-		k := pbase
-		for m := pending; m != 0; m &= m - 1 {
-			p := &n.props[bits.TrailingZeros32(m)]
-			pv := e.pend[k] // a copy: the evaluation below pushes on e.pend
-			k++
-			if pv.failed != 0 {
-				e.leafNumberFailed(p.n, pv.v, f, p.name, p.seg, int(pv.held), pv.failed)
-				valid = false
-			} else if !e.childSlow(p.n, pv.v, f, p.name, p.seg, count) {
-				if !count {
-					e.popPending(pbase)
-					return false
-				}
-				valid = false
+			valid = false
+		} else if !e.descend(p.n, d.v, f, p.name, p.seg, count) {
+			if !count {
+				return false
 			}
-		}
-		e.popPending(pbase)
-	} else if n.props != nil {
-		for i := range n.props {
-			p := &n.props[i]
-			cv, has := obj[p.name]
-			if !has {
-				continue
-			}
-			present++
-			if ann != nil {
-				ann.addProp(p.name)
-			}
-			if p.n.leaf && e.leaf(p.n, cv, count) {
-				continue
-			}
-			if !e.child(p.n, cv, f, p.name, p.seg, count) {
-				if !count {
-					return false
-				}
-				valid = false
-			}
+			valid = false
 		}
 	}
 	if present > 0 {
@@ -301,7 +241,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if ok {
 			e.pass(count)
 		} else {
-			e.fail(count, kwFalse, kwAdditionalProperties, n, obj, f, 0, 0, extra)
+			e.fail(count, f, failure{kw: kwFalse, at: kwAdditionalProperties, n: n, v: obj, names: extra})
 			if !count {
 				return false
 			}
@@ -350,7 +290,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			}
 		}
 		slices.Sort(bad)
-		if !check(bad == nil, kwPropertyNames, 0, bad) {
+		if !check(bad == nil, kwPropertyNames, bad) {
 			return false
 		}
 	}
@@ -375,7 +315,7 @@ func (e *evaluator) unevaluatedProps(n *node, obj map[string]any, f *frame, coun
 		if rest == nil {
 			e.pass(count)
 		} else {
-			e.fail(count, kwFalse, kwUnevaluatedProperties, n, obj, f, 0, 0, rest)
+			e.fail(count, f, failure{kw: kwFalse, at: kwUnevaluatedProperties, n: n, v: obj, names: rest})
 			valid = false
 		}
 	} else {
@@ -480,7 +420,7 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 			e.pass(count)
 			return true
 		}
-		e.fail(count, kw, at, n, arr, f, a, b, nil)
+		e.fail(count, f, failure{kw: kw, at: at, n: n, v: arr, a: a, b: b})
 		valid = false
 		return count
 	}
@@ -515,12 +455,13 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 		}
 	}
 	if n.items != nil && len(arr) > len(n.prefix) {
-		leaf := n.items.leaf
 		for i := len(n.prefix); i < len(arr); i++ {
-			if leaf && e.leaf(n.items, arr[i], count) {
-				continue
+			if n.items.leaf {
+				if held, failed := e.leaf(n.items, arr[i], count); held >= 0 && failed == 0 {
+					continue
+				}
 			}
-			if !e.child(n.items, arr[i], f, "", i, count) {
+			if !e.descend(n.items, arr[i], f, "", i, count) {
 				if !count {
 					return false
 				}
@@ -600,7 +541,7 @@ func (e *evaluator) containsCheck(n *node, arr []any, f *frame, count bool, ann 
 	if matches >= least {
 		e.pass(count)
 	} else {
-		e.fail(count, kw, kw, n, arr, f, matches, least, nil)
+		e.fail(count, f, failure{kw: kw, n: n, v: arr, a: matches, b: least})
 		if !count {
 			return false
 		}
@@ -610,7 +551,7 @@ func (e *evaluator) containsCheck(n *node, arr []any, f *frame, count bool, ann 
 		if matches <= n.maxContains {
 			e.pass(count)
 		} else {
-			e.fail(count, kwMaxContains, kwMaxContains, n, arr, f, matches, 0, nil)
+			e.fail(count, f, failure{kw: kwMaxContains, n: n, v: arr, a: matches})
 			valid = false
 		}
 	}
@@ -661,7 +602,7 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 			}
 			slices.Sort(und)
 		}
-		d := descRec{idx: int32(f.idx), undeclared: e.list(und)}
+		d := descRec{idx: int32(f.idx), undeclared: und}
 		if f.parent != nil {
 			p0, p1 := e.path(f.parent)
 			d.pp0, d.pp1 = int32(p0), int32(p1)
@@ -669,7 +610,7 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 				// A key is copied into buf, not kept as f.key: storing a
 				// frame's content would move every frame to the heap.
 				d.s0 = int32(len(e.buf))
-				e.putSegment(f.key, f.idx)
+				e.buf = appendSegment(e.buf, f.key, f.idx)
 				d.s1 = int32(len(e.buf))
 			}
 		}
@@ -688,14 +629,13 @@ func (e *evaluator) dedupe(start int) {
 		scratch = e.appendDescPath(scratch[:0], &d)
 		p := string(scratch)
 		if i, ok := seen[p]; ok {
-			if u := out[i].undeclared; u >= 0 {
-				e.lists[u] = intersect(e.lists[u], e.listAt(d.undeclared))
-			}
+			out[i].undeclared = intersect(out[i].undeclared, d.undeclared)
 			continue
 		}
 		seen[p] = len(out)
 		out = append(out, d)
 	}
+	clear(e.described[len(out):])
 	e.described = out
 }
 

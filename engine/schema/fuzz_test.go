@@ -70,7 +70,7 @@ func compileGooglePairs(t testing.TB) []googlePair {
 func exactFloats(v any) bool {
 	switch x := v.(type) {
 	case json.Number:
-		if n, ok := parseNumber(string(x)); !ok || n.exp > 400 || n.exp < -1100 || len(x) > 400 {
+		if n := new(number); !parseNumber(string(x), n) || n.exp > 400 || n.exp < -1100 || len(x) > 400 {
 			return false // big.Rat would expand the exponent
 		}
 		r, ok := new(big.Rat).SetString(string(x))

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -115,26 +114,18 @@ func (k *kwCompiler) all() error {
 			n.kwLocs = append(n.kwLocs, kwLoc{kw: kw, loc: n.loc + "/" + kw.String()})
 		}
 	}
-	n.reqInProps = len(n.props) <= maxGather
 	for _, r := range n.required {
 		i := slices.IndexFunc(n.props, func(p propEntry) bool { return p.name == r })
 		if i < 0 {
-			n.reqInProps = false
+			n.reqProps = -1
 			break
 		}
-		n.reqMask |= 1 << i
-	}
-	n.anyNum = n.multipleOf != nil || n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil
-	n.numInt = (n.enum == nil || n.enum.index == nil) && !n.hasConst && n.multipleOf == nil &&
-		(n.types == 0 || n.types&(typeInteger|typeNumber) != 0) &&
-		intBound(n.minimum) && intBound(n.maximum) && intBound(n.exclMin) && intBound(n.exclMax)
-	for _, k := range [...]*numKw{n.minimum, n.maximum, n.exclMin, n.exclMax} {
-		if k != nil {
-			n.numBounds++
+		if !n.props[i].required {
+			n.props[i].required = true
+			n.reqProps++
 		}
 	}
-	n.numSign = n.numInt && n.enum == nil && (n.types == 0 || n.types&typeNumber != 0) &&
-		zeroBound(n.minimum) && zeroBound(n.maximum) && zeroBound(n.exclMin) && zeroBound(n.exclMax)
+	n.anyNum = n.multipleOf != nil || n.minimum != nil || n.maximum != nil || n.exclMin != nil || n.exclMax != nil
 	n.anyStr = n.minLength >= 0 || n.maxLength >= 0 || n.pattern != nil || n.formatAssert
 	n.anyArr = n.minItems >= 0 || n.maxItems >= 0 || n.uniqueItems || n.prefix != nil || n.items != nil ||
 		n.itemsFalse || n.contains != nil || n.unevalItems != nil || n.unevalItemsFalse
@@ -144,8 +135,6 @@ func (k *kwCompiler) all() error {
 	n.inPlace = n.allOf != nil || n.anyOf != nil || n.oneOf != nil || n.not != nil || n.ifN != nil || n.depSchemas != nil
 	value := n.types != 0 || n.enum != nil || n.hasConst || n.anyNum || n.anyStr
 	n.leaf = n.ref == nil && n.dynRef == nil && !n.inPlace && !n.anyObj && !n.anyArr
-	n.plainObject = n.ref == nil && n.dynRef == nil && !n.inPlace && n.enum == nil && !n.hasConst &&
-		n.unevalProps == nil && !n.unevalPropsFalse && n.unevalItems == nil && !n.unevalItemsFalse
 	n.pureRef = n.ref != nil && n.dynRef == nil && !n.inPlace && !n.anyObj && !n.anyArr && !value
 	return nil
 }
@@ -202,17 +191,13 @@ func (k *kwCompiler) number(kw string) (*numKw, error) {
 	if kindOf(v) != kindNumber {
 		return nil, k.typeErr(kw, "a number")
 	}
-	n, ok := numberOf(v)
-	if !ok {
+	nk := &numKw{}
+	if !numberOf(v, &nk.n) {
 		return nil, k.typeErr(kw, "a finite number")
 	}
-	nk := &numKw{n: n, lit: n.String(), zero: n.isZero()}
-	nk.i64, nk.isI = n.int64()
+	nk.lit = nk.n.String()
 	return nk, nil
 }
-
-func intBound(k *numKw) bool  { return k == nil || k.isI }
-func zeroBound(k *numKw) bool { return k == nil || k.zero }
 
 // count reads a non-negative integer keyword; -1 when absent.
 func (k *kwCompiler) count(kw string) (int, error) {
@@ -221,7 +206,8 @@ func (k *kwCompiler) count(kw string) (int, error) {
 		return -1, nil
 	}
 	if kindOf(v) == kindNumber {
-		if n, ok := numberOf(v); ok {
+		var n number
+		if numberOf(v, &n) {
 			if i, ok := n.toInt(); ok {
 				return i, nil
 			}
@@ -304,17 +290,11 @@ func (k *kwCompiler) validation() error {
 			case kindString:
 				e.strs = append(e.strs, m.(string))
 			case kindNumber:
-				num, ok := numberOf(m)
-				if !ok {
+				var num number
+				if !numberOf(m, &num) {
 					return k.typeErr("enum", "an array of JSON values")
 				}
 				e.nums = append(e.nums, num)
-				if v, ok := num.int64(); ok {
-					e.ints = append(e.ints, v)
-				}
-				if lit, ok := m.(json.Number); ok {
-					e.numLits = append(e.numLits, string(lit))
-				}
 			default:
 				e.others = append(e.others, m)
 			}

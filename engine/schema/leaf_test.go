@@ -7,11 +7,9 @@ import (
 	"testing"
 )
 
-// TestNumberLeafFailuresMatchValue holds a number leaf under properties,
-// whose failures object() records from leafNumber's mask without
-// evaluating again (leafNumberFailed), to the same leaf under items, which
-// evaluates it again on the recording path (value): the same checks
-// counted, and the same failures in the same order, reading the same.
+// TestNumberLeafFailuresMatchValue holds a number leaf under properties to
+// the same leaf under items: the same checks counted, and the same
+// failures in the same order, reading the same.
 func TestNumberLeafFailuresMatchValue(t *testing.T) {
 	schemas := []string{
 		`{"type":"integer","minimum":1}`,
@@ -56,7 +54,7 @@ func readFailures(fs []Failure, base string) string {
 	return b.String()
 }
 
-// TestNumChecksBits keeps numChecks in step with the mask's bits.
+// TestNumChecksBits keeps numChecks in step with numberChecks' mask bits.
 func TestNumChecksBits(t *testing.T) {
 	bits := map[uint8]kwID{numFailType: kwType, numFailEnum: kwEnum, numFailConst: kwConst, numFailMultipleOf: kwMultipleOf,
 		numFailMinimum: kwMinimum, numFailMaximum: kwMaximum, numFailExclMin: kwExclusiveMinimum, numFailExclMax: kwExclusiveMaximum}
@@ -88,70 +86,6 @@ func TestMalformedNumberFailing(t *testing.T) {
 					t.Errorf("%s on %q: no error, %d/%d checks, failures %v", fmt.Sprintf(wrap.schema, schema), lit, res.Passed, res.Total, res.Failures)
 				}
 			}
-		}
-	}
-}
-
-// TestLeafNumberShortcuts holds leafNumber's shortcuts (numInt, numSign) to
-// leafNumberAny, which parses what it must, on every literal: the same
-// checks held and the same failed.
-func TestLeafNumberShortcuts(t *testing.T) {
-	schemas := []struct {
-		schema        string
-		numInt, nSign bool
-	}{
-		{`{"type":"integer","minimum":1}`, true, false},
-		{`{"type":"integer","minimum":1,"maximum":50}`, true, false},
-		{`{"exclusiveMinimum":0,"exclusiveMaximum":100}`, true, false},
-		{`{"minimum":-5,"exclusiveMaximum":5}`, true, false},
-		{`{"type":"number","minimum":0}`, true, true},
-		{`{"type":["number","string"],"maximum":0}`, true, true},
-		{`{"exclusiveMinimum":0,"exclusiveMaximum":0}`, true, true},
-		{`{"type":"integer","minimum":0}`, true, false},
-		{`{"type":"integer"}`, true, false},
-		{`{"type":"string","minimum":1}`, false, false},
-		{`{"minimum":0.5}`, false, false},
-		{`{"type":"integer","multipleOf":2}`, false, false},
-		{`{"enum":[0,7,19,20]}`, true, false},
-		{`{"enum":[7.0,"7",1.5,70e-1,1e400,-0,12345678901234567890123],"minimum":-1}`, true, false},
-		{`{"type":"integer","enum":[-3,99,100.0,"x",null],"exclusiveMaximum":100}`, true, false},
-		{`{"enum":[` + strings.Repeat(`1,`, 40) + `2]}`, false, false}, // indexed: hasNumber's lookup
-	}
-	lits := []string{"0", "-0", "1", "2", "3", "7", "9", "10", "19", "20", "50", "51", "99", "100", "-1", "-3", "-10", "1.5", "-0.5", "0.0", "7.0",
-		"1e2", "-1e-2", "123456789012345678", "1234567890123456789", "01", "abc", "1x", "-", ""}
-	for _, c := range schemas {
-		s, err := Compile(mustDecode(t, c.schema), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := s.root
-		if n.numInt != c.numInt || n.numSign != c.nSign {
-			t.Fatalf("%s: numInt %v, numSign %v; want %v, %v", c.schema, n.numInt, n.numSign, c.numInt, c.nSign)
-		}
-		for _, lit := range lits {
-			held, failed := leafNumber(n, json.Number(lit))
-			wantHeld, wantFailed := leafNumberAny(n, json.Number(lit))
-			if held != wantHeld || failed != wantFailed {
-				t.Errorf("%s on %q: leafNumber (%d, %08b), leafNumberAny (%d, %08b)", c.schema, lit, held, failed, wantHeld, wantFailed)
-			}
-		}
-	}
-}
-
-func TestLitInt(t *testing.T) {
-	for _, c := range []struct {
-		lit string
-		v   int64
-		ok  bool
-	}{
-		{"0", 0, true}, {"7", 7, true}, {"10", 10, true}, {"99", 99, true}, {"100", 100, true},
-		{"-0", 0, true}, {"-7", -7, true}, {"-42", -42, true},
-		{"123456789012345678", 123456789012345678, true}, {"1234567890123456789", 0, false},
-		{"00", 0, false}, {"01", 0, false}, {"-01", 0, false}, {"1.0", 0, false}, {"1e2", 0, false},
-		{"", 0, false}, {"-", 0, false}, {"a", 0, false}, {"1a", 0, false}, {"/", 0, false}, {":", 0, false},
-	} {
-		if v, ok := litInt(c.lit); v != c.v || ok != c.ok {
-			t.Errorf("litInt(%q) = %d, %v; want %d, %v", c.lit, v, ok, c.v, c.ok)
 		}
 	}
 }

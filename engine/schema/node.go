@@ -14,10 +14,6 @@ type node struct {
 	anyNum, anyStr, anyArr, anyObj, inPlace bool
 	leaf                                    bool // only assertions on the value itself: no applicators
 	pureRef                                 bool // only $ref: evaluation goes straight to the target
-	// plainObject: on an object, only type and the object keywords apply
-	// (no references, in-place applicators, enum, const or unevaluated*),
-	// so evaluating one is plainObject's work (an item of a list of records)
-	plainObject bool
 
 	// assertions on every type
 	types    uint8 // 0 when absent
@@ -27,13 +23,6 @@ type node struct {
 
 	// numbers
 	multipleOf, minimum, maximum, exclMin, exclMax *numKw
-	// numInt: an integer literal meets the type, the bounds are integers
-	// and the enum (if any) is small (no const or multipleOf), so comparing
-	// it as an int64 decides every check. numSign: besides, there is no
-	// enum, the type admits every number and the bounds are 0, so any
-	// literal's sign decides them.
-	numInt, numSign bool
-	numBounds       int8 // how many of minimum, maximum, exclMin and exclMax are set
 
 	// strings
 	minLength, maxLength int // -1 when absent
@@ -56,8 +45,7 @@ type node struct {
 	// objects
 	minProps, maxProps int // -1 when absent
 	required           []string
-	reqMask            uint32 // bits of the required names in props
-	reqInProps         bool   // every required name is in props (and props is small)
+	reqProps           int // how many entries of props required names, or -1 unless props names them all
 	hasRequired        bool
 	depRequired        []depRequired
 	depRequiredKw      kwID // dependentRequired, or dependencies (draft-07 array form)
@@ -96,76 +84,18 @@ type resource struct {
 }
 
 type enumSet struct {
-	vals    []any      // every member, for messages
-	strs    []string   // string members
-	nums    []number   // number members
-	numLits []string   // number members as written, for a quick first test
-	ints    []int64    // the integer members within int64: all an integer literal can equal
-	others  []any      // null, booleans, arrays, objects
-	index   *enumIndex // by hash, for enums of enumIndexMin members or more
+	vals   []any      // every member, for messages
+	strs   []string   // string members
+	nums   []number   // number members
+	others []any      // null, booleans, arrays, objects
+	index  *enumIndex // by hash, for enums of enumIndexMin members or more
 }
 
+// numKw is a number keyword: its exact value, and its literal for
+// messages.
 type numKw struct {
-	n    number
-	lit  string
-	zero bool  // the keyword is 0: a sign test decides a comparison
-	i64  int64 // the keyword as an integer, when isI
-	isI  bool
-}
-
-// litSign is the sign of a valid JSON number literal.
-func litSign(lit string) int {
-	sign := 1
-	if len(lit) > 0 && lit[0] == '-' {
-		sign = -1
-	}
-	for i := 0; i < len(lit); i++ {
-		switch c := lit[i]; {
-		case c >= '1' && c <= '9':
-			return sign
-		case c == 'e' || c == 'E':
-			return 0
-		}
-	}
-	return 0
-}
-
-// litSmall parses a JSON integer literal of one or two digits, as most
-// counts and positions are written; it is small enough to be inlined.
-func litSmall(lit string) (int64, bool) {
-	switch {
-	case len(lit) == 1 && lit[0]-'0' < 10:
-		return int64(lit[0] - '0'), true
-	case len(lit) == 2 && lit[0]-'1' < 9 && lit[1]-'0' < 10:
-		return int64(lit[0]-'0')*10 + int64(lit[1]-'0'), true
-	}
-	return 0, false
-}
-
-// litInt parses a JSON integer literal of at most 18 digits.
-func litInt(lit string) (int64, bool) {
-	if v, ok := litSmall(lit); ok {
-		return v, true
-	}
-	i, neg := 0, false
-	if len(lit) > 0 && lit[0] == '-' {
-		i, neg = 1, true
-	}
-	if i >= len(lit) || len(lit)-i > 18 || (lit[i] == '0' && len(lit) > i+1) {
-		return 0, false
-	}
-	var v int64
-	for ; i < len(lit); i++ {
-		c := lit[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int64(c-'0')
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
+	n   number
+	lit string
 }
 
 type pattern struct {
@@ -182,9 +112,10 @@ func (p *pattern) match(s string) bool {
 }
 
 type propEntry struct {
-	name string
-	seg  int // plainKey when name needs no RFC 6901 escaping, else -1 (the frame's idx)
-	n    *node
+	name     string
+	required bool // required names it
+	seg      int  // plainKey when name needs no RFC 6901 escaping, else -1 (the frame's idx)
+	n        *node
 }
 
 type patEntry struct {

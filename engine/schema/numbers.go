@@ -31,13 +31,58 @@ var pow10 = [...]uint64{
 	10000000000000000000,
 }
 
-// parseNumber parses a JSON number literal exactly. It allocates only for
-// literals with more than 19 significant digits.
-func parseNumber(s string) (number, bool) {
-	if n, ok := parseSimple(s); ok {
-		return n, true
+// parseNumber sets *n to the exact value of the JSON number literal s and
+// reports whether s is one. It allocates only for literals with more than
+// 19 significant digits. Most literals have no exponent and at most 19
+// characters, so that their digits make the coefficient: they are read
+// here in one pass; the others, malformed ones included, go to parseAny.
+func parseNumber(s string, n *number) bool {
+	i := 0
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg = true
+		i = 1
 	}
-	var n number
+	start := i
+	if i >= len(s) || len(s) > 19 || (s[i] == '0' && i+1 < len(s) && s[i+1] != '.') {
+		return parseAny(s, n)
+	}
+	var coef uint64
+	frac := -1
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			coef = coef*10 + uint64(c-'0')
+			if frac >= 0 {
+				frac++
+			}
+			continue
+		}
+		if c == '.' && frac < 0 && i > start && i+1 < len(s) {
+			frac = 0
+			continue
+		}
+		return parseAny(s, n)
+	}
+	if coef == 0 {
+		*n = number{small: true}
+		return true
+	}
+	exp := int64(0)
+	if frac > 0 {
+		exp = -int64(frac)
+	}
+	for coef%10 == 0 {
+		coef /= 10
+		exp++
+	}
+	*n = number{neg: neg, small: true, coef: coef, exp: exp}
+	return true
+}
+
+// parseAny is parseNumber for any literal.
+func parseAny(s string, n *number) bool {
+	*n = number{}
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		n.neg = true
@@ -49,7 +94,7 @@ func parseNumber(s string) (number, bool) {
 	}
 	intEnd := i
 	if intEnd == intStart || (s[intStart] == '0' && intEnd-intStart > 1) {
-		return n, false
+		return false
 	}
 	fracStart, fracEnd := i, i
 	if i < len(s) && s[i] == '.' {
@@ -60,7 +105,7 @@ func parseNumber(s string) (number, bool) {
 		}
 		fracEnd = i
 		if fracEnd == fracStart {
-			return n, false
+			return false
 		}
 	}
 	var e10 int64
@@ -79,14 +124,14 @@ func parseNumber(s string) (number, bool) {
 			i++
 		}
 		if i == st {
-			return n, false
+			return false
 		}
 		if eneg {
 			e10 = -e10
 		}
 	}
 	if i != len(s) {
-		return n, false
+		return false
 	}
 	// Walk the significant digits of the int part then the fraction part.
 	segs := [2][2]int{{intStart, intEnd}, {fracStart, fracEnd}}
@@ -123,14 +168,15 @@ func parseNumber(s string) (number, bool) {
 		}
 	}
 	if firstNZ < 0 {
-		return number{small: true}, true
+		*n = number{small: true}
+		return true
 	}
 	// exponent of the last significant digit
 	n.exp = e10 - int64(fracEnd-fracStart) + int64(pos-1-lastNZ)
 	if !overflow {
 		n.small = true
 		n.coef = coef
-		return n, true
+		return true
 	}
 	var b strings.Builder
 	b.Grow(lastNZ - firstNZ + 1)
@@ -144,77 +190,32 @@ func parseNumber(s string) (number, bool) {
 		}
 	}
 	n.digits = b.String()
-	return n, true
+	return true
 }
 
-// parseSimple is the fast path of parseNumber for literals without exponent
-// of at most 19 characters (so every digit fits in coef). ok is false when
-// the literal needs the general parser, which also rejects malformed ones.
-func parseSimple(s string) (number, bool) {
-	i := 0
-	neg := false
-	if len(s) > 0 && s[0] == '-' {
-		neg = true
-		i = 1
-	}
-	start := i
-	if i >= len(s) || len(s) > 19 || (s[i] == '0' && i+1 < len(s) && s[i+1] != '.') {
-		return number{}, false
-	}
-	var coef uint64
-	frac := -1
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c >= '0' && c <= '9' {
-			coef = coef*10 + uint64(c-'0')
-			if frac >= 0 {
-				frac++
-			}
-			continue
-		}
-		if c == '.' && frac < 0 && i > start && i+1 < len(s) {
-			frac = 0
-			continue
-		}
-		return number{}, false
-	}
-	if coef == 0 {
-		return number{small: true}, true
-	}
-	exp := int64(0)
-	if frac > 0 {
-		exp = -int64(frac)
-	}
-	for coef%10 == 0 {
-		coef /= 10
-		exp++
-	}
-	return number{neg: neg, small: true, coef: coef, exp: exp}, true
-}
-
-// numberOf converts a decoded instance value to a number. ok is false when v
-// is not a number or not finite.
-func numberOf(v any) (number, bool) {
+// numberOf sets *n to a decoded instance value's number and reports
+// whether v is a finite number.
+func numberOf(v any, n *number) bool {
 	switch x := v.(type) {
 	case json.Number:
-		return parseNumber(string(x))
+		return parseNumber(string(x), n)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return number{}, false
+			return false
 		}
-		return parseNumber(strconv.FormatFloat(x, 'g', -1, 64))
+		return parseNumber(strconv.FormatFloat(x, 'g', -1, 64), n)
 	case float32:
-		return numberOf(float64(x))
+		return numberOf(float64(x), n)
 	case int:
-		return parseNumber(strconv.FormatInt(int64(x), 10))
+		return parseNumber(strconv.FormatInt(int64(x), 10), n)
 	case int64:
-		return parseNumber(strconv.FormatInt(x, 10))
+		return parseNumber(strconv.FormatInt(x, 10), n)
 	case int32:
-		return parseNumber(strconv.FormatInt(int64(x), 10))
+		return parseNumber(strconv.FormatInt(int64(x), 10), n)
 	case uint64:
-		return parseNumber(strconv.FormatUint(x, 10))
+		return parseNumber(strconv.FormatUint(x, 10), n)
 	}
-	return number{}, false
+	return false
 }
 
 func (n number) isZero() bool { return n.small && n.coef == 0 }
@@ -252,9 +253,22 @@ func (n number) sign() int {
 	return 1
 }
 
+// equalNumber reports whether a and b are equal. Two small numbers are
+// equal when their fields are: each has a single form (no trailing zeros
+// in coef, zero never negative).
+func equalNumber(a, b *number) bool {
+	if a.small && b.small {
+		return a.coef == b.coef && a.exp == b.exp && a.neg == b.neg
+	}
+	return cmpNumber(a, b) == 0
+}
+
 // cmpNumber compares a and b exactly: -1, 0 or +1.
-func cmpNumber(a, b number) int {
-	if a.small && b.small && !a.neg && !b.neg && a.exp == b.exp {
+func cmpNumber(a, b *number) int {
+	if a.small && b.small && a.exp == b.exp && a.neg == b.neg {
+		if a.neg {
+			return cmpU(b.coef, a.coef)
+		}
 		return cmpU(a.coef, b.coef)
 	}
 	sa, sb := a.sign(), b.sign()
@@ -275,7 +289,7 @@ func cmpNumber(a, b number) int {
 }
 
 // cmpMagnitude compares |a| and |b| for non-zero a and b.
-func cmpMagnitude(a, b number) int {
+func cmpMagnitude(a, b *number) int {
 	if a.small && b.small {
 		return cmpSmall(a.coef, a.exp, b.coef, b.exp)
 	}
@@ -311,22 +325,6 @@ func cmpSmall(ca uint64, ea int64, cb uint64, eb int64) int {
 }
 
 // scaleU returns c×10^k, ok false on uint64 overflow.
-// int64 returns n as an int64 when it is an integer below 2^62 in
-// magnitude.
-func (n number) int64() (int64, bool) {
-	if !n.small || n.exp < 0 || n.exp > 18 {
-		return 0, false
-	}
-	v, ok := scaleU(n.coef, n.exp)
-	if !ok || v >= 1<<62 {
-		return 0, false
-	}
-	if n.neg {
-		return -int64(v), true
-	}
-	return int64(v), true
-}
-
 func scaleU(c uint64, k int64) (uint64, bool) {
 	if k >= int64(len(pow10)) {
 		return 0, false
@@ -349,7 +347,7 @@ func cmpU(a, b uint64) int {
 }
 
 // isMultiple reports whether a is an integer multiple of d (d > 0) exactly.
-func isMultiple(a, d number) bool {
+func isMultiple(a, d *number) bool {
 	if a.isZero() {
 		return true
 	}
@@ -483,7 +481,7 @@ func (n number) toInt() (int, bool) {
 // and d with at most 19: a's digits are reduced modulo d's one at a time,
 // in time linear in their number, where big.Int's SetString is quadratic
 // (three million digits took 15 s).
-func longIsMultiple(a, d number) bool {
+func longIsMultiple(a, d *number) bool {
 	k := a.exp - d.exp
 	if k < 0 {
 		// d×10^-k | a's digits would need them to end in a zero; they

@@ -35,7 +35,8 @@ func TestParseNumber(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.lit, func(t *testing.T) {
-			n, ok := parseNumber(tt.lit)
+			var n number
+			ok := parseNumber(tt.lit, &n)
 			if ok != tt.ok {
 				t.Fatalf("parseNumber(%q) ok = %v, want %v", tt.lit, ok, tt.ok)
 			}
@@ -52,10 +53,10 @@ func TestParseNumber(t *testing.T) {
 	}
 }
 
-func num(t *testing.T, s string) number {
+func num(t *testing.T, s string) *number {
 	t.Helper()
-	n, ok := parseNumber(s)
-	if !ok {
+	n := new(number)
+	if !parseNumber(s, n) {
 		t.Fatalf("parseNumber(%q) failed", s)
 	}
 	return n

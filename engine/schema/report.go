@@ -18,9 +18,8 @@ func formatValid(name, s string) bool { return format.Valid(name, s) }
 
 func countRunes(s string) int { return utf8.RuneCountInString(s) }
 
-// spans are one Report's strings: offsets into the evaluator's buffer, and
-// the failure that reads so first. They hold no pointers, so keeping them
-// costs the collector nothing.
+// spans are one Report's strings, as offsets into the evaluator's buffer,
+// and the failure that reads so first.
 type spans struct {
 	first                    int32 // the index of the first failure that reads so
 	kwLoc                    int32 // kwLocNode, kwLocInBuf or an index into the node's kwLocs
@@ -32,13 +31,11 @@ const (
 	kwLocInBuf = -2 // the keyword location is kwLocAt
 )
 
-// memoSize is how many recently formatted failures formatFailure compares
-// a new one with.
-const memoSize = 4
-
 // result formats the recorded failures and the described objects with
 // undeclared keys. The failures' strings are slices of one copy of the
-// evaluator's buffer, made only when something failed.
+// evaluator's buffer, made only when something failed; a failure that
+// reads like the one before it (a list repeating one mistake) shares its
+// Report.
 func (e *evaluator) result(valid bool) *Result {
 	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described)}
 	if e.omitted > 0 {
@@ -49,26 +46,21 @@ func (e *evaluator) result(valid bool) *Result {
 	}
 	if len(e.fails) > 0 {
 		e.spans = e.spans[:0]
-		e.forgetFormatted()
-		prev := -1
 		for i := range e.fails {
 			r := &e.fails[i]
-			if prev >= 0 && sameReport(r, &e.fails[prev]) {
-				r.report = e.fails[prev].report // a list repeating one mistake
+			if i > 0 && sameReport(r, &e.fails[i-1]) {
+				r.report = e.fails[i-1].report
 			} else {
 				r.report = e.formatFailure(i)
 			}
-			prev = i
 		}
 		all := string(e.buf)
-		// Field by field: assigning a whole struct is a typed copy that,
-		// while the collector marks, goes through its bulk barrier.
 		rs := make([]Report, len(e.spans))
 		for k := range e.spans {
 			sp, rp := &e.spans[k], &rs[k]
 			r := &e.fails[sp.first]
 			rp.Keyword = r.kw.String()
-			rp.KeywordLocation = keywordLocation(e.nodes[r.node], sp, all)
+			rp.KeywordLocation = keywordLocation(r.n, sp, all)
 			rp.Expected = all[sp.exp[0]:sp.exp[1]]
 			rp.Found = all[sp.found[0]:sp.found[1]]
 			rp.Message = all[sp.msg[0]:sp.msg[1]]
@@ -82,7 +74,7 @@ func (e *evaluator) result(valid bool) *Result {
 	}
 	var scratch []byte
 	for i := range e.described {
-		if d := &e.described[i]; len(e.listAt(d.undeclared)) > 0 {
+		if d := &e.described[i]; len(d.undeclared) > 0 {
 			if len(res.Undeclared) >= e.keep {
 				if res.Omitted == nil {
 					res.Omitted = &Omitted{}
@@ -91,7 +83,7 @@ func (e *evaluator) result(valid bool) *Result {
 				continue
 			}
 			scratch = e.appendDescPath(scratch[:0], d)
-			res.Undeclared = append(res.Undeclared, Described{InstancePath: string(scratch), Undeclared: e.lists[d.undeclared]})
+			res.Undeclared = append(res.Undeclared, Described{InstancePath: string(scratch), Undeclared: d.undeclared})
 		}
 	}
 	return res
@@ -109,20 +101,12 @@ func keywordLocation(n *node, sp *spans, all string) string {
 	return n.kwLocs[sp.kwLoc].loc
 }
 
-// forgetFormatted empties the memo of recently formatted failures. Every
-// entry must be -1: index 0 is a failure like any other.
-func (e *evaluator) forgetFormatted() {
-	for i := range e.memo {
-		e.memo[i] = -1
-	}
-}
-
 // sameReport reports whether failures r and q read the same but for their
 // paths: the same assertion failing the same way on an equal scalar value
 // (an agent that repeats one mistake in every line of a list). The strings
 // depend on nothing else when neither lists names.
-func sameReport(r, q *failRec) bool {
-	if r.node != q.node || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names >= 0 || q.names >= 0 {
+func sameReport(r, q *failure) bool {
+	if r.n != q.n || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
 		return false
 	}
 	switch x := r.v.(type) {
@@ -138,24 +122,19 @@ func sameReport(r, q *failRec) bool {
 	return false
 }
 
-// formatFailure returns the index in spans of failure i's report: that of
-// a recent failure that reads the same (e.memo holds their indices), or a
-// new one whose strings it appends to buf.
+// formatFailure appends the strings of failure i's report to buf and
+// returns the index of their spans.
 func (e *evaluator) formatFailure(i int) int32 {
 	r := &e.fails[i]
-	for _, j := range e.memo {
-		if j >= 0 && sameReport(r, &e.fails[j]) {
-			return e.fails[j].report
-		}
-	}
 	k := int32(len(e.spans))
 	e.spans = append(e.spans, spans{first: int32(i), kwLoc: kwLocNode})
 	s := &e.spans[k]
-	n := e.nodes[r.node]
-	if r.at != kwSelf {
+	n := r.n
+	at := r.location()
+	if at != kwSelf {
 		s.kwLoc = kwLocInBuf
 		for k := range n.kwLocs {
-			if n.kwLocs[k].kw == r.at {
+			if n.kwLocs[k].kw == at {
 				s.kwLoc = int32(k)
 				break
 			}
@@ -163,7 +142,7 @@ func (e *evaluator) formatFailure(i int) int32 {
 	}
 	st := int32(len(e.buf))
 	if s.kwLoc == kwLocInBuf {
-		e.buf = append(append(append(e.buf, n.loc...), '/'), r.at.String()...)
+		e.buf = append(append(append(e.buf, n.loc...), '/'), at.String()...)
 		s.kwLocAt = [2]int32{st, int32(len(e.buf))}
 		st = int32(len(e.buf))
 	}
@@ -175,12 +154,10 @@ func (e *evaluator) formatFailure(i int) int32 {
 	st = int32(len(e.buf))
 	e.appendMessage(r, n, s.exp, s.found)
 	s.msg = [2]int32{st, int32(len(e.buf))}
-	e.memo[e.memoNext] = int32(i)
-	e.memoNext = (e.memoNext + 1) % memoSize
 	return k
 }
 
-func (e *evaluator) appendExpected(r *failRec, n *node) {
+func (e *evaluator) appendExpected(r *failure, n *node) {
 	b := e.buf
 	switch r.kw {
 	case kwType:
@@ -254,9 +231,9 @@ func (e *evaluator) appendExpected(r *failRec, n *node) {
 	e.buf = b
 }
 
-func (e *evaluator) appendFound(r *failRec) {
+func (e *evaluator) appendFound(r *failure) {
 	b := e.buf
-	names := e.listAt(r.names)
+	names := r.names
 	switch r.kw {
 	case kwMinLength, kwMaxLength:
 		b = appendDescribe(b, r.v)
@@ -302,9 +279,9 @@ func (e *evaluator) appendFound(r *failRec) {
 }
 
 // appendMessage appends the failure's predicate (Failure.Message).
-func (e *evaluator) appendMessage(r *failRec, n *node, exp, found [2]int32) {
+func (e *evaluator) appendMessage(r *failure, n *node, exp, found [2]int32) {
 	b := e.buf
-	names := e.listAt(r.names)
+	names := r.names
 	// earlier parts of the buffer never move relative to its start, so
 	// they can be appended again even when append reallocates
 	but := func(b []byte) []byte {
@@ -437,10 +414,8 @@ func appendValues(b []byte, vals []any) []byte {
 	return b
 }
 
-// describe renders a value as its JSON type and at most foundLimit
+// appendDescribe appends a value as its JSON type and at most foundLimit
 // characters of it, e.g. `string "abc"` or `number 5`.
-func describe(v any) string { return string(appendDescribe(nil, v)) }
-
 func appendDescribe(b []byte, v any) []byte {
 	k := kindOf(v)
 	if k == kindNull {
@@ -518,7 +493,8 @@ func appendJSONRec(b []byte, v any, stop int) []byte {
 		}
 		return append(b, '}')
 	}
-	if n, ok := numberOf(v); ok {
+	var n number
+	if numberOf(v, &n) {
 		return append(b, n.String()...)
 	}
 	return append(b, '?')
