@@ -295,103 +295,6 @@ func TestNoLogLeavesNoHole(t *testing.T) {
 	}
 }
 
-// storeTiles is a tlog.TileReader over a store's LogTile.
-type storeTiles struct {
-	t *testing.T
-	l Log
-}
-
-func (r storeTiles) Height() int { return TileHeight }
-
-func (r storeTiles) ReadTiles(tiles []tlog.Tile) ([][]byte, error) {
-	out := make([][]byte, len(tiles))
-	for i, tile := range tiles {
-		data, err := r.l.LogTile(context.Background(), tile)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = data
-	}
-	return out, nil
-}
-
-func (storeTiles) SaveTiles([]tlog.Tile, [][]byte) {}
-
-// TestLogTilesAndEntries: the tiles of a log of 300 verdicts (a full and
-// a partial tile at level 0) let tlog.TileHashReader, which checks every
-// tile against the tree hash, rebuild the root and prove a record; the
-// entry bundles hold each verdict's entry, length-prefixed; tiles and
-// bundles the tree does not cover yet are ErrNotFound.
-func TestLogTilesAndEntries(t *testing.T) {
-	s := openTemp(t, &Options{NoSync: true})
-	ctx := context.Background()
-	var vs []Verdict
-	for i := range 300 {
-		vs = append(vs, testVerdict(fmt.Sprintf("t-%03d", i), "agent-a", true, t0.Add(time.Duration(i)*time.Second)))
-	}
-	putAll(t, s, vs)
-	l, ok := LogOf(Instrumented(s, "bbolt", &opLog{}))
-	if !ok {
-		t.Fatal("LogOf(instrumented bbolt) found no log")
-	}
-	tree, err := l.LogTree(ctx)
-	if err != nil || tree.Size != 300 {
-		t.Fatalf("LogTree() = %+v, %v; want size 300", tree, err)
-	}
-	thr := tlog.TileHashReader(tlog.Tree{N: tree.Size, Hash: tree.Hash}, storeTiles{t, l})
-	root, err := tlog.TreeHash(tree.Size, thr)
-	if err != nil || root != tree.Hash {
-		t.Fatalf("root from tiles = %v, %v; want %v", root, err, tree.Hash)
-	}
-	p, err := tlog.ProveRecord(tree.Size, 257, thr)
-	if err != nil {
-		t.Fatalf("ProveRecord(257) from tiles error = %v", err)
-	}
-	entry := wantLogEntry(t, vs[257].Receipt)
-	if err := tlog.CheckRecord(p, tree.Size, tree.Hash, 257, tlog.RecordHash(entry[:])); err != nil {
-		t.Errorf("CheckRecord(proof from tiles) error = %v", err)
-	}
-
-	for _, c := range []struct {
-		n     int64
-		width int
-		first int
-	}{{0, 256, 0}, {1, 44, 256}, {1, 10, 256}} {
-		bundle, err := l.LogEntries(ctx, c.n, c.width)
-		if err != nil {
-			t.Fatalf("LogEntries(%d, %d) error = %v", c.n, c.width, err)
-		}
-		if len(bundle) != c.width*34 {
-			t.Fatalf("LogEntries(%d, %d) has %d bytes, want %d", c.n, c.width, len(bundle), c.width*34)
-		}
-		for i := range c.width {
-			rec := bundle[i*34 : (i+1)*34]
-			want := wantLogEntry(t, vs[c.first+i].Receipt)
-			if rec[0] != 0 || rec[1] != 32 || string(rec[2:]) != string(want[:]) {
-				t.Fatalf("LogEntries(%d, %d) entry %d = %x, want 0020%x", c.n, c.width, i, rec, want)
-			}
-		}
-	}
-	notYet := []tlog.Tile{
-		{H: 8, L: 0, N: 1, W: 256}, // full tile 1: only 44 leaves
-		{H: 8, L: 0, N: 2, W: 1},
-		{H: 8, L: 1, N: 0, W: 2}, // needs 512 leaves
-		{H: 8, L: -1, N: 0, W: 256},
-		{H: 4, L: 0, N: 0, W: 16},
-		{H: 8, L: 7, N: 0, W: 1},
-	}
-	for _, tile := range notYet {
-		if _, err := l.LogTile(ctx, tile); !errors.Is(err, ErrNotFound) {
-			t.Errorf("LogTile(%+v) error = %v, want ErrNotFound", tile, err)
-		}
-	}
-	for _, c := range [][2]int64{{1, 45}, {2, 1}, {0, 0}, {0, 257}, {-1, 1}} {
-		if _, err := l.LogEntries(ctx, c[0], int(c[1])); !errors.Is(err, ErrNotFound) {
-			t.Errorf("LogEntries(%d, %d) error = %v, want ErrNotFound", c[0], c[1], err)
-		}
-	}
-}
-
 // wantLogEntry is the log entry of receipt computed by the reference RFC
 // 8785 implementation (gowebpki/jcs), not by the store's canonicalizer.
 func wantLogEntry(t *testing.T, receipt []byte) [sha256.Size]byte {
@@ -559,5 +462,18 @@ func TestScoreNamesItsLogTree(t *testing.T) {
 		if string(r) != string(vs[i].Receipt) {
 			t.Errorf("client LogReceipts()[%d] = %s, want %s", i, r, vs[i].Receipt)
 		}
+	}
+}
+
+// TestLogOfSeesThroughInstrumented: the metrics wrapper hides no log.
+func TestLogOfSeesThroughInstrumented(t *testing.T) {
+	s := openTemp(t, &Options{NoSync: true})
+	put(t, s, testVerdict("i-1", "agent-a", true, t0))
+	l, ok := LogOf(Instrumented(s, "bbolt", &opLog{}))
+	if !ok {
+		t.Fatal("LogOf(instrumented bbolt) found no log")
+	}
+	if tree, err := l.LogTree(context.Background()); err != nil || tree.Size != 1 {
+		t.Errorf("LogTree() through the wrapper = %+v, %v; want size 1", tree, err)
 	}
 }
