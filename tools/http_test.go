@@ -121,6 +121,17 @@ func (f *httpFixture) do(t *testing.T, method, path string, body io.Reader, head
 }
 
 // postJSON posts body to path as application/json.
+// get GETs path and returns the body, failing the test unless the answer
+// is a 200.
+func (f *httpFixture) get(t *testing.T, path string) []byte {
+	t.Helper()
+	resp, body := f.do(t, http.MethodGet, path, nil, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s = %d: %s", path, resp.StatusCode, body)
+	}
+	return body
+}
+
 func (f *httpFixture) postJSON(t *testing.T, path string, body []byte) (*http.Response, []byte) {
 	t.Helper()
 	return f.do(t, http.MethodPost, path, bytes.NewReader(body), jsonHeader())

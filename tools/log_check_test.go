@@ -3,7 +3,6 @@ package tools
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,14 +17,6 @@ import (
 // check that names what is wrong.
 func TestCheckLogInclusion(t *testing.T) {
 	f := newLogFixture(t)
-	get := func(path string) []byte {
-		t.Helper()
-		resp, body := f.do(t, http.MethodGet, path, nil, nil)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s = %d: %s", path, resp.StatusCode, body)
-		}
-		return body
-	}
 	var ids []string
 	var full []byte
 	for i := range 3 {
@@ -33,13 +24,13 @@ func TestCheckLogInclusion(t *testing.T) {
 		ids = append(ids, decodeObject(t, body)["verification_id"].(string))
 		full = body
 	}
-	oldProof := get("/log/proof/" + ids[0]) // against the tree of 3
+	oldProof := f.get(t, "/log/proof/"+ids[0]) // against the tree of 3
 	_, _ = f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", nil))
-	logKey := LogVerifierKey(get("/.well-known/agent-card.json"))
+	logKey := LogVerifierKey(f.get(t, "/.well-known/agent-card.json"))
 	if logKey == "" {
 		t.Fatal("LogVerifierKey(card) is empty")
 	}
-	receipt, proofDoc := get("/receipts/"+ids[1]), get("/log/proof/"+ids[1])
+	receipt, proofDoc := f.get(t, "/receipts/"+ids[1]), f.get(t, "/log/proof/"+ids[1])
 	other, err := signing.OpenLogKey(filepath.Join(t.TempDir(), signing.LogKeyFile), LogOrigin(testPublicURL))
 	if err != nil {
 		t.Fatal(err)
@@ -72,8 +63,8 @@ func TestCheckLogInclusion(t *testing.T) {
 		{"checkpoint edited", receipt, edit(func(p *LogProof) { p.Checkpoint = strings.Replace(p.Checkpoint, "\n4\n", "\n5\n", 1) }), logKey, checkLogCheckpoint},
 		{"other checkpoint, its size", receipt, edit(func(p *LogProof) { p.Checkpoint, p.TreeSize = old.Checkpoint, old.TreeSize }), logKey, checkLogInclusion},
 		{"other checkpoint", receipt, edit(func(p *LogProof) { p.Checkpoint = old.Checkpoint }), logKey, checkLogCheckpoint},
-		{"another receipt", get("/receipts/" + ids[0]), proofDoc, logKey, checkLogEntry},
-		{"the full answer", full, get("/log/proof/" + ids[2]), logKey, checkLogEntry},
+		{"another receipt", f.get(t, "/receipts/"+ids[0]), proofDoc, logKey, checkLogEntry},
+		{"the full answer", full, f.get(t, "/log/proof/"+ids[2]), logKey, checkLogEntry},
 		{"proof hash tampered", receipt, edit(func(p *LogProof) { p.InclusionProof[0] = p.Entry }), logKey, checkLogInclusion},
 		{"index moved", receipt, edit(func(p *LogProof) { p.LogIndex = 0 }), logKey, checkLogInclusion},
 	} {
@@ -113,14 +104,6 @@ type logVectorCase struct {
 // makeLogVector logs seven receipts and writes the cases of logVectorFile.
 func makeLogVector(t *testing.T) []logVectorCase {
 	f := newLogFixture(t)
-	get := func(path string) []byte {
-		t.Helper()
-		resp, body := f.do(t, http.MethodGet, path, nil, nil)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s = %d: %s", path, resp.StatusCode, body)
-		}
-		return body
-	}
 	var ids []string
 	for i := range 7 {
 		_, body := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", map[string]any{"task_id": fmt.Sprint("vector-", i)}))
@@ -131,10 +114,10 @@ func makeLogVector(t *testing.T) []logVectorCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	receipt := func(i int) string { return string(reordered(t, get("/receipts/"+ids[i]))) }
+	receipt := func(i int) string { return string(reordered(t, f.get(t, "/receipts/"+ids[i]))) }
 	proof := func(i int, set func(p *LogProof)) json.RawMessage {
 		var p LogProof
-		if err := json.Unmarshal(get("/log/proof/"+ids[i]), &p); err != nil {
+		if err := json.Unmarshal(f.get(t, "/log/proof/"+ids[i]), &p); err != nil {
 			t.Fatal(err)
 		}
 		set(&p)

@@ -174,14 +174,6 @@ func reordered(t testing.TB, raw []byte) []byte {
 func TestMCPVerifyReceiptLog(t *testing.T) {
 	f := newLogFixture(t)
 	c := connectMCP(t, f.svc)
-	get := func(path string) []byte {
-		t.Helper()
-		resp, body := f.do(t, http.MethodGet, path, nil, nil)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s = %d: %s", path, resp.StatusCode, body)
-		}
-		return body
-	}
 	var ids []string
 	for i := range 3 {
 		res := c.call(t, ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": fmt.Sprint("mcp-log-", i), "detail": "compact"})))
@@ -189,7 +181,7 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 	}
 	full := structuredJSON(t, c.call(t, ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp-log-full"}))))
 	fullID := decodeObject(t, full)["verification_id"].(string)
-	stored := get("/receipts/" + ids[1])
+	stored := f.get(t, "/receipts/"+ids[1])
 	// The receipt as the MCP client got it: its structured content, re-encoded.
 	asReceived := structuredJSON(t, c.call(t, ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp-log-received", "detail": "compact"}))))
 	receivedID := decodeObject(t, asReceived)["verification_id"].(string)
@@ -197,8 +189,8 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 	if bytes.Equal(bytes.ReplaceAll(bytes.ReplaceAll(reencoded, []byte("\n"), nil), []byte(" "), nil), stored) {
 		t.Fatal("the re-encoded receipt has its members in the stored order")
 	}
-	card := get("/.well-known/agent-card.json")
-	proofDoc := get("/log/proof/" + ids[1])
+	card := f.get(t, "/.well-known/agent-card.json")
+	proofDoc := f.get(t, "/log/proof/"+ids[1])
 	var p LogProof
 	if err := json.Unmarshal(proofDoc, &p); err != nil {
 		t.Fatal(err)
@@ -234,7 +226,7 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 	}{
 		{"stored receipt", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `}`, nil},
 		{"keys reordered, indented", `{"receipt":` + string(reencoded) + `,"log_proof":` + proof + `}`, nil},
-		{"as the client received it", `{"receipt":` + string(asReceived) + `,"log_proof":` + string(get("/log/proof/"+receivedID)) + `}`, nil},
+		{"as the client received it", `{"receipt":` + string(asReceived) + `,"log_proof":` + string(f.get(t, "/log/proof/"+receivedID)) + `}`, nil},
 		{"log key given", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `,"log_key":"` + f.svc.LogKey.VerifierKey() + `"}`, nil},
 		{"log key of the agent card", `{"receipt":` + string(stored) + `,"agent_card":` + string(card) + `,"log_proof":` + proof + `}`, nil},
 		{"entry tampered", `{"receipt":` + string(stored) + `,"log_proof":` + edit(func(q *LogProof) { q.Entry = q.InclusionProof[0] }) + `}`, []string{checkLogEntry}},
@@ -243,9 +235,9 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 		{"checkpoint of another log key", `{"receipt":` + string(stored) + `,"log_proof":` + edit(func(q *LogProof) { q.Checkpoint = string(forgedCheckpoint) }) + `}`, []string{checkLogCheckpoint}},
 		{"wrong log key", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `,"log_key":"` + other.VerifierKey() + `"}`, []string{checkLogCheckpoint}},
 		{"log key of a long name", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `,"log_key":"` + longNameKey + `"}`, []string{checkLogCheckpoint}},
-		{"another receipt's proof", `{"receipt":` + string(stored) + `,"log_proof":` + string(get("/log/proof/"+ids[0])) + `}`, []string{checkLogEntry}},
+		{"another receipt's proof", `{"receipt":` + string(stored) + `,"log_proof":` + string(f.get(t, "/log/proof/"+ids[0])) + `}`, []string{checkLogEntry}},
 		{"receipt changed", `{"receipt":` + string(changed) + `,"log_proof":` + proof + `}`, []string{signing.CheckSignature, checkLogEntry}},
-		{"the full answer", `{"receipt":` + string(full) + `,"log_proof":` + string(get("/log/proof/"+fullID)) + `}`, []string{checkLogEntry}},
+		{"the full answer", `{"receipt":` + string(full) + `,"log_proof":` + string(f.get(t, "/log/proof/"+fullID)) + `}`, []string{checkLogEntry}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := c.call(t, ToolVerifyReceipt, tt.args)
