@@ -163,7 +163,13 @@ func TestHTTPTransparencyLog(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET /receipts/%s = %d", id, resp.StatusCode)
 		}
-		resp, body := f.do(t, http.MethodGet, "/log/proof/"+id, nil, nil)
+		// The receipt names its place in the log in headers, its body unchanged.
+		link := resp.Header.Get("Link")
+		proofPath, ok := strings.CutSuffix(strings.TrimPrefix(link, "<"), `>; rel="log-proof"`)
+		if resp.Header.Get(LogIndexHeader) != strconv.Itoa(i) || !ok || proofPath != "/log/proof/"+id {
+			t.Fatalf("GET /receipts/%s: %s %q, Link %q; want index %d and the proof's route", id, LogIndexHeader, resp.Header.Get(LogIndexHeader), link, i)
+		}
+		resp, body := f.do(t, http.MethodGet, proofPath, nil, nil)
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET /log/proof/%s = %d: %s", id, resp.StatusCode, body)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"syscall"
 	"time"
@@ -213,9 +214,13 @@ func (s *Service) Reputation(ctx context.Context, agentID string, page store.Pag
 }
 
 // receipt serves GET /receipts/{verification_id}: the stored compact
-// receipt, byte for byte as it was signed.
+// receipt, byte for byte as it was signed. Where the transparency log is
+// served, its Log-Index header gives the receipt's record index and a Link
+// header (rel "log-proof") the route of its inclusion proof: the body stays
+// the document the hosted service defines.
 func (h *HTTPHandler) receipt(w http.ResponseWriter, r *http.Request) {
-	v, err := h.svc.Store.Receipt(r.Context(), r.PathValue("verification_id"))
+	id := r.PathValue("verification_id")
+	v, err := h.svc.Store.Receipt(r.Context(), id)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidArgument) {
 		writeError(w, NewError(CodeNotFound, http.StatusNotFound,
 			"No receipt was issued under this verification id by this service. Nothing was charged; check the verification_id of the receipt."))
@@ -224,6 +229,10 @@ func (h *HTTPHandler) receipt(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.fail(w, r, h.storeError(err))
 		return
+	}
+	if index, ok := h.svc.logIndex(r.Context(), id); ok {
+		w.Header().Set(LogIndexHeader, strconv.FormatInt(index, 10))
+		w.Header().Set("Link", "</log/proof/"+url.PathEscape(id)+`>; rel="log-proof"`)
 	}
 	writeJSON(w, http.StatusOK, v.Receipt)
 }
