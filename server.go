@@ -36,6 +36,7 @@ const (
 type serverFlags struct {
 	httpAddr, dataDir, publicURL string
 	storeURL                     string // "" for the bbolt file in dataDir
+	logKeySeed                   string // VERIFIER_LOG_KEY: "" for the log key file in dataDir
 	maxBody                      int64
 	verifyTimeout                time.Duration
 	readHeaderTimeout            time.Duration
@@ -55,6 +56,7 @@ type serverFlags struct {
 func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&f.httpAddr, "http", "", "serve MCP at /mcp and the REST routes on this address (e.g. 127.0.0.1:8080); without it, MCP over stdio")
 	fs.StringVar(&f.dataDir, "data-dir", defaultDataDir(getenv), "folder holding keys/ and "+storeFile)
+	f.logKeySeed = getenv("VERIFIER_LOG_KEY") // a secret: an environment variable, never a flag
 	fs.StringVar(&f.storeURL, "store", getenv("VERIFIER_STORE"), "where verdicts, allowances and payments are kept: empty for the bbolt file "+storeFile+" in --data-dir, or a postgres://… URL for one PostgreSQL database shared by replicas (env VERIFIER_STORE; keys stay in --data-dir or VERIFIER_SIGNING_KEY)")
 	fs.StringVar(&f.publicURL, "public-url", "", "base URL that answers and documents advertise (default: derived from the listen address)")
 	fs.Int64Var(&f.maxBody, "max-body", tools.DefaultMaxBodyBytes, "largest request body in bytes (HTTP); larger is a 413")
@@ -189,9 +191,10 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 }
 
 // serveLog serves the store's transparency log, its checkpoints signed by
-// the log key in dataDir (made on first start). Replicas on one PostgreSQL
-// database serve one log: give them the same log key file.
-func serveLog(svc *tools.Service, opts *tools.HTTPOptions, dataDir string, log *slog.Logger) error {
+// the log key: envSeed (VERIFIER_LOG_KEY) when set, else the key file in
+// dataDir (made on first start). Replicas on one PostgreSQL database serve
+// one log: give them the same VERIFIER_LOG_KEY, or the same key file.
+func serveLog(svc *tools.Service, opts *tools.HTTPOptions, dataDir, envSeed string, log *slog.Logger) error {
 	if _, ok := store.LogOf(svc.Store); !ok {
 		log.Info("this store keeps no transparency log: /log/ is not served")
 		return nil
@@ -200,8 +203,14 @@ func serveLog(svc *tools.Service, opts *tools.HTTPOptions, dataDir string, log *
 	if base == "" {
 		base = tools.DefaultPublicURL
 	}
-	key, err := signing.OpenLogKey(filepath.Join(dataDir, signing.LogKeyFile), tools.LogOrigin(base))
-	if err != nil {
+	var key *signing.LogKey
+	var err error
+	if envSeed != "" {
+		key, err = signing.LogKeyFromSeed(envSeed, tools.LogOrigin(base))
+		if err != nil {
+			return fmt.Errorf("VERIFIER_LOG_KEY: %w", err)
+		}
+	} else if key, err = signing.OpenLogKey(filepath.Join(dataDir, signing.LogKeyFile), tools.LogOrigin(base)); err != nil {
 		return err
 	}
 	svc.WithLog(opts, key)
@@ -302,7 +311,7 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 	opts := &tools.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log, ClientAddr: gate.ClientID}
 	svc.WithPayment(opts, gate)
 	svc.WithMetrics(opts, metrics)
-	if err := serveLog(svc, opts, f.dataDir, log); err != nil {
+	if err := serveLog(svc, opts, f.dataDir, f.logKeySeed, log); err != nil {
 		ln.Close()
 		return err
 	}

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -114,4 +119,35 @@ func servedCheckpoint(t *testing.T, base string) (string, checkpoint) {
 		t.Fatalf("checkpoint = %q: size or root hash malformed (%v)", n.Text, err)
 	}
 	return tl.VerifierKey, tree
+}
+
+// TestServeHTTPLogKeyFromEnv: with VERIFIER_LOG_KEY the checkpoints are
+// signed by that seed's key (two servers given one seed publish one log
+// key, as replicas must) and no log.key is made in the data dir; a seed
+// that is not 32 bytes of base64 stops the start, naming the variable and
+// not the value.
+func TestServeHTTPLogKeyFromEnv(t *testing.T) {
+	const seed = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=" // bytes 0…31
+	want, err := signing.LogKeyFromSeed(seed, "verifier.example/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"VERIFIER_LOG_KEY": seed}
+	for range 2 {
+		srv := startHTTPEnv(t, env, "--public-url", "https://verifier.example/")
+		if got := checkServedCheckpoint(t, srv, "0"); got != want.VerifierKey() {
+			t.Errorf("card's log key = %s, want the seed's %s", got, want.VerifierKey())
+		}
+		if _, err := os.Stat(filepath.Join(srv.dataDir, signing.LogKeyFile)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a log key file was made beside VERIFIER_LOG_KEY (stat: %v)", err)
+		}
+	}
+
+	const bad = "c2VjcmV0LXNob3J0" // 12 bytes
+	var stderr bytes.Buffer
+	err = run(context.Background(), []string{"--http", "127.0.0.1:0", "--data-dir", t.TempDir()}, strings.NewReader(""), io.Discard, &stderr,
+		envWith(map[string]string{"VERIFIER_LOG_KEY": bad}))
+	if err == nil || !strings.Contains(err.Error(), "VERIFIER_LOG_KEY") || strings.Contains(err.Error()+stderr.String(), bad) {
+		t.Errorf("start with a 12-byte VERIFIER_LOG_KEY: %v (stderr %q); want a refusal naming the variable, not its value", err, stderr.String())
+	}
 }

@@ -35,9 +35,8 @@ type LogKey struct {
 // which must be a valid note key name (no space or '+'). Like the receipt
 // keys, a key file that group or others can access is refused.
 func OpenLogKey(path, origin string) (*LogKey, error) {
-	if origin == "" || !utf8.ValidString(origin) || strings.ContainsRune(origin, '+') ||
-		strings.IndexFunc(origin, unicode.IsSpace) >= 0 {
-		return nil, fmt.Errorf("opening log key: origin %q is not a note key name (empty, a space or a '+')", origin)
+	if err := checkLogOrigin(origin); err != nil {
+		return nil, err
 	}
 	dir, file := filepath.Split(path)
 	if dir == "" {
@@ -61,6 +60,26 @@ func OpenLogKey(path, origin string) (*LogKey, error) {
 		return nil, fmt.Errorf("opening log key: log key file %s %w", path, err)
 	}
 	defer clear(seed)
+	return newLogKey(seed, origin)
+}
+
+// LogKeyFromSeed is the log key of seed, the base64 of a 32-byte Ed25519
+// seed (as VERIFIER_LOG_KEY holds it), named origin: for replicas that
+// must sign one log's checkpoints without copying a key file.
+func LogKeyFromSeed(seedBase64, origin string) (*LogKey, error) {
+	if err := checkLogOrigin(origin); err != nil {
+		return nil, err
+	}
+	seed, err := decodeSeed(seedBase64)
+	if err != nil {
+		return nil, fmt.Errorf("reading log key: the seed %w", err)
+	}
+	defer clear(seed)
+	return newLogKey(seed, origin)
+}
+
+// newLogKey is the log key of a 32-byte seed, named origin.
+func newLogKey(seed []byte, origin string) (*LogKey, error) {
 	priv := ed25519.NewKeyFromSeed(seed)
 	vkey, err := note.NewEd25519VerifierKey(origin, priv.Public().(ed25519.PublicKey))
 	if err != nil {
@@ -71,6 +90,15 @@ func OpenLogKey(path, origin string) (*LogKey, error) {
 		return nil, fmt.Errorf("opening log key: %w", err)
 	}
 	return &LogKey{name: origin, hash: v.KeyHash(), priv: priv, vkey: vkey}, nil
+}
+
+// checkLogOrigin refuses an origin that is not a note key name.
+func checkLogOrigin(origin string) error {
+	if origin == "" || !utf8.ValidString(origin) || strings.ContainsRune(origin, '+') ||
+		strings.IndexFunc(origin, unicode.IsSpace) >= 0 {
+		return fmt.Errorf("opening log key: origin %q is not a note key name (empty, a space or a '+')", origin)
+	}
+	return nil
 }
 
 // makeLogKey writes a new random seed to dir/file, refusing to replace one.

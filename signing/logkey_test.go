@@ -101,3 +101,39 @@ func TestLogKeyRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestLogKeyFromSeed: a seed given as text (VERIFIER_LOG_KEY) is the same
+// key as that seed in a key file, so replicas given one seed sign one
+// log; a seed that is not 32 bytes of base64, or a bad origin, is refused
+// without quoting the seed.
+func TestLogKeyFromSeed(t *testing.T) {
+	const origin = "verifier.example/log"
+	path := filepath.Join(t.TempDir(), LogKeyFile)
+	fromFile, err := OpenLogKey(path, origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromSeed, err := LogKeyFromSeed(string(text), origin)
+	if err != nil {
+		t.Fatalf("LogKeyFromSeed(the file's seed) error = %v", err)
+	}
+	if fromSeed.VerifierKey() != fromFile.VerifierKey() {
+		t.Errorf("LogKeyFromSeed = %s, the file's key %s", fromSeed.VerifierKey(), fromFile.VerifierKey())
+	}
+	for _, tt := range []struct{ seed, origin string }{
+		{"c2VjcmV0LXNob3J0", origin},                            // 12 bytes
+		{"not base64 at all!", origin},                          // not base64
+		{strings.TrimSpace(string(text)), "two words/log"},      // a space in the origin
+		{strings.TrimSpace(string(text)), "verifier.example+x"}, // a '+' in the origin
+	} {
+		if _, err := LogKeyFromSeed(tt.seed, tt.origin); err == nil {
+			t.Errorf("LogKeyFromSeed(%q, %q) error = nil, want one", tt.seed, tt.origin)
+		} else if strings.Contains(err.Error(), tt.seed) {
+			t.Errorf("LogKeyFromSeed error %q quotes the seed", err)
+		}
+	}
+}
