@@ -10,6 +10,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 )
@@ -105,6 +106,9 @@ const logProofFix = "Send the answer of GET /log/proof/{verification_id} as it c
 // entry and each proof hash a base64 SHA-256 hash.
 func decodeLogProof(doc []byte) (LogProof, tlog.RecordProof, *logProofProblem) {
 	var p LogProof
+	if _, err := ijson.Decode(doc, nil); err != nil {
+		return p, nil, &logProofProblem{"", "is not an I-JSON object (RFC 7493: each key once, valid UTF-8)"}
+	}
 	var members map[string]json.RawMessage
 	if json.Unmarshal(doc, &members) != nil || members == nil {
 		return p, nil, &logProofProblem{"", "is not a JSON object"}

@@ -1,10 +1,12 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,6 +69,8 @@ func TestCheckLogInclusion(t *testing.T) {
 		{"the full answer", full, f.get(t, "/log/proof/"+ids[2]), logKey, checkLogEntry},
 		{"proof hash tampered", receipt, edit(func(p *LogProof) { p.InclusionProof[0] = p.Entry }), logKey, checkLogInclusion},
 		{"index moved", receipt, edit(func(p *LogProof) { p.LogIndex = 0 }), logKey, checkLogInclusion},
+		// A second log_index after the true one: json.Unmarshal would take the last.
+		{"duplicate member", receipt, slices.Concat(bytes.TrimSuffix(proofDoc, []byte("}")), []byte(`,"log_index":0}`)), logKey, checkLogProof},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			checks, ok := CheckLogInclusion(tt.receipt, tt.proof, tt.key)
