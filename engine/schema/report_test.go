@@ -219,7 +219,7 @@ func TestSharedReportsMatchFresh(t *testing.T) {
 			sp := e.spans[e.formatFailure(i)]
 			str := func(s [2]int32) string { return string(e.buf[s[0]:s[1]]) }
 			got := res.Failures[i]
-			want := Report{Keyword: e.fails[i].kw.String(), KeywordLocation: keywordLocation(e.fails[i].n, &sp, string(e.buf)),
+			want := Report{Keyword: e.fails[i].kw.String(), KeywordLocation: keywordLocation(e.nodes[e.fails[i].node], &sp, string(e.buf)),
 				Expected: str(sp.exp), Found: str(sp.found), Message: str(sp.msg)}
 			if *got.Report != want {
 				t.Errorf("%s: failure %d at %s reads %+v, formatted afresh %+v", d.name, i, got.InstancePath, *got.Report, want)
