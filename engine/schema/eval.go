@@ -227,25 +227,25 @@ func (e *evaluator) path(f *frame) (int, int) {
 		return int(f.p0), int(f.p1)
 	}
 	p0 := len(e.buf)
-	e.buildPath(f, int32(p0))
+	e.buf = e.appendPath(e.buf, f, int32(p0))
 	return p0, len(e.buf)
 }
 
-// buildPath appends the pointer of location f to buf, which holds nothing
-// after p0: the nearest ancestor whose pointer was built is copied once and
-// the segments below it appended, each location on the way getting its
-// own pointer as a prefix of f's.
-func (e *evaluator) buildPath(f *frame, p0 int32) {
+// appendPath appends the pointer of location f to b, which is buf holding
+// nothing after p0: the nearest ancestor whose pointer was built is copied
+// once and the segments below it appended, each location on the way
+// getting its own pointer as a prefix of f's. It works on b, not e.buf, so
+// that growing the path stores no slice in the evaluator but the last.
+func (e *evaluator) appendPath(b []byte, f *frame, p0 int32) []byte {
 	if f.parent == nil {
-		return
+		return b
 	}
 	if f.pgen == e.gen+1 {
-		e.buf = append(e.buf, e.buf[f.p0:f.p1]...)
-		return
+		return append(b, b[f.p0:f.p1]...)
 	}
-	e.buildPath(f.parent, p0)
-	e.buf = appendSegment(e.buf, f.key, f.idx)
-	f.p0, f.p1, f.pgen = p0, int32(len(e.buf)), e.gen+1
+	b = appendSegment(e.appendPath(b, f.parent, p0), f.key, f.idx)
+	f.p0, f.p1, f.pgen = p0, int32(len(b)), e.gen+1
+	return b
 }
 
 // plainKey, as a frame's idx, marks an object key known (from the
