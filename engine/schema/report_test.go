@@ -147,6 +147,20 @@ func TestReleaseKeepsNoInstance(t *testing.T) {
 			t.Errorf("pend[%d] still holds %v", i, p.v)
 		}
 	}
+
+	// A failure that names the missing properties drops the names too.
+	s, err = Compile(mustDecode(t, `{"required":["q"]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.reset(s)
+	if res, err := e.run(s.root, mustDecode(t, `{"o":1}`)); err != nil || res.Valid || e.fails[0].names == nil {
+		t.Fatalf("run: %v, %+v", err, res)
+	}
+	e.release()
+	if r := e.fails[0]; r.v != nil || r.names != nil {
+		t.Errorf("fails[0] still holds %v, %q", r.v, r.names)
+	}
 }
 
 // TestSharedReportsMatchFresh holds the sharing of formatted failures
