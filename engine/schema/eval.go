@@ -122,9 +122,10 @@ func (e *evaluator) rollback(m mark) {
 	e.passed, e.total = m.passed, m.total
 	// The discarded records are cleared, not only cut off: release clears
 	// up to the lengths, and what lies past them must hold no instance.
-	forget(e.fails[m.fails:], e.described[m.described:])
+	clear(e.fails[m.fails:])
 	e.fails = e.fails[:m.fails]
 	e.buf = e.buf[:m.buf]
+	clear(e.described[m.described:])
 	e.described = e.described[:m.described]
 	e.decls = e.decls[:m.decls]
 	if e.omitted != m.omitted {
@@ -154,31 +155,12 @@ func (e *evaluator) reset(s *Schema) {
 
 // release drops references into the instance before pooling.
 func (e *evaluator) release() {
-	forget(e.fails, e.described)
+	clear(e.fails)
+	clear(e.described)
 	clear(e.pend[:cap(e.pend)]) // object leaves values past the length
 	clear(e.scope)
 	if cap(e.buf) > 1<<20 {
 		e.buf = nil
-	}
-}
-
-// forget drops the references into the instance that failure and
-// described records hold (a failure's value and names, a location's
-// undeclared keys), writing only the fields that hold one: while the
-// collector marks, each pointer written costs a write barrier, and most
-// records hold no names and no undeclared keys.
-func forget(fails []failure, described []descRec) {
-	for i := range fails {
-		r := &fails[i]
-		r.v = nil
-		if r.names != nil {
-			r.names = nil
-		}
-	}
-	for i := range described {
-		if d := &described[i]; d.undeclared != nil {
-			d.undeclared = nil
-		}
 	}
 }
 
