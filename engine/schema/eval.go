@@ -90,12 +90,12 @@ type failure struct {
 	// applicator's for a false subschema (kw kwFalse) under it. kwSelf, the
 	// zero value, means kw itself, or the schema's own location for kwFalse.
 	at     kwID
-	n      *node
-	v      any      // the instance value
-	a, b   int      // the keyword's figures: a length, indices, counts (report.go)
-	names  []string // the missing, extra or invalid property names
-	p0, p1 int      // instance path in buf, set by fail
+	node   int32    // the failing schema's id (evaluator.nodes)
+	p0, p1 int32    // instance path in buf, set by fail
 	report int32    // set by result: the index of the failure's Report
+	a, b   int      // the keyword's figures: a length, indices, counts (report.go)
+	v      any      // the instance value
+	names  []string // the missing, extra or invalid property names
 }
 
 // location is the keyword whose location r reports, or kwSelf for the
@@ -196,7 +196,8 @@ func (e *evaluator) fail(count bool, f *frame, r failure) {
 		e.omit(r.kw)
 		return
 	}
-	r.p0, r.p1 = e.path(f)
+	p0, p1 := e.path(f)
+	r.p0, r.p1 = int32(p0), int32(p1)
 	e.fails = append(e.fails, r)
 }
 
@@ -226,25 +227,25 @@ func (e *evaluator) path(f *frame) (int, int) {
 		return int(f.p0), int(f.p1)
 	}
 	p0 := len(e.buf)
-	e.buildPath(f, int32(p0))
+	e.buf = e.appendPath(e.buf, f, int32(p0))
 	return p0, len(e.buf)
 }
 
-// buildPath appends the pointer of location f to buf, which holds nothing
-// after p0: the nearest ancestor whose pointer was built is copied once and
-// the segments below it appended, each location on the way getting its
-// own pointer as a prefix of f's.
-func (e *evaluator) buildPath(f *frame, p0 int32) {
+// appendPath appends the pointer of location f to b, which is buf holding
+// nothing after p0: the nearest ancestor whose pointer was built is copied
+// once and the segments below it appended, each location on the way
+// getting its own pointer as a prefix of f's. It works on b, not e.buf, so
+// that growing the path stores no slice in the evaluator but the last.
+func (e *evaluator) appendPath(b []byte, f *frame, p0 int32) []byte {
 	if f.parent == nil {
-		return
+		return b
 	}
 	if f.pgen == e.gen+1 {
-		e.buf = append(e.buf, e.buf[f.p0:f.p1]...)
-		return
+		return append(b, b[f.p0:f.p1]...)
 	}
-	e.buildPath(f.parent, p0)
-	e.buf = appendSegment(e.buf, f.key, f.idx)
-	f.p0, f.p1, f.pgen = p0, int32(len(e.buf)), e.gen+1
+	b = appendSegment(e.appendPath(b, f.parent, p0), f.key, f.idx)
+	f.p0, f.p1, f.pgen = p0, int32(len(b)), e.gen+1
+	return b
 }
 
 // plainKey, as a frame's idx, marks an object key known (from the
@@ -310,7 +311,7 @@ func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool 
 		if n.boolean > 0 {
 			return true
 		}
-		e.fail(count, f, failure{kw: kwFalse, n: n, v: v})
+		e.fail(count, f, failure{kw: kwFalse, node: n.id, v: v})
 		return false
 	}
 	for n.pureRef && !e.useScope {
@@ -411,7 +412,7 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		if typeMatches(n.types, v, false) {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwType, n: n, v: v})
+			e.fail(count, f, failure{kw: kwType, node: n.id, v: v})
 			if !count {
 				return false
 			}
@@ -422,7 +423,7 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		if n.enum.has(v) {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwEnum, n: n, v: v})
+			e.fail(count, f, failure{kw: kwEnum, node: n.id, v: v})
 			if !count {
 				return false
 			}
@@ -433,7 +434,7 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		if jsonEqual(n.constVal, v) {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwConst, n: n, v: v})
+			e.fail(count, f, failure{kw: kwConst, node: n.id, v: v})
 			if !count {
 				return false
 			}
@@ -467,7 +468,7 @@ func (e *evaluator) recordNumber(n *node, v any, f *frame, count bool, held int,
 		e.passed += held
 	}
 	for m := failed; m != 0; m &= m - 1 {
-		e.fail(count, f, failure{kw: numChecks[bits.TrailingZeros8(m)], n: n, v: v})
+		e.fail(count, f, failure{kw: numChecks[bits.TrailingZeros8(m)], node: n.id, v: v})
 	}
 }
 
@@ -507,7 +508,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 			if l >= n.minLength {
 				e.pass(count)
 			} else {
-				e.fail(count, f, failure{kw: kwMinLength, n: n, v: s, a: l})
+				e.fail(count, f, failure{kw: kwMinLength, node: n.id, v: s, a: l})
 				if !count {
 					return false
 				}
@@ -518,7 +519,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 			if l <= n.maxLength {
 				e.pass(count)
 			} else {
-				e.fail(count, f, failure{kw: kwMaxLength, n: n, v: s, a: l})
+				e.fail(count, f, failure{kw: kwMaxLength, node: n.id, v: s, a: l})
 				if !count {
 					return false
 				}
@@ -530,7 +531,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 		if n.pattern.match(s) {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwPattern, n: n, v: s})
+			e.fail(count, f, failure{kw: kwPattern, node: n.id, v: s})
 			if !count {
 				return false
 			}
@@ -541,7 +542,7 @@ func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
 		if formatValid(n.format, s) {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwFormat, n: n, v: s})
+			e.fail(count, f, failure{kw: kwFormat, node: n.id, v: s})
 			valid = false
 		}
 	}
@@ -582,7 +583,7 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if matched > 0 {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwAnyOf, n: n, v: v, a: len(n.anyOf)})
+			e.fail(count, f, failure{kw: kwAnyOf, node: n.id, v: v, a: len(n.anyOf)})
 			if !count {
 				return false
 			}
@@ -604,7 +605,7 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if first >= 0 && second < 0 {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwOneOf, n: n, v: v, a: first, b: second})
+			e.fail(count, f, failure{kw: kwOneOf, node: n.id, v: v, a: first, b: second})
 			if !count {
 				return false
 			}
@@ -618,7 +619,7 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if !matched {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwNot, n: n, v: v})
+			e.fail(count, f, failure{kw: kwNot, node: n.id, v: v})
 			if !count {
 				return false
 			}

@@ -100,7 +100,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			e.pass(count)
 			return true
 		}
-		e.fail(count, f, failure{kw: kw, n: n, v: obj, names: names})
+		e.fail(count, f, failure{kw: kw, node: n.id, v: obj, names: names})
 		valid = false
 		return count
 	}
@@ -241,7 +241,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if ok {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwFalse, at: kwAdditionalProperties, n: n, v: obj, names: extra})
+			e.fail(count, f, failure{kw: kwFalse, at: kwAdditionalProperties, node: n.id, v: obj, names: extra})
 			if !count {
 				return false
 			}
@@ -315,7 +315,7 @@ func (e *evaluator) unevaluatedProps(n *node, obj map[string]any, f *frame, coun
 		if rest == nil {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwFalse, at: kwUnevaluatedProperties, n: n, v: obj, names: rest})
+			e.fail(count, f, failure{kw: kwFalse, at: kwUnevaluatedProperties, node: n.id, v: obj, names: rest})
 			valid = false
 		}
 	} else {
@@ -420,7 +420,7 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 			e.pass(count)
 			return true
 		}
-		e.fail(count, f, failure{kw: kw, at: at, n: n, v: arr, a: a, b: b})
+		e.fail(count, f, failure{kw: kw, at: at, node: n.id, v: arr, a: a, b: b})
 		valid = false
 		return count
 	}
@@ -541,7 +541,7 @@ func (e *evaluator) containsCheck(n *node, arr []any, f *frame, count bool, ann 
 	if matches >= least {
 		e.pass(count)
 	} else {
-		e.fail(count, f, failure{kw: kw, n: n, v: arr, a: matches, b: least})
+		e.fail(count, f, failure{kw: kw, node: n.id, v: arr, a: matches, b: least})
 		if !count {
 			return false
 		}
@@ -551,7 +551,7 @@ func (e *evaluator) containsCheck(n *node, arr []any, f *frame, count bool, ann 
 		if matches <= n.maxContains {
 			e.pass(count)
 		} else {
-			e.fail(count, f, failure{kw: kwMaxContains, n: n, v: arr, a: matches})
+			e.fail(count, f, failure{kw: kwMaxContains, node: n.id, v: arr, a: matches})
 			valid = false
 		}
 	}

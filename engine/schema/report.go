@@ -60,7 +60,7 @@ func (e *evaluator) result(valid bool) *Result {
 			sp, rp := &e.spans[k], &rs[k]
 			r := &e.fails[sp.first]
 			rp.Keyword = r.kw.String()
-			rp.KeywordLocation = keywordLocation(r.n, sp, all)
+			rp.KeywordLocation = keywordLocation(e.nodes[r.node], sp, all)
 			rp.Expected = all[sp.exp[0]:sp.exp[1]]
 			rp.Found = all[sp.found[0]:sp.found[1]]
 			rp.Message = all[sp.msg[0]:sp.msg[1]]
@@ -106,7 +106,7 @@ func keywordLocation(n *node, sp *spans, all string) string {
 // (an agent that repeats one mistake in every line of a list). The strings
 // depend on nothing else when neither lists names.
 func sameReport(r, q *failure) bool {
-	if r.n != q.n || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
+	if r.node != q.node || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
 		return false
 	}
 	switch x := r.v.(type) {
@@ -129,7 +129,7 @@ func (e *evaluator) formatFailure(i int) int32 {
 	k := int32(len(e.spans))
 	e.spans = append(e.spans, spans{first: int32(i), kwLoc: kwLocNode})
 	s := &e.spans[k]
-	n := r.n
+	n := e.nodes[r.node]
 	at := r.location()
 	if at != kwSelf {
 		s.kwLoc = kwLocInBuf

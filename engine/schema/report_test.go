@@ -147,6 +147,20 @@ func TestReleaseKeepsNoInstance(t *testing.T) {
 			t.Errorf("pend[%d] still holds %v", i, p.v)
 		}
 	}
+
+	// A failure that names the missing properties drops the names too.
+	s, err = Compile(mustDecode(t, `{"required":["q"]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.reset(s)
+	if res, err := e.run(s.root, mustDecode(t, `{"o":1}`)); err != nil || res.Valid || e.fails[0].names == nil {
+		t.Fatalf("run: %v, %+v", err, res)
+	}
+	e.release()
+	if r := e.fails[0]; r.v != nil || r.names != nil {
+		t.Errorf("fails[0] still holds %v, %q", r.v, r.names)
+	}
 }
 
 // TestSharedReportsMatchFresh holds the sharing of formatted failures
@@ -219,7 +233,7 @@ func TestSharedReportsMatchFresh(t *testing.T) {
 			sp := e.spans[e.formatFailure(i)]
 			str := func(s [2]int32) string { return string(e.buf[s[0]:s[1]]) }
 			got := res.Failures[i]
-			want := Report{Keyword: e.fails[i].kw.String(), KeywordLocation: keywordLocation(e.fails[i].n, &sp, string(e.buf)),
+			want := Report{Keyword: e.fails[i].kw.String(), KeywordLocation: keywordLocation(e.nodes[e.fails[i].node], &sp, string(e.buf)),
 				Expected: str(sp.exp), Found: str(sp.found), Message: str(sp.msg)}
 			if *got.Report != want {
 				t.Errorf("%s: failure %d at %s reads %+v, formatted afresh %+v", d.name, i, got.InstancePath, *got.Report, want)
