@@ -136,9 +136,10 @@
 // 32 bytes (the ids in a log_ids bucket, or nowhere) has each entry given
 // its verdict's id at open, from the index, and log_ids dropped. The index
 // is keyed by time, as verdicts are, so that it appends too; the ids are in
-// log_entries, not a bucket of their own, so a commit writes one page fewer. The PostgreSQL backend keeps
-// the same log in the tables of pgschema/0002_log.sql; its log_head row is
-// the sequencer that replicas' appends lock in turn.
+// log_entries, not a bucket of their own, so a commit writes one page
+// fewer. The PostgreSQL backend keeps the same log in the tables of
+// pgschema/0002_log.sql; its log_head row is the sequencer that replicas'
+// appends lock in turn.
 //
 // Verdicts are keyed by time, not by their random id, so that writes append:
 // a write reads and rewrites the right-most pages of verdicts only, and
