@@ -38,7 +38,7 @@ var (
 func allBuckets() [][]byte {
 	return [][]byte{bucketMeta, bucketVerdicts, bucketVerdictIDs, bucketAgents,
 		bucketAgentTime, bucketAllowance, bucketPayments, bucketPaymentExp,
-		bucketLogHashes, bucketLogIndex, bucketLogEntries, bucketLogIDs}
+		bucketLogHashes, bucketLogIndex, bucketLogEntries}
 }
 
 // Defaults for [Options].
@@ -211,7 +211,7 @@ func (b *Bolt) init() (err error) {
 		} else if err := logStoredVerdicts(tx); err != nil {
 			return err
 		}
-		if err := indexLogIDs(tx); err != nil {
+		if err := migrateLogEntryIDs(tx); err != nil {
 			return err
 		}
 		return purge(tx, b.now())

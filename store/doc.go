@@ -124,17 +124,22 @@
 //	log_index_by_time
 //	             time(verified_at), verification id (the verdicts key) →
 //	             uint64 record index in the log
-//	log_entries  uint64 record index → 32-byte entry, LogEntry(receipt)
+//	log_entries  uint64 record index → 32-byte entry, LogEntry(receipt),
+//	             then the verification id of its verdict
 //
 // Every stored verdict is appended to the transparency log in the
 // transaction that stores it (also inside SettlePayment), so an
 // acknowledged verdict has a log index and no entry lacks its verdict. A
 // file written before the log has its verdicts logged at open, in key
 // order; one that keeps the index by verification id (a log_index bucket)
-// has it moved into log_index_by_time at open. The index is keyed by time,
-// as verdicts are, so that it appends too. The PostgreSQL backend keeps
-// the same log in the tables of pgschema/0002_log.sql; its log_head row is
-// the sequencer that replicas' appends lock in turn.
+// has it moved into log_index_by_time at open; one whose entries are bare
+// 32 bytes (the ids in a log_ids bucket, or nowhere) has each entry given
+// its verdict's id at open, from the index, and log_ids dropped. The index
+// is keyed by time, as verdicts are, so that it appends too; the ids are in
+// log_entries, not a bucket of their own, so a commit writes one page
+// fewer. The PostgreSQL backend keeps the same log in the tables of
+// pgschema/0002_log.sql; its log_head row is the sequencer that replicas'
+// appends lock in turn.
 //
 // Verdicts are keyed by time, not by their random id, so that writes append:
 // a write reads and rewrites the right-most pages of verdicts only, and

@@ -38,10 +38,14 @@ var (
 	// bucketLogIndex (migrateLogIndex).
 	bucketLogIndexByID = []byte("log_index")
 	// bucketLogEntries maps an 8-byte big-endian record index to its
-	// 32-byte entry.
+	// 32-byte entry followed by the verification id of its verdict, so
+	// that a record's receipt can be served (LogReceipts). One bucket, not
+	// two, so a commit writes one growing page for them (BENCHMARKS.md,
+	// "Transparency log").
 	bucketLogEntries = []byte("log_entries")
-	// bucketLogIDs maps an 8-byte big-endian record index to the
-	// verification id of its verdict, so a record's receipt can be served.
+	// bucketLogIDs is where files written before the verification id moved
+	// into bucketLogEntries keep it, by record index; open moves it
+	// (migrateLogEntryIDs) and drops the bucket.
 	bucketLogIDs = []byte("log_ids")
 
 	// keyLogSize, in the meta bucket, is the number of records in the log.
@@ -120,36 +124,67 @@ func appendLog(tx *bolt.Tx, key []byte, entry [sha256.Size]byte) error {
 	}
 	entries := tx.Bucket(bucketLogEntries)
 	entries.FillPercent = 1.0
-	if err := entries.Put(index, entry[:]); err != nil {
-		return err
-	}
-	ids := tx.Bucket(bucketLogIDs)
-	ids.FillPercent = 1.0
-	if err := ids.Put(index, key[8:]); err != nil {
+	if err := entries.Put(index, logEntryValue(entry[:], key[8:])); err != nil {
 		return err
 	}
 	return tx.Bucket(bucketMeta).Put(keyLogSize, encodeUint64(uint64(n+1)))
 }
 
-// indexLogIDs fills the log_ids bucket of a file whose log was written
-// before it existed, from the log index (after migrateLogIndex), in the
-// open transaction;
-// it does nothing when the bucket already names the log's last record.
-func indexLogIDs(tx *bolt.Tx) error {
+// logEntryValue returns the log_entries value of a record: its 32-byte
+// entry, then the verification id of its verdict.
+func logEntryValue(entry, verificationID []byte) []byte {
+	return append(append(make([]byte, 0, len(entry)+len(verificationID)), entry...), verificationID...)
+}
+
+// splitLogEntry splits the log_entries value of record index into its
+// entry and the verification id of its verdict; ErrCorrupt when either
+// is missing.
+func splitLogEntry(index int64, value []byte) (entry, verificationID []byte, err error) {
+	if len(value) <= sha256.Size || len(value) > sha256.Size+maxIDLen {
+		return nil, nil, fmt.Errorf("%w: log entry %d missing or of %d bytes", ErrCorrupt, index, len(value))
+	}
+	return value[:sha256.Size], value[sha256.Size:], nil
+}
+
+// migrateLogEntryIDs gives every entry of a file written before
+// log_entries held the verification ids (a bare 32-byte entry, the id in
+// a log_ids bucket or nowhere) its verdict's id, read from the log index
+// (after migrateLogIndex), and drops log_ids. It runs in the open
+// transaction and does nothing on a file of the current layout: one whose
+// last entry carries an id and that has no log_ids bucket (a binary of
+// the old layout writing to the file would have made both).
+func migrateLogEntryIDs(tx *bolt.Tx) error {
 	n, err := logSize(tx)
-	if err != nil || n == 0 {
+	if err != nil {
 		return err
 	}
-	ids := tx.Bucket(bucketLogIDs)
-	if last, _ := ids.Cursor().Last(); last != nil && binary.BigEndian.Uint64(last) == uint64(n-1) {
+	entries := tx.Bucket(bucketLogEntries)
+	_, last := entries.Cursor().Last()
+	if tx.Bucket(bucketLogIDs) == nil && (n == 0 || len(last) > sha256.Size) {
 		return nil
 	}
-	return tx.Bucket(bucketLogIndex).ForEach(func(key, index []byte) error {
+	moved := int64(0)
+	err = tx.Bucket(bucketLogIndex).ForEach(func(key, index []byte) error {
 		if len(key) <= 8 || len(index) != 8 || binary.BigEndian.Uint64(index) >= uint64(n) {
 			return fmt.Errorf("%w: log index under %x is %x in a log of %d", ErrCorrupt, key, index, n)
 		}
-		return ids.Put(bytes.Clone(index), bytes.Clone(key[8:]))
+		old := entries.Get(index)
+		if len(old) < sha256.Size {
+			return fmt.Errorf("%w: log entry %d missing or of %d bytes", ErrCorrupt, binary.BigEndian.Uint64(index), len(old))
+		}
+		moved++
+		return entries.Put(bytes.Clone(index), logEntryValue(old[:sha256.Size], key[8:]))
 	})
+	if err == nil && moved != n {
+		err = fmt.Errorf("%w: the log index names %d of the log's %d records", ErrCorrupt, moved, n)
+	}
+	if err == nil && tx.Bucket(bucketLogIDs) != nil {
+		err = tx.DeleteBucket(bucketLogIDs)
+	}
+	if err != nil {
+		return fmt.Errorf("moving the log's verification ids into %s: %w", bucketLogEntries, err)
+	}
+	return nil
 }
 
 // checkLogReceiptsRange is LogReceipts' check of its arguments, the same
@@ -186,11 +221,11 @@ func (b *Bolt) LogReceipts(ctx context.Context, first int64, count int) ([]json.
 		if first+int64(count) > size {
 			return ErrNotFound
 		}
-		ids, verdictIDs, verdicts := tx.Bucket(bucketLogIDs), tx.Bucket(bucketVerdictIDs), tx.Bucket(bucketVerdicts)
+		entries, verdictIDs, verdicts := tx.Bucket(bucketLogEntries), tx.Bucket(bucketVerdictIDs), tx.Bucket(bucketVerdicts)
 		for i := first; i < first+int64(count); i++ {
-			id := ids.Get(encodeUint64(uint64(i)))
-			if id == nil {
-				return fmt.Errorf("%w: log record %d names no verdict", ErrCorrupt, i)
+			_, id, err := splitLogEntry(i, entries.Get(encodeUint64(uint64(i))))
+			if err != nil {
+				return err
 			}
 			record, err := storedRecord(verdicts, verdictIDs.Get(id), id)
 			if err != nil {
@@ -311,9 +346,9 @@ func (b *Bolt) LogInclusion(ctx context.Context, verificationID string) (LogIncl
 			return err
 		}
 		inc.Index = int64(binary.BigEndian.Uint64(raw))
-		entry := tx.Bucket(bucketLogEntries).Get(raw)
-		if len(entry) != sha256.Size {
-			return fmt.Errorf("%w: log entry %d missing or of %d bytes", ErrCorrupt, inc.Index, len(entry))
+		entry, _, err := splitLogEntry(inc.Index, tx.Bucket(bucketLogEntries).Get(raw))
+		if err != nil {
+			return err
 		}
 		copy(inc.Entry[:], entry)
 		if inc.Tree.Size, err = logSize(tx); err != nil {
@@ -487,9 +522,9 @@ func (b *Bolt) LogEntries(ctx context.Context, n int64, width int) ([]byte, erro
 		}
 		entries := tx.Bucket(bucketLogEntries)
 		for i := first; i < first+int64(width); i++ {
-			e := entries.Get(encodeUint64(uint64(i)))
-			if len(e) != sha256.Size {
-				return fmt.Errorf("%w: log entry %d missing or of %d bytes", ErrCorrupt, i, len(e))
+			e, _, err := splitLogEntry(i, entries.Get(encodeUint64(uint64(i))))
+			if err != nil {
+				return err
 			}
 			bundle = binary.BigEndian.AppendUint16(bundle, uint16(len(e)))
 			bundle = append(bundle, e...)

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -388,27 +390,160 @@ func TestLogReceipts(t *testing.T) {
 		}
 	}
 	check(s)
-	// A file from before the log_ids bucket: it is rebuilt at open.
+	// A record whose entry names no verdict is reported, not served.
 	if err := s.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(bucketLogIDs); err != nil {
-			return err
-		}
-		_, err := tx.CreateBucket(bucketLogIDs)
-		return err
+		entries := tx.Bucket(bucketLogEntries)
+		return entries.Put(encodeUint64(10), bytes.Clone(entries.Get(encodeUint64(10))[:sha256.Size]))
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.LogReceipts(ctx, 0, 1); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("LogReceipts() with the ids removed: %v, want ErrCorrupt", err)
+	if _, err := s.LogReceipts(ctx, 10, 1); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("LogReceipts() of an entry without its id: %v, want ErrCorrupt", err)
+	}
+	if _, err := s.LogReceipts(ctx, 11, 1); err != nil {
+		t.Errorf("LogReceipts() of the next record: %v", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = OpenBolt(path, &Options{NoSync: true}); err != nil {
-		t.Fatalf("reopen error = %v", err)
+}
+
+// oldLogIDsLayout rewrites the log of the file at path in a layout that
+// files written before the verification ids moved into log_entries have:
+// the entries of records from on bare 32 bytes, and every record's id in a
+// log_ids bucket when withIDs (a binary of that layout filled log_ids at
+// open and appended bare entries).
+func oldLogIDsLayout(t *testing.T, path string, from uint64, withIDs bool) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	defer s.Close()
-	check(s)
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		var ids *bolt.Bucket
+		if withIDs {
+			if ids, err = tx.CreateBucket(bucketLogIDs); err != nil {
+				return err
+			}
+		}
+		entries := tx.Bucket(bucketLogEntries)
+		type record struct{ index, entry, id []byte }
+		var records []record
+		err := entries.ForEach(func(index, value []byte) error {
+			records = append(records, record{bytes.Clone(index), bytes.Clone(value[:sha256.Size]), bytes.Clone(value[sha256.Size:])})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, r := range records {
+			if binary.BigEndian.Uint64(r.index) >= from {
+				if err := entries.Put(r.index, r.entry); err != nil {
+					return err
+				}
+			}
+			if ids != nil {
+				if err := ids.Put(r.index, r.id); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("writing the old layout: %v", err)
+	}
+}
+
+// TestLogEntryIDsMovedIntoEntries: a file whose log_entries hold bare
+// 32-byte entries — with the verification ids in a log_ids bucket, without
+// them (written before log_ids), or appended to by a binary of that layout
+// after this one — has every entry given its verdict's id at open:
+// receipts are served in log order, every verdict keeps its index and
+// proof, log_ids is gone, and new verdicts are logged after them. A log
+// index that misses a record is reported at open, not left without an id.
+func TestLogEntryIDsMovedIntoEntries(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		from      uint64
+		withIDs   bool
+		dropIndex bool
+	}{
+		{name: "log_ids", withIDs: true},
+		{name: "no ids"},
+		{name: "old binary appended", from: 30, withIDs: true},
+		{name: "index misses a record", dropIndex: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "verifier.db")
+			s, err := OpenBolt(path, &Options{NoSync: true})
+			if err != nil {
+				t.Fatalf("OpenBolt() error = %v", err)
+			}
+			var vs []Verdict
+			for i := range 40 {
+				vs = append(vs, testVerdict(fmt.Sprintf("ids-%02d", 39-i), "agent-a", i%4 > 0, t0.Add(time.Duration(i)*time.Second)))
+			}
+			putAll(t, s, vs)
+			if c.dropIndex {
+				err := s.db.Update(func(tx *bolt.Tx) error {
+					k, _ := tx.Bucket(bucketLogIndex).Cursor().First()
+					return tx.Bucket(bucketLogIndex).Delete(k)
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			oldLogIDsLayout(t, path, c.from, c.withIDs)
+			s, err = OpenBolt(path, &Options{NoSync: true})
+			if c.dropIndex {
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("OpenBolt() with a record missing from the index: %v, want ErrCorrupt", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("reopen error = %v", err)
+			}
+			defer s.Close()
+			got, err := s.LogReceipts(ctx, 0, len(vs))
+			if err != nil {
+				t.Fatalf("LogReceipts() after the move: %v", err)
+			}
+			for i, r := range got {
+				if string(r) != string(vs[i].Receipt) {
+					t.Fatalf("LogReceipts()[%d] = %s, want %s", i, r, vs[i].Receipt)
+				}
+			}
+			err = s.db.View(func(tx *bolt.Tx) error {
+				if tx.Bucket(bucketLogIDs) != nil {
+					t.Errorf("bucket %s is left after the move", bucketLogIDs)
+				}
+				return tx.Bucket(bucketLogEntries).ForEach(func(index, value []byte) error {
+					i := binary.BigEndian.Uint64(index)
+					if want := vs[i].VerificationID; string(value[sha256.Size:]) != want {
+						t.Errorf("log entry %d names %q, want %q", i, value[sha256.Size:], want)
+					}
+					return nil
+				})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkLogged(t, s, vs)
+			more := testVerdict("ids-new", "agent-a", true, t0.Add(time.Hour))
+			put(t, s, more)
+			checkLogged(t, s, append(vs, more))
+			if got, err := s.LogReceipts(ctx, int64(len(vs)), 1); err != nil || string(got[0]) != string(more.Receipt) {
+				t.Errorf("LogReceipts() of the new verdict = %s, %v", got, err)
+			}
+		})
+	}
 }
 
 // TestScoreNamesItsLogTree: a score carries the log tree of the snapshot
