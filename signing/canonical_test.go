@@ -153,11 +153,13 @@ func TestCanonicalizeES6Numbers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("bad hex %q: %v", hexBits, err)
 		}
-		in := strconv.FormatFloat(math.Float64frombits(bits), 'e', -1, 64)
-		got, err := Canonicalize([]byte(in))
-		if err != nil || string(got) != want {
-			if failures++; failures <= 10 {
-				t.Errorf("Canonicalize(%s) = %s, %v; want %s", in, got, err, want)
+		v := math.Float64frombits(bits)
+		for _, in := range []string{strconv.FormatFloat(v, 'e', -1, 64), strconv.FormatFloat(v, 'g', -1, 64), strconv.FormatFloat(v, 'f', -1, 64)} {
+			got, err := Canonicalize([]byte(in))
+			if err != nil || string(got) != want {
+				if failures++; failures <= 10 {
+					t.Errorf("Canonicalize(%s) = %s, %v; want %s", in, got, err, want)
+				}
 			}
 		}
 	}
@@ -169,22 +171,42 @@ func TestCanonicalizeES6Numbers(t *testing.T) {
 	}
 }
 
+// TestCanonicalizeRejects: what is not I-JSON has no canonical form; each
+// case is refused by the reference (jcs) too, so that it tests something.
 func TestCanonicalizeRejects(t *testing.T) {
 	tests := []struct{ name, in string }{
 		{"empty", ""},
 		{"duplicate key", `{"a":1,"a":2}`},
+		{"duplicate key apart", `{"b":1,"a":2,"c":3,"a":4}`},
+		{"duplicate key escaped", `{"a":1,"\u0061":2}`},
+		{"duplicate key deep", `[{"x":{"k":1,"k":1}}]`},
 		{"invalid utf-8", "\"\xff\""},
-		{"lone surrogate", `"\ud800"`},
+		{"invalid utf-8 in key", "{\"\xc3\":1}"},
+		{"utf-8 surrogate", "\"\xed\xa0\x80\""},
+		{"overlong utf-8", "\"\xc0\xaf\""},
+		{"lone high surrogate", `"\ud800"`},
+		{"lone low surrogate", `"\udc00"`},
+		{"high surrogate then letter", `"\ud800\u0041"`},
+		{"high surrogate then high", `"\ud800\ud800"`},
+		{"infinity", `1e400`},
+		{"negative infinity", `[-1e400]`},
+		{"nan", `NaN`},
+		{"too deep", strings.Repeat("[", maxCanonicalDepth+1) + strings.Repeat("]", maxCanonicalDepth+1)},
 		{"trailing data", `{} {}`},
 		{"trailing bracket", `[1]]`},
 		{"leading zero", `01`},
-		{"overflow", `1e400`},
 		{"single quote", `{'a':1}`},
+		{"control character", "\"a\nb\""},
+		{"bad escape", `"\x41"`},
+		{"short unicode escape", `"\u12"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got, err := Canonicalize([]byte(tt.in)); err == nil {
-				t.Errorf("Canonicalize(%q) = %s, want an error", tt.in, got)
+				t.Errorf("Canonicalize(%.40q) = %.40q, want an error", tt.in, got)
+			}
+			if _, err := jcs.Transform([]byte(tt.in)); err == nil {
+				t.Errorf("jcs.Transform(%.40q) accepts it; the case tests nothing", tt.in)
 			}
 		})
 	}
