@@ -612,3 +612,67 @@ func TestLogOfSeesThroughInstrumented(t *testing.T) {
 		t.Errorf("LogTree() through the wrapper = %+v, %v; want size 1", tree, err)
 	}
 }
+
+// TestVerifyChecksTheLog: Verify accepts a log that holds exactly the
+// stored verdicts and names each way one can drift from them — a changed
+// entry, a record naming another verdict, a missing index, a changed stored
+// hash, a record too many.
+func TestVerifyChecksTheLog(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		tamper func(tx *bolt.Tx) error
+	}{
+		{"entry changed", func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketLogEntries)
+			v := bytes.Clone(b.Get(encodeUint64(1)))
+			v[0] ^= 1
+			return b.Put(encodeUint64(1), v)
+		}},
+		{"record names another verdict", func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketLogEntries)
+			one, two := bytes.Clone(b.Get(encodeUint64(1))), bytes.Clone(b.Get(encodeUint64(2)))
+			if err := b.Put(encodeUint64(1), append(one[:32], two[32:]...)); err != nil {
+				return err
+			}
+			return b.Put(encodeUint64(2), append(two[:32], one[32:]...))
+		}},
+		{"index missing", func(tx *bolt.Tx) error {
+			c := tx.Bucket(bucketLogIndex).Cursor()
+			k, _ := c.First()
+			return tx.Bucket(bucketLogIndex).Delete(k)
+		}},
+		{"stored hash changed", func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketLogHashes)
+			k, v := b.Cursor().Last()
+			v = bytes.Clone(v)
+			v[31] ^= 1
+			return b.Put(k, v)
+		}},
+		{"a record too many", func(tx *bolt.Tx) error {
+			v := tx.Bucket(bucketVerdicts)
+			k, _ := v.Cursor().First()
+			if err := v.Delete(k); err != nil {
+				return err
+			}
+			return tx.Bucket(bucketVerdictIDs).Delete(k[8:])
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTemp(t, &Options{NoSync: true})
+			var vs []Verdict
+			for i := range 5 {
+				vs = append(vs, testVerdict(fmt.Sprintf("v-%d", i), "", i%2 == 0, t0.Add(time.Duration(i)*time.Second)))
+			}
+			put(t, s, vs...)
+			if err := s.Verify(context.Background()); err != nil {
+				t.Fatalf("Verify(untouched) error = %v", err)
+			}
+			if err := s.db.Update(tt.tamper); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Verify(context.Background()); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("Verify after %s: error = %v, want ErrCorrupt", tt.name, err)
+			}
+		})
+	}
+}

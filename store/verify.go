@@ -10,13 +10,15 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // Verify checks the whole file: bbolt's page-level consistency check, then
 // that every verdict is under its own time and id and has its id entry and
 // no id entry is left without a verdict, that every verdict of a counted
-// agent has its index entry, and that each agent's counters match its
-// index. It reads the entire file (O(history)): for tests and offline
+// agent has its index entry, that each agent's counters match its index,
+// and that the transparency log holds exactly the stored verdicts (see
+// verifyLog). It reads the entire file (O(history)): for tests and offline
 // checks, not for a health probe (see Check).
 func (b *Bolt) Verify(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
@@ -30,7 +32,13 @@ func (b *Bolt) Verify(ctx context.Context) error {
 		if len(errs) > 0 {
 			return fmt.Errorf("%w: %w", ErrCorrupt, errors.Join(errs...))
 		}
-		return verifyIndex(tx)
+		if err := verifyIndex(tx); err != nil {
+			return err
+		}
+		if b.noLog {
+			return nil // a measurement's store: its log is empty by design
+		}
+		return verifyLog(tx)
 	})
 	if err != nil {
 		return fmt.Errorf("verifying store %s: %w", b.path, err)
@@ -122,4 +130,87 @@ func verifyIndex(tx *bolt.Tx) error {
 // adding the same weights in another order can cause.
 func sameSum(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b))
+}
+
+// verifyLog checks the transparency log against the verdicts: one record
+// per stored verdict and none other, each verdict's index naming a record
+// whose entry is LogEntry of its receipt and whose id is its own, and the
+// stored hashes those of the entries in record order (recomputed with
+// tlog.StoredHashes).
+func verifyLog(tx *bolt.Tx) error {
+	n, err := logSize(tx)
+	if err != nil {
+		return err
+	}
+	stored := tx.Bucket(bucketLogHashes)
+	var hashes []tlog.Hash // recomputed, by storage index
+	reader := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
+		out := make([]tlog.Hash, len(indexes))
+		for i, x := range indexes {
+			if x < 0 || x >= int64(len(hashes)) {
+				return nil, fmt.Errorf("%w: log hash %d read before it was computed", ErrCorrupt, x)
+			}
+			out[i] = hashes[x]
+		}
+		return out, nil
+	})
+	records := map[int64][2][]byte{} // index → entry, verification id
+	var next int64
+	err = tx.Bucket(bucketLogEntries).ForEach(func(k, v []byte) error {
+		if len(k) != 8 || int64(binary.BigEndian.Uint64(k)) != next || next >= n {
+			return fmt.Errorf("%w: log record %x where record %d of %d was due", ErrCorrupt, k, next, n)
+		}
+		entry, id, err := splitLogEntry(next, v)
+		if err != nil {
+			return err
+		}
+		add, err := tlog.StoredHashes(next, entry, reader)
+		if err != nil {
+			return fmt.Errorf("%w: log record %d: %w", ErrCorrupt, next, err)
+		}
+		for _, h := range add {
+			if got := stored.Get(encodeUint64(uint64(len(hashes)))); !bytes.Equal(got, h[:]) {
+				return fmt.Errorf("%w: log hash %d is not the hash of the records before it", ErrCorrupt, len(hashes))
+			}
+			hashes = append(hashes, h)
+		}
+		records[next] = [2][]byte{entry, id}
+		next++
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if next != n {
+		return fmt.Errorf("%w: the log has %d records, its size says %d", ErrCorrupt, next, n)
+	}
+	logIndex := tx.Bucket(bucketLogIndex)
+	verdicts := int64(0)
+	err = tx.Bucket(bucketVerdicts).ForEach(func(key, record []byte) error {
+		verdicts++
+		raw := logIndex.Get(key)
+		if len(raw) != 8 {
+			return fmt.Errorf("%w: verdict %s has no log index", ErrCorrupt, key[8:])
+		}
+		rec, ok := records[int64(binary.BigEndian.Uint64(raw))]
+		if !ok || !bytes.Equal(rec[1], key[8:]) {
+			return fmt.Errorf("%w: verdict %s's log record names another verdict", ErrCorrupt, key[8:])
+		}
+		v, err := decodeVerdict(record)
+		if err != nil {
+			return err
+		}
+		entry, err := LogEntry(v.Receipt)
+		if err != nil || !bytes.Equal(entry[:], rec[0]) {
+			return fmt.Errorf("%w: verdict %s's log entry is not the hash of its receipt", ErrCorrupt, key[8:])
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if verdicts != n {
+		return fmt.Errorf("%w: %d verdicts stored, %d log records", ErrCorrupt, verdicts, n)
+	}
+	return nil
 }
