@@ -526,7 +526,6 @@ func AppendES6Number(dst []byte, f float64) []byte {
 // other controls, everything else as it is. It is the package's only string
 // escaper but for AppendMarshalString, which writes encoding/json's form.
 func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
-	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -536,22 +535,7 @@ func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 		}
 		dst = append(dst, s[start:i]...)
 		start = i + 1
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
+		dst = appendByteEscape(dst, c)
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')

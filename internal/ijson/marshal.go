@@ -14,6 +14,28 @@ var htmlSafe = func() (t [utf8.RuneSelf]bool) {
 
 const hexDigits = "0123456789abcdef"
 
+// appendByteEscape appends the escape of the ASCII byte c inside a JSON
+// string, as both RFC 8785 and encoding/json write it: \" and \\, the
+// two-character escapes of the controls that have one, \u00xx for any
+// other byte.
+func appendByteEscape(dst []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(dst, '\\', c)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+}
+
 // AppendMarshalString appends s as a JSON string exactly as json.Marshal
 // writes a Go string (HTML escaping on): <, > and & as \u escapes, invalid
 // UTF-8 as \ufffd, U+2028 and U+2029 escaped. Hand-written encoders that
@@ -29,22 +51,7 @@ func AppendMarshalString(dst []byte, s string) []byte {
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default: // other control characters, '<', '>' and '&'
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
+			dst = appendByteEscape(dst, c) // also <, > and &, as \u00xx
 			i++
 			start = i
 			continue
