@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -359,8 +358,7 @@ func (p *Postgres) LogEntries(ctx context.Context, n int64, width int) ([]byte, 
 			return fmt.Errorf("%w: log entry %d of %d bytes where %d was due", ErrCorrupt, idx, len(entry), want)
 		}
 		want++
-		bundle = binary.BigEndian.AppendUint16(bundle, uint16(len(entry)))
-		bundle = append(bundle, entry...)
+		bundle = appendBundleEntry(bundle, entry)
 		return nil
 	})
 	if err == nil && want != first+int64(width) {

@@ -526,8 +526,7 @@ func (b *Bolt) LogEntries(ctx context.Context, n int64, width int) ([]byte, erro
 			if err != nil {
 				return err
 			}
-			bundle = binary.BigEndian.AppendUint16(bundle, uint16(len(e)))
-			bundle = append(bundle, e...)
+			bundle = appendBundleEntry(bundle, e)
 		}
 		return nil
 	})

@@ -1,6 +1,10 @@
 package store
 
-import "golang.org/x/mod/sumdb/tlog"
+import (
+	"encoding/binary"
+
+	"golang.org/x/mod/sumdb/tlog"
+)
 
 // tileLeaves returns the number of leaves under the last hash of tile t,
 // which a tree must hold to serve it; ok is false for a tile this log
@@ -18,4 +22,11 @@ func tileLeaves(t tlog.Tile) (leaves int64, ok bool) {
 // this log may serve: n in 0…2^48, width in 1…2^TileHeight.
 func entryBundleInRange(n int64, width int) bool {
 	return n >= 0 && n <= 1<<48 && width >= 1 && width <= 1<<TileHeight
+}
+
+// appendBundleEntry appends one record of a C2SP tlog-tiles entry bundle:
+// the entry's 2-byte big-endian length, then the entry.
+func appendBundleEntry(bundle, entry []byte) []byte {
+	bundle = binary.BigEndian.AppendUint16(bundle, uint16(len(entry)))
+	return append(bundle, entry...)
 }
