@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -98,4 +99,19 @@ func (c *mcpLines) mustCall(t *testing.T, tool, args string) json.RawMessage {
 		t.Fatalf("%s: isError: %s", tool, res.Structured)
 	}
 	return res.Structured
+}
+
+// startStdio runs the program in stdio mode on dir in a goroutine, as a
+// client starts it: stdin and stdout are pipes the test writes and reads;
+// done receives what run returned once stdin is closed.
+func startStdio(dir string) (stdin *io.PipeWriter, stdout *io.PipeReader, stderr *lockedBuffer, done <-chan error) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	stderr = &lockedBuffer{}
+	ran := make(chan error, 1)
+	go func() {
+		ran <- run(context.Background(), []string{"--data-dir", dir}, inR, outW, stderr, testEnv)
+		outW.Close()
+	}()
+	return inW, outR, stderr, ran
 }

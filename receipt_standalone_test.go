@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,14 +23,7 @@ import (
 // fingerprints.
 func TestStdioReceiptStandsAlone(t *testing.T) {
 	dir := t.TempDir()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr lockedBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(context.Background(), []string{"--data-dir", dir}, inR, outW, &stderr, testEnv)
-		outW.Close()
-	}()
+	inW, outR, stderr, done := startStdio(dir)
 	c := newMCPLines(inW, outR)
 	if err := c.handshake(); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())

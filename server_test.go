@@ -327,14 +327,7 @@ func TestServeStdio(t *testing.T) {
 				defer st.Close()
 			}
 			// A client keeps stdin open while it waits for answers.
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			var stderr lockedBuffer
-			done := make(chan error, 1)
-			go func() {
-				done <- run(context.Background(), []string{"--data-dir", dir}, inR, outW, &stderr, testEnv)
-				outW.Close()
-			}()
+			inW, outR, stderr, done := startStdio(dir)
 			answers := bufio.NewScanner(outR)
 			var lines []string
 			for _, msg := range []string{

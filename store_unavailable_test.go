@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,14 +40,7 @@ func TestStdioWithoutStoreSaysWhy(t *testing.T) {
 func stdioWithoutStore(t *testing.T, makeUnusable func(*testing.T, string), wantCause []string) {
 	dir := t.TempDir()
 	makeUnusable(t, filepath.Join(dir, storeFile))
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	var stderr lockedBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(context.Background(), []string{"--data-dir", dir}, inR, outW, &stderr, testEnv)
-		outW.Close()
-	}()
+	inW, outR, stderr, done := startStdio(dir)
 	c := newMCPLines(inW, outR)
 	if err := c.handshake(); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
