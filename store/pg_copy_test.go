@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/verifier-dev/verifier/internal/pgtest"
 	"github.com/verifier-dev/verifier/store"
@@ -138,5 +139,64 @@ func TestCopyToPostgresRefusesConflicts(t *testing.T) {
 	storetest.Put(t, to, storetest.Verdict("same-id", "seller", false, storetest.T0))
 	if _, err := store.CopyToPostgres(ctx, from, to, 10); !errors.Is(err, store.ErrDuplicate) {
 		t.Errorf("CopyToPostgres(conflicting id) error = %v, want ErrDuplicate", err)
+	}
+}
+
+// TestCopyToPostgresLocksAgentsInOrder copies, while another transaction
+// holds agent "a"'s counters, a chunk whose log order meets "b" before
+// "a"; the other transaction then locks "b", as a replica's batch locking
+// agents in id order would. The copy must wait for "a" without holding
+// "b", so both finish; locking in chunk order deadlocks and PostgreSQL
+// aborts one of them.
+func TestCopyToPostgresLocksAgentsInOrder(t *testing.T) {
+	ctx := context.Background()
+	from, err := store.OpenBolt(filepath.Join(t.TempDir(), "verifier.db"), &store.Options{Now: fixedNow, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer from.Close()
+	storetest.Put(t, from, storetest.Verdict("v1", "b", true, storetest.T0))
+	storetest.Put(t, from, storetest.Verdict("v2", "a", true, storetest.T0.Add(time.Minute)))
+	url := pgtest.NewDatabase(t)
+	to := openPostgres(t, url)
+
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	const lockAgent = `INSERT INTO agents (agent_id) VALUES ($1) ON CONFLICT (agent_id) DO UPDATE SET agent_id = EXCLUDED.agent_id`
+	if _, err := tx.Exec(ctx, lockAgent, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+
+	copied := make(chan error, 1)
+	go func() {
+		_, err := store.CopyToPostgres(ctx, from, to, 10)
+		copied <- err
+	}()
+	// Wait until the copy waits for a row lock.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if n := queryInts(t, url, "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock'"); n[0] > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the copy never waited for agent a's lock")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := tx.Exec(ctx, lockAgent, []byte("b")); err != nil {
+		t.Fatalf("locking agent b while the copy waits for a: %v (the copy held b: agents locked out of order)", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-copied; err != nil {
+		t.Fatalf("CopyToPostgres() error = %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,12 +44,26 @@ const (
 )
 
 // applyPgLogged applies ws in tx, in order, then appends those it inserted
-// (not the replays of stored verdicts) to the log in tx.
+// (not the replays of stored verdicts) to the log in tx. It first locks
+// the agents' rows in id order, as every batch does (storeBatch), so that
+// a chunk of `store copy` and a live replica's batch cannot deadlock.
 func applyPgLogged(ctx context.Context, tx pgx.Tx, ws []verdictWrite) error {
 	var (
 		ids     [][]byte
 		entries [][32]byte
+		agents  []string
 	)
+	for _, w := range ws {
+		if w.agent != "" {
+			agents = append(agents, w.agent)
+		}
+	}
+	slices.Sort(agents)
+	for _, a := range slices.Compact(agents) {
+		if _, err := tx.Exec(ctx, pgLockAgent, []byte(a)); err != nil {
+			return fmt.Errorf("locking agent counters: %w", err)
+		}
+	}
 	for _, w := range ws {
 		inserted, err := w.applyPg(ctx, tx)
 		if err != nil {
