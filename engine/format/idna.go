@@ -1,12 +1,14 @@
 package format
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 	"golang.org/x/text/cases"
+	"golang.org/x/text/secure/bidirule"
 	"golang.org/x/text/unicode/bidi"
 	"golang.org/x/text/unicode/norm"
 )
@@ -176,73 +178,10 @@ func containsRange(runes []rune, lo, hi rune) bool {
 // name: when any label holds a right-to-left character, every label must
 // satisfy the rule.
 func validBidi(labels []string) bool {
-	rtl := false
-	for _, l := range labels {
-		if isASCII(l) {
-			continue // no ASCII character is right-to-left
-		}
-		for _, r := range l {
-			if c := bidiClass(r); c == bidi.R || c == bidi.AL || c == bidi.AN {
-				rtl = true
-			}
-		}
-	}
-	if !rtl {
-		return true
-	}
-	for _, l := range labels {
-		if !bidiLabel(l) {
-			return false
-		}
-	}
-	return true
-}
-
-// bidiLabel checks the six conditions of RFC 5893 §2 on one label.
-func bidiLabel(label string) bool {
-	var classes []bidi.Class
-	for _, r := range label {
-		classes = append(classes, bidiClass(r))
-	}
-	if len(classes) == 0 {
-		return false
-	}
-	last := len(classes) - 1
-	for last > 0 && classes[last] == bidi.NSM {
-		last--
-	}
-	switch classes[0] {
-	case bidi.R, bidi.AL:
-		hasEN, hasAN := false, false
-		for _, c := range classes {
-			switch c {
-			case bidi.R, bidi.AL, bidi.ES, bidi.CS, bidi.ET, bidi.ON, bidi.BN, bidi.NSM:
-			case bidi.EN:
-				hasEN = true
-			case bidi.AN:
-				hasAN = true
-			default:
-				return false
-			}
-		}
-		end := classes[last]
-		return !(hasEN && hasAN) && (end == bidi.R || end == bidi.AL || end == bidi.EN || end == bidi.AN)
-	case bidi.L:
-		for _, c := range classes {
-			switch c {
-			case bidi.L, bidi.EN, bidi.ES, bidi.CS, bidi.ET, bidi.ON, bidi.BN, bidi.NSM:
-			default:
-				return false
-			}
-		}
-		return classes[last] == bidi.L || classes[last] == bidi.EN
-	}
-	return false
-}
-
-func bidiClass(r rune) bidi.Class {
-	p, _ := bidi.LookupRune(r)
-	return p.Class()
+	rtl := slices.ContainsFunc(labels, func(l string) bool {
+		return bidirule.DirectionString(l) == bidi.RightToLeft
+	})
+	return !rtl || !slices.ContainsFunc(labels, func(l string) bool { return !bidirule.ValidString(l) })
 }
 
 // isASCII reports whether s holds only ASCII.
