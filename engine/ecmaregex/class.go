@@ -5,6 +5,14 @@ import (
 	"unicode"
 )
 
+// classItem is one member of a character class: a range of code points, or
+// a class escape (set is used when isSet).
+type classItem struct {
+	lo, hi rune
+	isSet  bool
+	set    charSet
+}
+
 // classEscape parses the escape after a \ (already consumed) that stands for
 // one character or a set; inClass allows \b (backspace) and \-.
 func (p *parser) classEscape(inClass bool) (classItem, error) {
@@ -160,51 +168,50 @@ func (p *parser) property() (charSet, error) {
 	if errors.Is(err, errUnknownProperty) {
 		return charSet{}, p.errorf("invalid property name %q", body)
 	}
-	if err != nil {
-		// Valid syntax that cannot be compiled: keep parsing, so Valid can
-		// still judge the rest, and let translation report it.
-		set = charSet{err: err}
+	if err != nil && p.unsupported == nil {
+		p.unsupported = err // valid syntax that RE2 cannot run
 	}
 	p.pos = end + 1
 	return set, nil
 }
 
-// class parses [ … ].
-func (p *parser) class() (node, error) {
+// class parses [ … ] and writes it.
+func (p *parser) class() error {
 	p.pos++ // [
-	cl := class{}
-	if p.peek(0) == '^' {
-		cl.negate = true
+	negate := p.peek(0) == '^'
+	if negate {
 		p.pos++
 	}
+	var items []classItem
 	for {
 		if p.eof() {
-			return nil, p.errorf("missing ] for character class")
+			return p.errorf("missing ] for character class")
 		}
 		if p.peek(0) == ']' {
 			p.pos++
-			return cl, nil
+			writeClass(&p.out, negate, items)
+			return nil
 		}
 		a, err := p.classAtom()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if p.peek(0) != '-' || p.peek(1) == ']' || p.peek(1) == -1 {
-			cl.items = append(cl.items, a)
+			items = append(items, a)
 			continue
 		}
 		p.pos++ // -
 		b, err := p.classAtom()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if a.isSet || b.isSet {
-			return nil, p.errorf("invalid character class range")
+			return p.errorf("invalid character class range")
 		}
 		if a.lo > b.lo {
-			return nil, p.errorf("range out of order in character class")
+			return p.errorf("range out of order in character class")
 		}
-		cl.items = append(cl.items, classItem{lo: a.lo, hi: b.lo})
+		items = append(items, classItem{lo: a.lo, hi: b.lo})
 	}
 }
 

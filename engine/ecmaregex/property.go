@@ -13,14 +13,10 @@ type charSet struct {
 	re2 string
 	neg bool
 	set runeSet
-	err error // set when the property is valid but cannot be compiled
 }
 
 // negate returns the complement of c.
 func (c charSet) negate() charSet {
-	if c.err != nil {
-		return c
-	}
 	if c.re2 != "" {
 		return charSet{re2: c.re2, neg: !c.neg}
 	}
