@@ -157,13 +157,8 @@ func (p *parser) term() error {
 		err = p.class()
 	case c == '\\':
 		err = p.atomEscape()
-	case c == '*' || c == '+' || c == '?':
-		return p.errorf("nothing to repeat")
-	case c == '{':
-		if _, _, ok := p.scanBraces(); ok {
-			return p.errorf("nothing to repeat")
-		}
-		return p.errorf("lone quantifier brackets")
+	case c == '*' || c == '+' || c == '?' || c == '{':
+		return p.noQuantifier()
 	case c == '}' || c == ']':
 		return p.errorf("lone %c", c)
 	default:
@@ -191,8 +186,8 @@ func (p *parser) anchor(c rune) {
 	}
 }
 
-// noQuantifier fails when a quantifier follows something that cannot take
-// one (assertions with the u flag).
+// noQuantifier fails when a quantifier stands where none can: after an
+// assertion (with the u flag), after another quantifier, or first.
 func (p *parser) noQuantifier() error {
 	switch c := p.peek(0); {
 	case c == '*' || c == '+' || c == '?':
@@ -240,15 +235,7 @@ func (p *parser) quantifier() error {
 		p.pos++
 		p.out.WriteByte('?')
 	}
-	if p.peek(0) == '*' || p.peek(0) == '+' || p.peek(0) == '?' || p.peek(0) == '{' {
-		if p.peek(0) == '{' {
-			if _, _, ok := p.scanBraces(); !ok {
-				return p.errorf("lone quantifier brackets")
-			}
-		}
-		return p.errorf("nothing to repeat")
-	}
-	return nil
+	return p.noQuantifier()
 }
 
 // scanBraces reads {n}, {n,} or {n,m} at pos, advancing past it when ok.
