@@ -2,6 +2,7 @@ package ecmaregex
 
 import (
 	"errors"
+	"strconv"
 	"unicode"
 )
 
@@ -64,12 +65,12 @@ func (p *parser) classEscape(inClass bool) (classItem, error) {
 		}
 		return single(0)
 	case 'x':
-		h1, h2 := hexValue(p.peek(0)), hexValue(p.peek(1))
-		if h1 < 0 || h2 < 0 {
+		v, ok := p.hex(p.pos, p.pos+2)
+		if !ok {
 			return classItem{}, p.errorf("invalid \\x escape")
 		}
 		p.pos += 2
-		return single(rune(h1<<4 | h2))
+		return single(v)
 	case 'u':
 		r, err := p.unicodeEscape()
 		if err != nil {
@@ -95,26 +96,24 @@ func (p *parser) classEscape(inClass bool) (classItem, error) {
 // written as two escapes) or {X…}.
 func (p *parser) unicodeEscape() (rune, error) {
 	if p.peek(0) == '{' {
-		v, i := 0, p.pos+1
-		for ; i < len(p.src) && hexValue(p.src[i]) >= 0; i++ {
-			v = v<<4 | hexValue(p.src[i])
-			if v > unicode.MaxRune {
-				return 0, p.errorf("invalid unicode escape")
-			}
+		end := p.pos + 1
+		for end < len(p.src) && p.src[end] != '}' {
+			end++
 		}
-		if i == p.pos+1 || i >= len(p.src) || p.src[i] != '}' {
+		v, ok := p.hex(p.pos+1, end)
+		if !ok || end >= len(p.src) {
 			return 0, p.errorf("invalid unicode escape")
 		}
-		p.pos = i + 1
-		return rune(v), nil
+		p.pos = end + 1
+		return v, nil
 	}
-	v, ok := p.hex4(p.pos)
+	v, ok := p.hex(p.pos, p.pos+4)
 	if !ok {
 		return 0, p.errorf("invalid unicode escape")
 	}
 	p.pos += 4
 	if v >= 0xd800 && v <= 0xdbff && p.peek(0) == '\\' && p.peek(1) == 'u' {
-		if lo, ok := p.hex4(p.pos + 2); ok && lo >= 0xdc00 && lo <= 0xdfff {
+		if lo, ok := p.hex(p.pos+2, p.pos+6); ok && lo >= 0xdc00 && lo <= 0xdfff {
 			p.pos += 6
 			return (v-0xd800)<<10 + (lo - 0xdc00) + 0x10000, nil
 		}
@@ -122,32 +121,13 @@ func (p *parser) unicodeEscape() (rune, error) {
 	return v, nil
 }
 
-// hex4 reads four hex digits at i.
-func (p *parser) hex4(i int) (rune, bool) {
-	if i+4 > len(p.src) {
+// hex reads the hex digits from src[i] up to src[end].
+func (p *parser) hex(i, end int) (rune, bool) {
+	if end > len(p.src) {
 		return 0, false
 	}
-	v := 0
-	for _, c := range p.src[i : i+4] {
-		h := hexValue(c)
-		if h < 0 {
-			return 0, false
-		}
-		v = v<<4 | h
-	}
-	return rune(v), true
-}
-
-func hexValue(c rune) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
+	v, err := strconv.ParseUint(string(p.src[i:end]), 16, 32)
+	return rune(v), err == nil && v <= unicode.MaxRune
 }
 
 // property parses {…} after \p or \P.
