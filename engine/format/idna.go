@@ -7,13 +7,12 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
-	"golang.org/x/text/cases"
 	"golang.org/x/text/secure/bidirule"
 	"golang.org/x/text/unicode/bidi"
-	"golang.org/x/text/unicode/norm"
 )
 
-// idnaProperty is a code point's IDNA2008 derived property (RFC 5892 §2).
+// idnaProperty is a code point's IDNA2008 derived property (RFC 5892 §2),
+// as far as registration leaves it open.
 type idnaProperty int
 
 const (
@@ -21,28 +20,29 @@ const (
 	contextJ
 	contextO
 	disallowed
-	unassigned
 )
 
-// derivedProperty computes the IDNA2008 derived property of r with the
-// algorithm of RFC 5892 §3, from the Unicode data Go and x/text carry.
+// registration checks a U-label with x/net/idna's UTS #46 tables, which
+// refuse what RFC 5892 calls unassigned, unstable (category B) and
+// ignorable (category C), and with its checks of NFC, of a leading
+// combining mark and of the CONTEXTJ rules. Its hyphen check counts bytes,
+// not characters, so validULabel makes its own.
+var registration = idna.New(idna.ValidateForRegistration(), idna.CheckJoiners(true), idna.CheckHyphens(false))
+
+// derivedProperty computes the rest of the IDNA2008 derived property of r
+// (RFC 5892 §3): UTS #46 keeps valid the symbols and punctuation IDNA2008
+// disallows (its NV8 and XV8), which General_Category sorts out.
 func derivedProperty(r rune) idnaProperty {
 	if p, ok := idnaExceptions(r); ok {
 		return p
 	}
-	if unicode.Is(unicode.Cn, r) && !unicode.Is(unicode.Noncharacter_Code_Point, r) {
-		return unassigned
-	}
-	if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
-		return pvalid
-	}
 	if r == 0x200c || r == 0x200d {
 		return contextJ
 	}
-	if unstable(r) || ignorableProperty(r) || ignorableBlock(r) || oldHangulJamo(r) {
+	if ignorableBlock(r) || oldHangulJamo(r) {
 		return disallowed
 	}
-	if unicode.In(r, unicode.Ll, unicode.Lu, unicode.Lo, unicode.Nd, unicode.Lm, unicode.Mn, unicode.Mc) {
+	if r == '-' || unicode.In(r, unicode.Ll, unicode.Lu, unicode.Lo, unicode.Nd, unicode.Lm, unicode.Mn, unicode.Mc) {
 		return pvalid
 	}
 	return disallowed
@@ -62,26 +62,6 @@ func idnaExceptions(r rune) (idnaProperty, bool) {
 	return 0, false
 }
 
-// unstable is RFC 5892's category B: toNFKC(toCaseFold(toNFKC(r))) != r.
-func unstable(r rune) bool {
-	s := string(r)
-	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s))) != s
-}
-
-// ignorableProperty is category C: Default_Ignorable_Code_Point,
-// White_Space or Noncharacter_Code_Point.
-func ignorableProperty(r rune) bool {
-	if unicode.In(r, unicode.White_Space, unicode.Noncharacter_Code_Point) {
-		return true
-	}
-	// Default_Ignorable_Code_Point, derived as UAX #44 does.
-	if !unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector) {
-		return false
-	}
-	return !unicode.Is(unicode.Prepended_Concatenation_Mark, r) &&
-		!(r >= 0xfff9 && r <= 0xfffb) && !(r >= 0x13430 && r <= 0x1343f)
-}
-
 // ignorableBlock is category D: Combining Diacritical Marks for Symbols,
 // Musical Symbols and Ancient Greek Musical Notation.
 func ignorableBlock(r rune) bool {
@@ -99,22 +79,14 @@ func oldHangulJamo(r rune) bool {
 // combining mark, and every code point PVALID or allowed by its contextual
 // rule (RFC 5892 appendix A).
 func validULabel(label string) bool {
-	if label == "" || !utf8.ValidString(label) || !norm.NFC.IsNormalString(label) {
-		return false
-	}
 	runes := []rune(label)
-	if runes[0] == '-' || runes[len(runes)-1] == '-' || len(runes) >= 4 && runes[2] == '-' && runes[3] == '-' {
+	if len(runes) == 0 || runes[0] == '-' || runes[len(runes)-1] == '-' ||
+		len(runes) >= 4 && runes[2] == '-' && runes[3] == '-' {
 		return false
 	}
-	if unicode.Is(unicode.M, runes[0]) {
-		return false
-	}
-	joiners := false
 	for i, r := range runes {
 		switch derivedProperty(r) {
-		case pvalid:
-		case contextJ:
-			joiners = true
+		case pvalid, contextJ:
 		case contextO:
 			if !contextORule(runes, i) {
 				return false
@@ -123,14 +95,8 @@ func validULabel(label string) bool {
 			return false
 		}
 	}
-	if joiners {
-		// x/net/idna carries the Joining_Type data the ZERO WIDTH
-		// (NON-)JOINER rules need.
-		if _, err := idna.New(idna.CheckJoiners(true)).ToUnicode(label); err != nil {
-			return false
-		}
-	}
-	return true
+	_, err := registration.ToUnicode(label)
+	return err == nil
 }
 
 // contextORule applies the CONTEXTO rule for runes[i].
