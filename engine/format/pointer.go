@@ -1,5 +1,7 @@
 package format
 
+import "github.com/google/uuid"
+
 // validJSONPointer checks RFC 6901: empty, or "/"-prefixed reference tokens
 // in which ~ is only used as ~0 or ~1.
 func validJSONPointer(s string) bool {
@@ -37,22 +39,6 @@ func validRelativeJSONPointer(s string) bool {
 }
 
 // validUUID checks the RFC 4122 string form: 8-4-4-4-12 hex digits of any
-// case, any version and variant.
-func validUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		switch i {
-		case 8, 13, 18, 23:
-			if s[i] != '-' {
-				return false
-			}
-		default:
-			if !isHex(s[i]) {
-				return false
-			}
-		}
-	}
-	return true
-}
+// case, any version and variant. uuid.Validate also takes the URN, braced
+// and dashless forms, which the length rules out.
+func validUUID(s string) bool { return len(s) == 36 && uuid.Validate(s) == nil }
