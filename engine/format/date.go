@@ -1,29 +1,14 @@
 package format
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // validDate checks an RFC 3339 full-date: YYYY-MM-DD with a day that exists.
 func validDate(s string) bool {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return false
-	}
-	year, ok1 := atoi(s[0:4])
-	month, ok2 := atoi(s[5:7])
-	day, ok3 := atoi(s[8:10])
-	return ok1 && ok2 && ok3 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month)
-}
-
-func daysIn(year, month int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
 }
 
 // validTime checks an RFC 3339 full-time: HH:MM:SS[.frac] and an offset
