@@ -21,16 +21,6 @@ func writeLiteral(b *strings.Builder, r rune) {
 	writeRune(b, r, false)
 }
 
-// re2Name reports whether RE2 accepts name for a capture group.
-func re2Name(name string) bool {
-	for _, c := range name {
-		if c != '_' && (c > unicode.MaxASCII || !unicode.IsLetter(c) && !unicode.IsDigit(c)) {
-			return false
-		}
-	}
-	return name != ""
-}
-
 // writeClass writes a character class. ECMA-262's empty class [] matches
 // nothing and [^] matches any character; RE2 has no empty class, so both are
 // spelled with the full range.

@@ -31,7 +31,6 @@ type parser struct {
 	// unsupported is the first construct RE2 cannot run. Parsing goes on
 	// past it, so that a syntax error later in the pattern still wins.
 	unsupported error
-	re2Names    map[string]bool // named groups written so far (RE2 refuses duplicates)
 
 	flags    flags         // modifiers in force where the parser stands
 	ncap     int           // capturing groups seen so far
@@ -310,15 +309,7 @@ func (p *parser) group() error {
 		}
 		p.ncap++
 		p.names = append(p.names, namedGroup{name: name, path: append([]altPosition(nil), p.path...)})
-		if re2Name(name) && !p.re2Names[name] {
-			if p.re2Names == nil {
-				p.re2Names = map[string]bool{}
-			}
-			p.re2Names[name] = true
-			p.out.WriteString("(?P<" + name + ">")
-		} else {
-			p.out.WriteByte('(')
-		}
+		p.out.WriteByte('(') // nothing reads RE2's group names
 	default:
 		p.pos++ // ?
 		add, remove, err := p.modifiers()
