@@ -74,16 +74,17 @@ func (p *parser) peek(ahead int) rune {
 	return p.src[p.pos+ahead]
 }
 
-// lookingAt reports whether the source continues with s.
-func (p *parser) lookingAt(s string) bool {
-	i := p.pos
-	for _, r := range s {
-		if i >= len(p.src) || p.src[i] != r {
-			return false
-		}
-		i++
+// lookaroundOpener returns the length of the (?=, (?!, (?<= or (?<! at
+// pos, or 0.
+func (p *parser) lookaroundOpener() int {
+	n := 2
+	if p.peek(2) == '<' {
+		n = 3
 	}
-	return true
+	if p.peek(0) != '(' || p.peek(1) != '?' || p.peek(n) != '=' && p.peek(n) != '!' {
+		return 0
+	}
+	return n + 1
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -137,7 +138,7 @@ func (p *parser) term() error {
 		p.out.WriteString(string(p.src[p.pos : p.pos+2]))
 		p.pos += 2
 		return p.noQuantifier()
-	case p.lookingAt("(?=") || p.lookingAt("(?!") || p.lookingAt("(?<=") || p.lookingAt("(?<!"):
+	case p.lookaroundOpener() > 0:
 		// With the u flag a look-around cannot be quantified.
 		if err := p.lookaround(); err != nil {
 			return err
@@ -269,10 +270,7 @@ func (p *parser) scanBraces() (lo, hi int, ok bool) {
 
 // lookaround parses (?=…), (?!…), (?<=…) and (?<!…), which RE2 cannot run.
 func (p *parser) lookaround() error {
-	open := 3
-	if p.peek(2) == '<' {
-		open = 4
-	}
+	open := p.lookaroundOpener()
 	p.unsupportedf("look-around %s…) needs backtracking", string(p.src[p.pos:p.pos+open]))
 	p.pos += open
 	return p.groupBody()
