@@ -116,26 +116,14 @@ func contextORule(runes []rune, i int) bool {
 		return after >= 0 && unicode.Is(unicode.Greek, after)
 	case r == 0x05f3 || r == 0x05f4: // HEBREW GERESH, GERSHAYIM: preceded by Hebrew
 		return before >= 0 && unicode.Is(unicode.Hebrew, before)
-	case r == 0x30fb: // KATAKANA MIDDLE DOT: with Hiragana, Katakana or Han
-		for _, c := range runes {
-			if c != 0x30fb && unicode.In(c, unicode.Hiragana, unicode.Katakana, unicode.Han) {
-				return true
-			}
-		}
-		return false
+	case r == 0x30fb: // KATAKANA MIDDLE DOT (script Common): with Hiragana, Katakana or Han
+		return slices.ContainsFunc(runes, func(c rune) bool {
+			return unicode.In(c, unicode.Hiragana, unicode.Katakana, unicode.Han)
+		})
 	case r >= 0x0660 && r <= 0x0669: // ARABIC-INDIC DIGITS: not with extended ones
-		return !containsRange(runes, 0x06f0, 0x06f9)
+		return !slices.ContainsFunc(runes, func(c rune) bool { return c >= 0x06f0 && c <= 0x06f9 })
 	case r >= 0x06f0 && r <= 0x06f9: // EXTENDED ARABIC-INDIC DIGITS: not with plain ones
-		return !containsRange(runes, 0x0660, 0x0669)
-	}
-	return false
-}
-
-func containsRange(runes []rune, lo, hi rune) bool {
-	for _, c := range runes {
-		if c >= lo && c <= hi {
-			return true
-		}
+		return !slices.ContainsFunc(runes, func(c rune) bool { return c >= 0x0660 && c <= 0x0669 })
 	}
 	return false
 }
