@@ -330,46 +330,37 @@ func (p *parser) group() error {
 // modifiers parses the part of (?ims-ims: between ? and :, which is empty
 // for a plain non-capturing group.
 func (p *parser) modifiers() (add, remove flags, err error) {
-	seen := flags(0)
-	read := func() (flags, error) {
-		var f flags
-		for {
-			var bit flags
-			switch p.peek(0) {
-			case 'i':
-				bit = flagIgnoreCase
-			case 'm':
-				bit = flagMultiline
-			case 's':
-				bit = flagDotAll
-			default:
-				return f, nil
+	on, seen := &add, flags(0)
+	for ; ; p.pos++ {
+		var bit flags
+		switch p.peek(0) {
+		case 'i':
+			bit = flagIgnoreCase
+		case 'm':
+			bit = flagMultiline
+		case 's':
+			bit = flagDotAll
+		case '-':
+			if on == &remove {
+				return 0, 0, p.errorf("invalid group")
 			}
-			if seen&bit != 0 {
-				return 0, p.errorf("repeated flag in modifier group")
+			on = &remove
+			continue
+		case ':':
+			if on == &remove && remove == 0 {
+				return 0, 0, p.errorf("empty modifier group")
 			}
-			seen |= bit
-			f |= bit
 			p.pos++
+			return add, remove, nil
+		default:
+			return 0, 0, p.errorf("invalid group")
 		}
-	}
-	if add, err = read(); err != nil {
-		return 0, 0, err
-	}
-	if p.peek(0) == '-' {
-		p.pos++
-		if remove, err = read(); err != nil {
-			return 0, 0, err
+		if seen&bit != 0 {
+			return 0, 0, p.errorf("repeated flag in modifier group")
 		}
-		if remove == 0 {
-			return 0, 0, p.errorf("empty modifier group")
-		}
+		seen |= bit
+		*on |= bit
 	}
-	if p.peek(0) != ':' {
-		return 0, 0, p.errorf("invalid group")
-	}
-	p.pos++
-	return add, remove, nil
 }
 
 // groupName parses RegExpIdentifierName > after (?< or \k<.
