@@ -3,8 +3,6 @@ package format
 import (
 	"strings"
 	"unicode/utf8"
-
-	"golang.org/x/net/idna"
 )
 
 // maxNameLength is the longest domain name in its ASCII form, without a
@@ -53,15 +51,10 @@ func validIDNHostname(s string) bool {
 		case l == "":
 			return false
 		case !isASCII(l):
-			// "xn--" and one Punycode digit per non-ASCII code point.
-			if utf8.RuneCountInString(l) > maxLabelLength-4 || !validULabel(l) {
+			var ok bool
+			if alabel, ok = uLabelToA(l); !ok {
 				return false
 			}
-			a, err := idna.Punycode.ToASCII(l)
-			if err != nil {
-				return false
-			}
-			alabel = a
 		case !validLDHLabel(l):
 			return false
 		case hasACEPrefix(l):

@@ -26,7 +26,7 @@ const (
 // refuse what RFC 5892 calls unassigned, unstable (category B) and
 // ignorable (category C), and with its checks of NFC, of a leading
 // combining mark and of the CONTEXTJ rules. Its hyphen check counts bytes,
-// not characters, so validULabel makes its own.
+// not characters, so uLabelToA makes its own.
 var registration = idna.New(idna.ValidateForRegistration(), idna.CheckJoiners(true), idna.CheckHyphens(false))
 
 // derivedProperty computes the rest of the IDNA2008 derived property of r
@@ -74,29 +74,29 @@ func oldHangulJamo(r rune) bool {
 		r >= 0xd7cb && r <= 0xd7fb
 }
 
-// validULabel checks a U-label against IDNA2008 (RFC 5891 §5.4, without
-// the Bidi rule, which needs the whole name): NFC, hyphen rules, no leading
+// uLabelToA checks a U-label against IDNA2008 (RFC 5891 §5.4, without the
+// Bidi rule, which needs the whole name): NFC, hyphen rules, no leading
 // combining mark, and every code point PVALID or allowed by its contextual
-// rule (RFC 5892 appendix A).
-func validULabel(label string) bool {
+// rule (RFC 5892 appendix A). It returns the label's A-label.
+func uLabelToA(label string) (string, bool) {
 	runes := []rune(label)
 	if len(runes) == 0 || runes[0] == '-' || runes[len(runes)-1] == '-' ||
 		len(runes) >= 4 && runes[2] == '-' && runes[3] == '-' {
-		return false
+		return "", false
 	}
 	for i, r := range runes {
 		switch derivedProperty(r) {
 		case pvalid, contextJ:
 		case contextO:
 			if !contextORule(runes, i) {
-				return false
+				return "", false
 			}
 		default:
-			return false
+			return "", false
 		}
 	}
-	_, err := registration.ToUnicode(label)
-	return err == nil
+	alabel, err := registration.ToASCII(label)
+	return alabel, err == nil
 }
 
 // contextORule applies the CONTEXTO rule for runes[i].
@@ -168,5 +168,6 @@ func decodeALabel(label string) (string, bool) {
 	if again, err := idna.Punycode.ToASCII(u); err != nil || again != alabel {
 		return "", false
 	}
-	return u, validULabel(u)
+	_, ok := uLabelToA(u)
+	return u, ok
 }
