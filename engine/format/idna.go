@@ -156,18 +156,15 @@ func hasACEPrefix(label string) bool {
 // decodeALabel turns an A-label into its U-label, checking that it is
 // canonical Punycode of a valid U-label with at least one non-ASCII
 // character (RFC 5891 §5.4 applied to A-labels). idna.Punycode only
-// decodes (and refuses an all-ASCII result): re-encoding must give the
-// label back, which rules out surrogates, which it decodes to U+FFFD, and
-// every other non-canonical spelling.
+// decodes: re-encoding must give the label back, which rules out
+// surrogates, which it decodes to U+FFFD, and every other non-canonical
+// spelling.
 func decodeALabel(label string) (string, bool) {
 	alabel := "xn--" + strings.ToLower(label[4:])
 	u, err := idna.Punycode.ToUnicode(alabel)
 	if err != nil || isASCII(u) {
 		return "", false
 	}
-	if again, err := idna.Punycode.ToASCII(u); err != nil || again != alabel {
-		return "", false
-	}
-	_, ok := uLabelToA(u)
-	return u, ok
+	again, ok := uLabelToA(u)
+	return u, ok && again == alabel
 }
