@@ -65,27 +65,17 @@ func validAuthority(s string, iri bool) bool {
 		s = host
 	}
 	host, port := s, ""
-	if strings.HasPrefix(s, "[") {
-		end := strings.IndexByte(s, ']')
-		if end < 0 {
-			return false
-		}
-		host, port = s[:end+1], s[end+1:]
-		if port != "" && port[0] != ':' {
-			return false
-		}
-		if !validIPLiteral(host[1:end]) {
-			return false
-		}
-	} else {
-		if i := strings.IndexByte(s, ':'); i >= 0 {
-			host, port = s[:i], s[i:]
-		}
-		if !validChars(host, "", iri, false) {
-			return false
-		}
+	if i := strings.LastIndexByte(s, ':'); i > strings.LastIndexByte(s, ']') {
+		host, port = s[:i], s[i+1:]
 	}
-	return port == "" || countDigits(port[1:]) == len(port)-1
+	if countDigits(port) != len(port) {
+		return false
+	}
+	if literal, ok := strings.CutPrefix(host, "["); ok {
+		literal, ok = strings.CutSuffix(literal, "]")
+		return ok && validIPLiteral(literal)
+	}
+	return validChars(host, "", iri, false)
 }
 
 // validIPLiteral checks what stands between [ and ]: an IPv6 address or
