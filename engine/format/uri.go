@@ -1,6 +1,7 @@
 package format
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -78,23 +79,13 @@ func validAuthority(s string, iri bool) bool {
 	return validChars(host, "", iri, false)
 }
 
+// ipFuture is RFC 3986's IPvFuture: "v" 1*HEXDIG "." 1*( unreserved /
+// sub-delims / ":" ).
+var ipFuture = regexp.MustCompile(`^[vV][0-9A-Fa-f]+\.[-A-Za-z0-9._~!$&'()*+,;=:]+$`)
+
 // validIPLiteral checks what stands between [ and ]: an IPv6 address or
-// IPvFuture ("v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )).
-func validIPLiteral(s string) bool {
-	if s != "" && (s[0] == 'v' || s[0] == 'V') {
-		version, rest, ok := strings.Cut(s[1:], ".")
-		if !ok || version == "" || rest == "" {
-			return false
-		}
-		for i := 0; i < len(version); i++ {
-			if !isHex(version[i]) {
-				return false
-			}
-		}
-		return !strings.Contains(rest, "%") && validChars(rest, ":", false, false)
-	}
-	return validIPv6(s)
-}
+// IPvFuture.
+func validIPLiteral(s string) bool { return ipFuture.MatchString(s) || validIPv6(s) }
 
 // validChars reports whether s consists of unreserved characters,
 // sub-delims, percent-encoded octets and the ASCII characters in extra;
