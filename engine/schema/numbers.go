@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -393,34 +394,13 @@ func isMultiple(a, d *number) bool {
 	return new(big.Int).Rem(A, D).Sign() == 0
 }
 
-// mulmod10 returns (r×10) mod m without overflow for r < m.
+// mulmod10 returns (r×10) mod m without overflow.
 func mulmod10(r, m uint64) uint64 {
 	if r <= math.MaxUint64/10 {
-		return (r * 10) % m
+		return (r * 10) % m // one division, where Rem64 takes two
 	}
-	hi, lo := mul64(r, 10)
-	return rem128(hi, lo, m)
-}
-
-func mul64(a, b uint64) (hi, lo uint64) {
-	const mask32 = 1<<32 - 1
-	a0, a1 := a&mask32, a>>32
-	b0, b1 := b&mask32, b>>32
-	w0 := a0 * b0
-	t := a1*b0 + w0>>32
-	w1 := t & mask32
-	w2 := t >> 32
-	w1 += a0 * b1
-	hi = a1*b1 + w2 + w1>>32
-	lo = a * b
-	return
-}
-
-func rem128(hi, lo, m uint64) uint64 {
-	x := new(big.Int).SetUint64(hi)
-	x.Lsh(x, 64)
-	x.Or(x, new(big.Int).SetUint64(lo))
-	return x.Rem(x, new(big.Int).SetUint64(m)).Uint64()
+	hi, lo := bits.Mul64(r, 10)
+	return bits.Rem64(hi, lo, m)
 }
 
 // String renders n as a short decimal for messages.

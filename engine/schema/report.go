@@ -2,7 +2,6 @@ package schema
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -474,13 +473,8 @@ func appendJSONRec(b []byte, v any, stop int) []byte {
 		}
 		return append(b, ']')
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
 		b = append(b, '{')
-		for i, k := range keys {
+		for i, k := range sortedKeys(x) {
 			if i > 0 {
 				b = append(b, ',')
 			}
