@@ -3,6 +3,8 @@ package schema
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -18,12 +20,11 @@ type evaluator struct {
 	useScope bool
 
 	// keep is how many failures are recorded in full; past it, omitted
-	// counts them and omittedKw holds their keywords (omittedSet as a
-	// set), in order of first appearance.
-	keep       int
-	omitted    int
-	omittedKw  []kwID
-	omittedSet uint64
+	// counts them and omittedKw holds their keywords, in order of first
+	// appearance.
+	keep      int
+	omitted   int
+	omittedKw []kwID
 
 	nodes         []*node // the schema's, by id
 	passed, total int
@@ -127,20 +128,14 @@ func (e *evaluator) rollback(m mark) {
 	clear(e.described[m.described:])
 	e.described = e.described[:m.described]
 	e.decls = e.decls[:m.decls]
-	if e.omitted != m.omitted {
-		e.omitted = m.omitted
-		e.omittedKw = e.omittedKw[:m.omittedKw]
-		e.omittedSet = 0
-		for _, kw := range e.omittedKw {
-			e.omittedSet |= 1 << kw
-		}
-	}
+	e.omitted = m.omitted
+	e.omittedKw = e.omittedKw[:m.omittedKw]
 }
 
 func (e *evaluator) reset(s *Schema) {
 	e.Budget = NewBudget(nil, s.maxSteps)
 	e.depth, e.abort, e.bad = 0, false, nil
-	e.keep, e.omitted, e.omittedKw, e.omittedSet = math.MaxInt, 0, e.omittedKw[:0], 0
+	e.keep, e.omitted, e.omittedKw = math.MaxInt, 0, e.omittedKw[:0]
 	e.useScope = s.useScope
 	e.nodes = s.nodes
 	e.passed, e.total = 0, 0
@@ -210,8 +205,7 @@ func (e *evaluator) recording(count bool) bool {
 // omit counts a failure past keep, remembering its keyword.
 func (e *evaluator) omit(kw kwID) {
 	e.omitted++
-	if e.omittedSet&(1<<kw) == 0 {
-		e.omittedSet |= 1 << kw
+	if !slices.Contains(e.omittedKw, kw) {
 		e.omittedKw = append(e.omittedKw, kw)
 	}
 }
@@ -265,7 +259,7 @@ func keySegment(key string) int {
 func appendSegment(b []byte, key string, idx int) []byte {
 	b = append(b, '/')
 	if idx >= 0 {
-		return appendInt(b, idx)
+		return strconv.AppendInt(b, int64(idx), 10)
 	}
 	if idx == plainKey || keySegment(key) == plainKey {
 		return append(b, key...)
@@ -281,23 +275,6 @@ func appendSegment(b []byte, key string, idx int) []byte {
 		}
 	}
 	return b
-}
-
-func appendInt(b []byte, i int) []byte {
-	if i < 10 {
-		return append(b, byte('0'+i))
-	}
-	if i < 100 {
-		return append(b, byte('0'+i/10), byte('0'+i%10))
-	}
-	var tmp [20]byte
-	p := len(tmp)
-	for i > 0 {
-		p--
-		tmp[p] = byte('0' + i%10)
-		i /= 10
-	}
-	return append(b, tmp[p:]...)
 }
 
 // eval applies n to v at location f. count selects whether the checks are
@@ -419,16 +396,6 @@ func (e *evaluator) leafFailed(p *propEntry, d pending, pf *frame, count bool) {
 	}
 	f := frame{parent: pf, key: p.name, idx: p.seg}
 	e.record(p.n, d.v, &f, count, int(d.held), d.failed)
-}
-
-// runeCount counts code points (ASCII fast path).
-func runeCount(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return i + countRunes(s[i:])
-		}
-	}
-	return len(s)
 }
 
 // inPlace evaluates the applicators that apply to the same location.

@@ -3,6 +3,9 @@ package schema
 import (
 	"encoding/json"
 	"math/bits"
+	"unicode/utf8"
+
+	"github.com/verifier-dev/verifier/engine/format"
 )
 
 // checks charges steps (the caller's) and the cost of n's assertions on
@@ -84,7 +87,7 @@ func (e *evaluator) checks(n *node, v any, steps int, count bool) (held int, fai
 			// when those decide, the characters are not counted.
 			l := len(s)
 			if n.maxLength >= 0 && l > n.maxLength || n.minLength >= 0 && (l+3)/4 < n.minLength {
-				l = runeCount(s)
+				l = utf8.RuneCountInString(s)
 			}
 			if n.minLength >= 0 {
 				test(l >= n.minLength, kwMinLength)
@@ -97,7 +100,7 @@ func (e *evaluator) checks(n *node, v any, steps int, count bool) (held int, fai
 			test(n.pattern.match(s), kwPattern)
 		}
 		if n.formatAssert {
-			test(formatValid(n.format, s), kwFormat)
+			test(format.Valid(n.format, s), kwFormat)
 		}
 	}
 	if t&typeNumber != 0 && n.anyNum {
@@ -134,7 +137,7 @@ func (e *evaluator) record(n *node, v any, f *frame, count bool, held int, faile
 	for m := failed; m != 0; m &= m - 1 {
 		r := failure{kw: kwID(bits.TrailingZeros64(m)), node: n.id, v: v}
 		if r.kw == kwMinLength || r.kw == kwMaxLength {
-			r.a = runeCount(v.(string))
+			r.a = utf8.RuneCountInString(v.(string))
 		}
 		e.fail(count, f, r)
 	}

@@ -6,16 +6,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/verifier-dev/verifier/engine/format"
 	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // foundLimit bounds the quoted instance in Found and messages.
 const foundLimit = 80
-
-func formatValid(name, s string) bool { return format.Valid(name, s) }
-
-func countRunes(s string) int { return utf8.RuneCountInString(s) }
 
 // spans are one Report's strings, as offsets into the evaluator's buffer,
 // and the failure that reads so first.
