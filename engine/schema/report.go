@@ -411,11 +411,11 @@ func appendValues(b []byte, vals []any) []byte {
 // appendDescribe appends a value as its JSON type and at most foundLimit
 // characters of it, e.g. `string "abc"` or `number 5`.
 func appendDescribe(b []byte, v any) []byte {
-	k := kindOf(v)
-	if k == kindNull {
+	t := typeOf(v)
+	if t == typeNull {
 		return append(b, "null"...)
 	}
-	b = append(b, k.String()...)
+	b = append(b, typeName(t)...)
 	b = append(b, ' ')
 	return appendJSON(b, v, foundLimit)
 }
