@@ -35,8 +35,7 @@ type evaluator struct {
 	described     []descRec
 	decls         []declRec
 	scope         []*resource
-	gen           uint64   // bumped by every rollback of buf
-	annots        []*annot // free list
+	gen           uint64 // bumped by every rollback of buf
 }
 
 // frame is one instance location; frames live on the Go stack and link to
@@ -306,12 +305,11 @@ func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool 
 	}
 	var ok bool
 	if n.unevalProps != nil || n.unevalPropsFalse || n.unevalItems != nil || n.unevalItemsFalse {
-		local := e.newAnnot()
+		local := &annot{}
 		ok = e.body(n, v, f, count, local)
 		if ok && ann != nil {
 			ann.merge(local)
 		}
-		e.freeAnnot(local)
 	} else {
 		ok = e.body(n, v, f, count, ann)
 	}
@@ -503,16 +501,13 @@ func (e *evaluator) branch(s *node, v any, f *frame, ann *annot) bool {
 	m := e.mark()
 	var ba *annot
 	if ann != nil {
-		ba = e.newAnnot()
+		ba = &annot{}
 	}
 	ok := e.eval(s, v, f, false, ba)
 	if !ok {
 		e.rollback(m)
 	} else if ba != nil {
 		ann.merge(ba)
-	}
-	if ba != nil {
-		e.freeAnnot(ba)
 	}
 	return ok
 }

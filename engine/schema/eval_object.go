@@ -15,20 +15,6 @@ type annot struct {
 	idx      map[int]struct{} // items matched by contains
 }
 
-func (e *evaluator) newAnnot() *annot {
-	if k := len(e.annots); k > 0 {
-		a := e.annots[k-1]
-		e.annots = e.annots[:k-1]
-		clear(a.props)
-		clear(a.idx)
-		a.allProps, a.items, a.allItems = false, 0, false
-		return a
-	}
-	return &annot{}
-}
-
-func (e *evaluator) freeAnnot(a *annot) { e.annots = append(e.annots, a) }
-
 func (a *annot) addProp(k string) {
 	if a.allProps {
 		return
