@@ -62,11 +62,35 @@ func (a *annot) merge(b *annot) {
 	}
 }
 
-// redo reports whether a loop over an object's keys (in Go's random map
-// order) recorded several failures or described objects; it is then run
-// again in sorted key order so the output is deterministic.
-func (e *evaluator) redo(m mark) bool {
-	return !e.abort && (len(e.fails)+e.omitted-m.fails-m.omitted > 1 || len(e.described)-m.described > 1)
+// eachKey applies visit to every key of obj at location f and reports
+// whether every application held; without count it stops at the first that
+// did not. The keys come in Go's random map order: when they recorded
+// several failures or described objects, they are applied again in sorted
+// order so the output is deterministic. visit reports whether the key's
+// application held and whether it entered the key's value.
+func (e *evaluator) eachKey(obj map[string]any, f *frame, count bool, visit func(k string, v any) (ok, entered bool)) bool {
+	m := e.mark()
+	valid, entered := true, false
+	for k, v := range obj {
+		ok, in := visit(k, v)
+		entered = entered || in
+		if !ok {
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if !e.abort && (len(e.fails)+e.omitted-m.fails-m.omitted > 1 || len(e.described)-m.described > 1) {
+		e.rollback(m)
+		for _, k := range sortedKeys(obj) {
+			visit(k, obj[k])
+		}
+	}
+	if entered {
+		f.descents++
+	}
+	return valid
 }
 
 // pending is the value of the object's key props[i] waiting for object's
@@ -183,28 +207,13 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	if present > 0 {
 		f.descents++
 	}
-	if n.patProps != nil {
-		m := e.mark()
-		entered := false
-		for k, cv := range obj {
-			ok, in := e.patternKey(n, k, cv, f, count, ann)
-			entered = entered || in
-			if !ok {
-				if !count {
-					return false
-				}
-				valid = false
-			}
+	if n.patProps != nil && !e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
+		return e.patternKey(n, k, v, f, count, ann)
+	}) {
+		if !count {
+			return false
 		}
-		if e.redo(m) {
-			e.rollback(m)
-			for _, k := range sortedKeys(obj) {
-				e.patternKey(n, k, obj[k], f, count, ann)
-			}
-		}
-		if entered {
-			f.descents++
-		}
+		valid = false
 	}
 	if n.props != nil || n.patProps != nil {
 		e.decls = append(e.decls, declRec{node: n.id, present: int32(present), props: n.props != nil, patProps: n.patProps != nil})
@@ -237,26 +246,16 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			ann.allProps = true
 		}
 	} else if n.addl != nil {
-		m := e.mark()
-		entered := false
-		for k, cv := range obj {
-			ok, in := e.additionalKey(n, k, cv, f, count)
-			entered = entered || in
-			if !ok {
-				if !count {
-					return false
-				}
-				valid = false
+		if !e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
+			if n.property(k) != nil || n.matchesPattern(k) {
+				return true, false
 			}
-		}
-		if e.redo(m) {
-			e.rollback(m)
-			for _, k := range sortedKeys(obj) {
-				e.additionalKey(n, k, obj[k], f, count)
+			return e.child(n.addl, v, f, k, -1, count), true
+		}) {
+			if !count {
+				return false
 			}
-		}
-		if entered {
-			f.descents++
+			valid = false
 		}
 		if ann != nil {
 			ann.allProps = true
@@ -304,32 +303,16 @@ func (e *evaluator) unevaluatedProps(n *node, obj map[string]any, f *frame, coun
 			e.fail(count, f, failure{kw: kwFalse, at: kwUnevaluatedProperties, node: n.id, v: obj, names: rest})
 			valid = false
 		}
-	} else {
-		m := e.mark()
-		entered := false
-		for k, cv := range obj {
-			if ann.hasProp(k) {
-				continue
-			}
-			entered = true
-			if !e.child(n.unevalProps, cv, f, k, -1, count) {
-				if !count {
-					return false
-				}
-				valid = false
-			}
+	} else if !e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
+		if ann.hasProp(k) {
+			return true, false
 		}
-		if e.redo(m) {
-			e.rollback(m)
-			for _, k := range sortedKeys(obj) {
-				if !ann.hasProp(k) {
-					e.child(n.unevalProps, obj[k], f, k, -1, count)
-				}
-			}
+		return e.child(n.unevalProps, v, f, k, -1, count), true
+	}) {
+		if !count {
+			return false
 		}
-		if entered {
-			f.descents++
-		}
+		valid = false
 	}
 	ann.allProps = true
 	return valid
@@ -358,15 +341,6 @@ func (e *evaluator) patternKey(n *node, k string, cv any, f *frame, count bool, 
 		}
 	}
 	return
-}
-
-// additionalKey applies additionalProperties to a key that neither
-// properties nor patternProperties name.
-func (e *evaluator) additionalKey(n *node, k string, cv any, f *frame, count bool) (valid, entered bool) {
-	if n.property(k) != nil || n.matchesPattern(k) {
-		return true, false
-	}
-	return e.child(n.addl, cv, f, k, -1, count), true
 }
 
 func (n *node) matchesPattern(k string) bool {
