@@ -164,19 +164,10 @@ func hashJSON(h *maphash.Hash, v any) {
 	}
 }
 
-// firstDuplicate returns the indexes i < j of the first pair of equal items,
-// or -1, -1. Small arrays are compared pairwise; large ones by hash.
+// firstDuplicate returns the indexes i < j of the first pair of equal items
+// (the least j, then the least i), or -1, -1. Only items of equal hash are
+// compared.
 func firstDuplicate(items []any) (int, int) {
-	if len(items) <= 24 {
-		for j := 1; j < len(items); j++ {
-			for i := 0; i < j; i++ {
-				if jsonEqual(items[i], items[j]) {
-					return i, j
-				}
-			}
-		}
-		return -1, -1
-	}
 	seed := maphash.MakeSeed()
 	type hi struct {
 		h uint64
