@@ -83,6 +83,11 @@ func (c *Canonicalizer) Append(dst, in []byte, depth int) ([]byte, error) {
 	if cap(s.out) < len(in) {
 		s.out = make([]byte, 0, len(in)+16)
 	}
+	if s.open == nil {
+		// Room for the members and objects of a typical answer up front
+		// saves the first rounds of growth.
+		s.open, s.objs = make([]canonMember, 0, 32), make([]canonObject, 0, 8)
+	}
 	d := scanner{in: in, maxDepth: MaxCanonicalDepth - depth, mode: modeCanon, canonScratch: *s}
 	_, err := d.scanWhole()
 	*s = d.canonScratch // keep the grown memory for the next text

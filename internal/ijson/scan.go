@@ -62,6 +62,7 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkO
 		text = "" // not data's text: copy every string
 	}
 	d := scanner{in: data, text: text, maxDepth: maxDepthOf(opts)}
+	d.open = make([]canonMember, 0, 16) // room for a typical object's names
 	d.skipSpace()
 	if d.pos >= len(d.in) || d.in[d.pos] != '{' {
 		return nil, false
@@ -314,6 +315,9 @@ func (d *scanner) members(depth int) bool {
 		d.objs[idx] = canonObject{
 			start: d.objs[idx].start, end: len(d.out),
 			first: len(d.mems), count: len(d.open) - base, after: len(d.objs),
+		}
+		if d.mems == nil {
+			d.mems = make([]canonMember, 0, max(32, 2*(len(d.open)-base)))
 		}
 		d.mems = append(d.mems, d.open[base:]...)
 	} else {
