@@ -140,20 +140,7 @@ func (d *scanner) sortMembers(members []canonMember) (inOrder, ok bool) {
 	if inOrder {
 		return true, true
 	}
-	if len(members) > 12 {
-		slices.SortFunc(members, d.compareNames)
-	} else {
-		// By insertion for the short lists most objects have, where it
-		// beats a general sort's set-up.
-		for i := 1; i < len(members); i++ {
-			m := members[i]
-			j := i
-			for ; j > 0 && d.compareNames(members[j-1], m) > 0; j-- {
-				members[j] = members[j-1]
-			}
-			members[j] = m
-		}
-	}
+	slices.SortFunc(members, d.compareNames)
 	for i := 1; i < len(members); i++ {
 		if d.compareNames(members[i-1], members[i]) == 0 {
 			return false, false
