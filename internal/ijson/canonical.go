@@ -190,93 +190,12 @@ func compareUTF16(a, b []byte) int {
 // canonNumber writes tok, an RFC 8259 number, in canonical form when it is
 // a finite double (one that underflows is 0).
 func (d *scanner) canonNumber(tok []byte) bool {
-	if plainInteger(tok) {
-		// Integers of up to 15 digits are exact doubles, and ES6 prints
-		// them as written; only -0 changes.
-		if string(tok) == "-0" {
-			tok = tok[1:]
-		}
-		d.out = append(d.out, tok...)
-		return true
-	}
-	if n, ok := appendPlainDecimal(d.out, tok); ok {
-		d.out = n
-		return true
-	}
 	f, err := jsonnum.ParseFloat(string(tok))
 	if err != nil || math.IsInf(f, 0) {
 		return d.fail(ErrNumber) // out of double range
 	}
 	d.out = AppendES6Number(d.out, f)
 	return true
-}
-
-// plainInteger reports whether tok, a valid number, is an integer of at most
-// 15 digits without fraction or exponent.
-func plainInteger(tok []byte) bool {
-	digits := tok
-	if len(digits) > 0 && digits[0] == '-' {
-		digits = digits[1:]
-	}
-	if len(digits) == 0 || len(digits) > 15 {
-		return false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// appendPlainDecimal appends the canonical form of tok, a valid number,
-// when it can be had without converting to binary and back: a number
-// without exponent, at most 15 digits before the point and 15 significant
-// digits in all, and at least 1e-6 when not zero. Any decimal of at most
-// 15 significant digits is the shortest text that reads back as its double
-// (no two such decimals share a double), and ES6 prints numbers from 1e-6
-// to 1e21 without exponent, so the canonical text is tok with the trailing
-// zeros of its fraction, a point left with no fraction, and the sign of a
-// zero dropped: 25.0 is 25, 135.50 is 135.5, -0.0 is 0. ok is false for
-// every other number, which takes AppendES6Number.
-func appendPlainDecimal(dst, tok []byte) ([]byte, bool) {
-	neg := tok[0] == '-'
-	if neg {
-		tok = tok[1:]
-	}
-	if bytes.ContainsAny(tok, "eE") {
-		return dst, false
-	}
-	intPart, frac, _ := bytes.Cut(tok, []byte{'.'})
-	if len(intPart) > 15 {
-		return dst, false
-	}
-	frac = bytes.TrimRight(frac, "0")
-	var significant int
-	if string(intPart) == "0" {
-		zeros := len(frac) - len(bytes.TrimLeft(frac, "0"))
-		if len(frac) == 0 {
-			return append(dst, '0'), true // a zero, of either sign
-		}
-		if zeros >= 6 { // below 1e-6: ES6 writes an exponent
-			return dst, false
-		}
-		significant = len(frac) - zeros
-	} else {
-		significant = len(intPart) + len(frac)
-	}
-	if significant > 15 {
-		return dst, false
-	}
-	if neg {
-		dst = append(dst, '-')
-	}
-	dst = append(dst, intPart...)
-	if len(frac) > 0 {
-		dst = append(dst, '.')
-		dst = append(dst, frac...)
-	}
-	return dst, true
 }
 
 // AppendES6Number appends f, finite, as ECMAScript's Number.prototype.toString
