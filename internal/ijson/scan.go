@@ -351,45 +351,27 @@ func (d *scanner) array(depth int) (any, bool) {
 	d.pos++
 	d.put('[')
 	d.skipSpace()
+	arr := []any{}
 	if d.pos < len(d.in) && d.in[d.pos] == ']' {
 		d.pos++
 		d.put(']')
-		if d.mode != modeBuild {
-			return nil, true
-		}
-		return []any{}, true
-	}
-	// A short array is gathered on the stack and allocated once, at its
-	// length; a longer one moves to the heap and grows there.
-	var room [8]any
-	n := 0
-	var arr []any
-	for more := true; more; {
-		d.skipSpace()
-		v, ok := d.value(depth + 1)
-		if !ok {
-			return nil, false
-		}
-		switch {
-		case d.mode != modeBuild:
-		case arr != nil:
-			arr = append(arr, v)
-		case n < len(room):
-			room[n] = v
-			n++
-		default:
-			arr = append(make([]any, 0, 2*len(room)), room[:]...)
-			arr = append(arr, v)
-		}
-		if more, ok = d.separator(']'); !ok {
-			return nil, false
+	} else {
+		for more := true; more; {
+			d.skipSpace()
+			v, ok := d.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			if d.mode == modeBuild {
+				arr = append(arr, v)
+			}
+			if more, ok = d.separator(']'); !ok {
+				return nil, false
+			}
 		}
 	}
-	switch {
-	case d.mode != modeBuild:
-		return nil, true // not a nil []any, which is a non-nil any
-	case arr == nil:
-		arr = append([]any(nil), room[:n]...)
+	if d.mode != modeBuild {
+		return nil, true // not an empty []any, which is a non-nil any
 	}
 	return arr, true
 }
