@@ -3,9 +3,9 @@ package signing
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -22,59 +22,47 @@ import (
 //   - an object with two keys equal under Unicode case folding ("to" and
 //     "TO"), which encoding/json's case-insensitive matching would let a
 //     reordering of the receipt choose between.
+//
+// raw has been canonicalized, so encoding/json reads it as sent: no
+// duplicate names, no invalid UTF-8. Members are checked in name order, so
+// the problem reported is the same every time.
 func checkExact(raw []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	type frame struct {
-		object    bool
-		expectKey bool
-		keys      map[string]bool
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("reading receipt: %w", err)
 	}
-	var stack []frame
-	valueDone := func() {
-		if n := len(stack); n > 0 && stack[n-1].object {
-			stack[n-1].expectKey = true
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading receipt: %w", err)
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				stack = append(stack, frame{object: true, expectKey: true, keys: map[string]bool{}})
-			case '[':
-				stack = append(stack, frame{})
-			default:
-				stack = stack[:len(stack)-1]
-				valueDone()
+	return exactValue(v)
+}
+
+// exactValue is checkExact for a decoded value.
+func exactValue(v any) error {
+	switch v := v.(type) {
+	case map[string]any:
+		folded := make(map[string]bool, len(v))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			f := foldKey(k)
+			if folded[f] {
+				return fmt.Errorf("an object has two keys equal under case folding, one of them %s", brief(k))
 			}
-		case string:
-			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expectKey {
-				k := foldKey(t)
-				if stack[n-1].keys[k] {
-					return fmt.Errorf("an object has two keys equal under case folding, one of them %s", brief(t))
-				}
-				stack[n-1].keys[k] = true
-				stack[n-1].expectKey = false
-				continue
+			folded[f] = true
+			if err := exactValue(v[k]); err != nil {
+				return err
 			}
-			valueDone()
-		case json.Number:
-			if !exactNumber(string(t)) {
-				return fmt.Errorf("number %s is not exactly representable as a float64, so the signature covers a different value", brief(string(t)))
+		}
+	case []any:
+		for _, e := range v {
+			if err := exactValue(e); err != nil {
+				return err
 			}
-			valueDone()
-		default:
-			valueDone()
+		}
+	case json.Number:
+		if !exactNumber(string(v)) {
+			return fmt.Errorf("number %s is not exactly representable as a float64, so the signature covers a different value", brief(string(v)))
 		}
 	}
+	return nil
 }
 
 // foldKey maps s to a form equal for exactly the strings strings.EqualFold

@@ -122,7 +122,7 @@ func OpenKeyStore(dir string, opts *KeyStoreOptions) (*KeyStore, error) {
 	}
 	ks := &KeyStore{byVer: make(map[string]ed25519.PublicKey, len(st.versions)+1)}
 	for _, v := range st.versions {
-		seed, err := readSeed(dir, v)
+		seed, err := readSeed(filepath.Join(dir, v+keyFileSuffix))
 		if err != nil {
 			return nil, fmt.Errorf("opening key store: %w", err)
 		}
@@ -386,28 +386,36 @@ func openOrInit(dir string, opts *KeyStoreOptions) (state, error) {
 // holds the lock.
 func createKey(dir string, existing []string, now time.Time) (*Signer, error) {
 	removeTemps(dir)
-	seed := make([]byte, SeedSize)
-	defer clear(seed)
-	if _, err := rand.Read(seed); err != nil {
-		return nil, fmt.Errorf("making key: %w", err)
-	}
 	v := nextVersion(existing, now)
-	s, _ := NewSigner(v, seed)
-	text := make([]byte, 0, base64.StdEncoding.EncodedLen(SeedSize)+1)
-	text = base64.StdEncoding.AppendEncode(text, seed)
-	defer clear(text)
-	if err := writeFileAtomic(dir, v+keyFileSuffix, append(text, '\n'), true); err != nil {
+	seed, err := writeNewSeed(dir, v+keyFileSuffix)
+	if err != nil {
 		return nil, err
 	}
+	defer clear(seed)
+	s, _ := NewSigner(v, seed)
 	if err := writeFileAtomic(dir, currentFile, []byte(v+"\n"), false); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// readSeed reads the seed of version v; readState has checked the mode.
-func readSeed(dir, v string) ([]byte, error) {
-	path := filepath.Join(dir, v+keyFileSuffix)
+// writeNewSeed writes a new random seed, in base64, to dir/file, refusing
+// to replace a file, and returns it.
+func writeNewSeed(dir, file string) ([]byte, error) {
+	seed := make([]byte, SeedSize)
+	rand.Read(seed) // never fails; it crashes the program instead
+	text := base64.StdEncoding.AppendEncode(make([]byte, 0, base64.StdEncoding.EncodedLen(SeedSize)+1), seed)
+	defer clear(text)
+	if err := writeFileAtomic(dir, file, append(text, '\n'), true); err != nil {
+		clear(seed)
+		return nil, err
+	}
+	return seed, nil
+}
+
+// readSeed reads the base64 seed in the key file at path; the caller has
+// checked its mode.
+func readSeed(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading key file: %w", err)

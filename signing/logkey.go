@@ -2,7 +2,6 @@ package signing
 
 import (
 	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -50,14 +49,9 @@ func OpenLogKey(path, origin string) (*LogKey, error) {
 	if err := checkPerm(path, false); err != nil {
 		return nil, fmt.Errorf("opening log key: %w", err)
 	}
-	text, err := os.ReadFile(path)
+	seed, err := readSeed(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening log key: %w", err)
-	}
-	defer clear(text)
-	seed, err := decodeSeed(string(text))
-	if err != nil {
-		return nil, fmt.Errorf("opening log key: log key file %s %w", path, err)
 	}
 	defer clear(seed)
 	return newLogKey(seed, origin)
@@ -106,14 +100,9 @@ func makeLogKey(dir, file string) error {
 	if err := ensureDir(dir); err != nil {
 		return err
 	}
-	seed := make([]byte, SeedSize)
-	defer clear(seed)
-	if _, err := rand.Read(seed); err != nil {
-		return fmt.Errorf("making log key: %w", err)
-	}
-	text := base64.StdEncoding.AppendEncode(nil, seed)
-	defer clear(text)
-	return writeFileAtomic(dir, file, append(text, '\n'), true)
+	seed, err := writeNewSeed(dir, file)
+	clear(seed)
+	return err
 }
 
 // Name is the key's name, the log's origin (note.Signer).

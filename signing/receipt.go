@@ -154,22 +154,31 @@ func (e checkErrors) Unwrap() []error { return e }
 // parse checks the receipt is one exact I-JSON object and decodes its
 // members, as canonical raw JSON, by exact name.
 func (r *ReceiptReport) parse(receipt []byte) (map[string]json.RawMessage, error) {
-	if len(receipt) > MaxReceiptBytes {
-		return nil, r.fail(CheckJSON, ErrMalformedReceipt, "receipt is %d bytes, more than the %d allowed", len(receipt), MaxReceiptBytes)
-	}
-	canonical, err := Canonicalize(receipt)
-	if err != nil {
-		return nil, r.fail(CheckJSON, ErrMalformedReceipt, "receipt is not I-JSON: %v", err)
-	}
-	if err := checkExact(receipt); err != nil {
-		return nil, r.fail(CheckJSON, ErrMalformedReceipt, "%v", err)
-	}
-	top, err := object(canonical, "receipt")
+	top, err := receiptObject(receipt, true)
 	if err != nil {
 		return nil, r.fail(CheckJSON, ErrMalformedReceipt, "%v", err)
 	}
 	r.pass(CheckJSON, "one I-JSON object, every number exact")
 	return top, nil
+}
+
+// receiptObject checks receipt is at most MaxReceiptBytes of one I-JSON
+// object, every number exact when exact is set (checkExact), and decodes
+// its members, as canonical raw JSON, by exact name.
+func receiptObject(receipt []byte, exact bool) (map[string]json.RawMessage, error) {
+	if len(receipt) > MaxReceiptBytes {
+		return nil, fmt.Errorf("receipt is %d bytes, more than the %d allowed", len(receipt), MaxReceiptBytes)
+	}
+	canonical, err := Canonicalize(receipt)
+	if err != nil {
+		return nil, fmt.Errorf("receipt is not I-JSON: %v", err)
+	}
+	if exact {
+		if err := checkExact(receipt); err != nil {
+			return nil, err
+		}
+	}
+	return object(canonical, "receipt")
 }
 
 // attestation decodes the attestation: exactly four non-empty strings.
@@ -254,14 +263,7 @@ func (r *ReceiptReport) verifyKeyVersion(raw json.RawMessage, kv string) error {
 // receipt with its own key proves it intact since signing, not who signed
 // it: anyone can sign a receipt and embed their key.
 func EmbeddedKey(receipt []byte) (Keys, error) {
-	if len(receipt) > MaxReceiptBytes {
-		return nil, fmt.Errorf("%w: receipt is %d bytes, more than the %d allowed", ErrMalformedReceipt, len(receipt), MaxReceiptBytes)
-	}
-	canonical, err := Canonicalize(receipt)
-	if err != nil {
-		return nil, fmt.Errorf("%w: receipt is not I-JSON: %v", ErrMalformedReceipt, err)
-	}
-	top, err := object(canonical, "receipt")
+	top, err := receiptObject(receipt, false)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformedReceipt, err)
 	}

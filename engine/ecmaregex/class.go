@@ -2,8 +2,17 @@ package ecmaregex
 
 import (
 	"errors"
+	"strconv"
 	"unicode"
 )
+
+// classItem is one member of a character class: a range of code points, or
+// a class escape (set is used when isSet).
+type classItem struct {
+	lo, hi rune
+	isSet  bool
+	set    charSet
+}
 
 // classEscape parses the escape after a \ (already consumed) that stands for
 // one character or a set; inClass allows \b (backspace) and \-.
@@ -56,12 +65,12 @@ func (p *parser) classEscape(inClass bool) (classItem, error) {
 		}
 		return single(0)
 	case 'x':
-		h1, h2 := hexValue(p.peek(0)), hexValue(p.peek(1))
-		if h1 < 0 || h2 < 0 {
+		v, ok := p.hex(p.pos, p.pos+2)
+		if !ok {
 			return classItem{}, p.errorf("invalid \\x escape")
 		}
 		p.pos += 2
-		return single(rune(h1<<4 | h2))
+		return single(v)
 	case 'u':
 		r, err := p.unicodeEscape()
 		if err != nil {
@@ -87,26 +96,24 @@ func (p *parser) classEscape(inClass bool) (classItem, error) {
 // written as two escapes) or {X…}.
 func (p *parser) unicodeEscape() (rune, error) {
 	if p.peek(0) == '{' {
-		v, i := 0, p.pos+1
-		for ; i < len(p.src) && hexValue(p.src[i]) >= 0; i++ {
-			v = v<<4 | hexValue(p.src[i])
-			if v > unicode.MaxRune {
-				return 0, p.errorf("invalid unicode escape")
-			}
+		end := p.pos + 1
+		for end < len(p.src) && p.src[end] != '}' {
+			end++
 		}
-		if i == p.pos+1 || i >= len(p.src) || p.src[i] != '}' {
+		v, ok := p.hex(p.pos+1, end)
+		if !ok || end >= len(p.src) {
 			return 0, p.errorf("invalid unicode escape")
 		}
-		p.pos = i + 1
-		return rune(v), nil
+		p.pos = end + 1
+		return v, nil
 	}
-	v, ok := p.hex4(p.pos)
+	v, ok := p.hex(p.pos, p.pos+4)
 	if !ok {
 		return 0, p.errorf("invalid unicode escape")
 	}
 	p.pos += 4
 	if v >= 0xd800 && v <= 0xdbff && p.peek(0) == '\\' && p.peek(1) == 'u' {
-		if lo, ok := p.hex4(p.pos + 2); ok && lo >= 0xdc00 && lo <= 0xdfff {
+		if lo, ok := p.hex(p.pos+2, p.pos+6); ok && lo >= 0xdc00 && lo <= 0xdfff {
 			p.pos += 6
 			return (v-0xd800)<<10 + (lo - 0xdc00) + 0x10000, nil
 		}
@@ -114,32 +121,13 @@ func (p *parser) unicodeEscape() (rune, error) {
 	return v, nil
 }
 
-// hex4 reads four hex digits at i.
-func (p *parser) hex4(i int) (rune, bool) {
-	if i+4 > len(p.src) {
+// hex reads the hex digits from src[i] up to src[end].
+func (p *parser) hex(i, end int) (rune, bool) {
+	if end > len(p.src) {
 		return 0, false
 	}
-	v := 0
-	for _, c := range p.src[i : i+4] {
-		h := hexValue(c)
-		if h < 0 {
-			return 0, false
-		}
-		v = v<<4 | h
-	}
-	return rune(v), true
-}
-
-func hexValue(c rune) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
+	v, err := strconv.ParseUint(string(p.src[i:end]), 16, 32)
+	return rune(v), err == nil && v <= unicode.MaxRune
 }
 
 // property parses {…} after \p or \P.
@@ -160,51 +148,50 @@ func (p *parser) property() (charSet, error) {
 	if errors.Is(err, errUnknownProperty) {
 		return charSet{}, p.errorf("invalid property name %q", body)
 	}
-	if err != nil {
-		// Valid syntax that cannot be compiled: keep parsing, so Valid can
-		// still judge the rest, and let translation report it.
-		set = charSet{err: err}
+	if err != nil && p.unsupported == nil {
+		p.unsupported = err // valid syntax that RE2 cannot run
 	}
 	p.pos = end + 1
 	return set, nil
 }
 
-// class parses [ … ].
-func (p *parser) class() (node, error) {
+// class parses [ … ] and writes it.
+func (p *parser) class() error {
 	p.pos++ // [
-	cl := class{}
-	if p.peek(0) == '^' {
-		cl.negate = true
+	negate := p.peek(0) == '^'
+	if negate {
 		p.pos++
 	}
+	var items []classItem
 	for {
 		if p.eof() {
-			return nil, p.errorf("missing ] for character class")
+			return p.errorf("missing ] for character class")
 		}
 		if p.peek(0) == ']' {
 			p.pos++
-			return cl, nil
+			writeClass(&p.out, negate, items)
+			return nil
 		}
 		a, err := p.classAtom()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if p.peek(0) != '-' || p.peek(1) == ']' || p.peek(1) == -1 {
-			cl.items = append(cl.items, a)
+			items = append(items, a)
 			continue
 		}
 		p.pos++ // -
 		b, err := p.classAtom()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if a.isSet || b.isSet {
-			return nil, p.errorf("invalid character class range")
+			return p.errorf("invalid character class range")
 		}
 		if a.lo > b.lo {
-			return nil, p.errorf("range out of order in character class")
+			return p.errorf("range out of order in character class")
 		}
-		cl.items = append(cl.items, classItem{lo: a.lo, hi: b.lo})
+		items = append(items, classItem{lo: a.lo, hi: b.lo})
 	}
 }
 

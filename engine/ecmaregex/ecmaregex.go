@@ -68,15 +68,21 @@ func Compile(p string) (*regexp.Regexp, error) {
 // Translate returns the RE2 syntax equivalent to the ECMA-262 pattern p,
 // with the errors of Compile.
 func Translate(p string) (string, error) {
-	n, err := parse(p)
-	if err != nil {
+	ps := &parser{src: []rune(p)}
+	if err := ps.disjunction(); err != nil {
 		return "", err
 	}
-	var e emitter
-	if err := e.emit(n, 0); err != nil {
+	if !ps.eof() {
+		// disjunction only stops early at a ')' it did not open.
+		return "", ps.errorf("unmatched )")
+	}
+	if err := ps.checkNames(); err != nil {
 		return "", err
 	}
-	return e.b.String(), nil
+	if ps.unsupported != nil {
+		return "", ps.unsupported
+	}
+	return ps.out.String(), nil
 }
 
 // Valid reports whether p is a syntactically valid ECMA-262 regular
@@ -84,6 +90,6 @@ func Translate(p string) (string, error) {
 // here even though Compile cannot run them; this is the check of JSON
 // Schema's regex format.
 func Valid(p string) bool {
-	_, err := parse(p)
+	_, err := Translate(p)
 	return !errors.Is(err, ErrSyntax)
 }

@@ -249,7 +249,7 @@ func TestTranslate(t *testing.T) {
 		{`[^\uDC00]`, `[\x00-\x{10ffff}]`},
 		{`\p{L}`, `[\p{L}]`},
 		{`\P{sc=Greek}`, `[\P{Greek}]`},
-		{"(?<name>x)", `(?P<name>x)`},
+		{"(?<name>x)", `(x)`},
 		{"a.b", `a[^\n\r\x{2028}\x{2029}]b`},
 		{"a+?", `a+?`},
 		{"(?:ab)*", `(?:ab)*`},

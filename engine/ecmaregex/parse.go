@@ -10,13 +10,27 @@ import (
 // stack; RE2 refuses deeper nesting anyway.
 const maxDepth = 1000
 
+// flags are the regular expression modifiers a group can switch.
+type flags uint8
+
+const (
+	flagIgnoreCase flags = 1 << iota // i
+	flagMultiline                    // m
+	flagDotAll                       // s
+)
+
 // parser reads an ECMA-262 pattern with the u flag (the grammar of
-// ECMA-262 §22.2.1 with [+UnicodeMode]) into a tree. Offsets in errors count
-// code points from 0.
+// ECMA-262 §22.2.1 with [+UnicodeMode]) and writes its RE2 form to out as
+// it goes. Offsets in errors count code points from 0.
 type parser struct {
 	src   []rune
 	pos   int
 	depth int
+	out   strings.Builder
+
+	// unsupported is the first construct RE2 cannot run. Parsing goes on
+	// past it, so that a syntax error later in the pattern still wins.
+	unsupported error
 
 	flags    flags         // modifiers in force where the parser stands
 	ncap     int           // capturing groups seen so far
@@ -36,22 +50,18 @@ type namedGroup struct {
 // altPosition is "alternative alt of disjunction id".
 type altPosition struct{ id, alt int }
 
-// parse parses p. A non-nil error wraps ErrSyntax, or ErrUnsupported when
-// the pattern nests deeper than RE2 could run.
-func parse(p string) (node, error) {
-	ps := &parser{src: []rune(p)}
-	n, err := ps.disjunction()
-	if err != nil {
-		return nil, err
+// backref is \N or \k<name>.
+type backref struct {
+	num  int
+	name string
+}
+
+// unsupportedf records that RE2 cannot run the pattern, unless an earlier
+// construct already did.
+func (p *parser) unsupportedf(format string, args ...any) {
+	if p.unsupported == nil {
+		p.unsupported = unsupportedf(format, args...)
 	}
-	if !ps.eof() {
-		// disjunction only stops early at a ')' it did not open.
-		return nil, ps.errorf("unmatched )")
-	}
-	if err := ps.checkNames(); err != nil {
-		return nil, err
-	}
-	return n, nil
 }
 
 func (p *parser) eof() bool { return p.pos >= len(p.src) }
@@ -64,16 +74,17 @@ func (p *parser) peek(ahead int) rune {
 	return p.src[p.pos+ahead]
 }
 
-// lookingAt reports whether the source continues with s.
-func (p *parser) lookingAt(s string) bool {
-	i := p.pos
-	for _, r := range s {
-		if i >= len(p.src) || p.src[i] != r {
-			return false
-		}
-		i++
+// lookaroundOpener returns the length of the (?=, (?!, (?<= or (?<! at
+// pos, or 0.
+func (p *parser) lookaroundOpener() int {
+	n := 2
+	if p.peek(2) == '<' {
+		n = 3
 	}
-	return true
+	if p.peek(0) != '(' || p.peek(1) != '?' || p.peek(n) != '=' && p.peek(n) != '!' {
+		return 0
+	}
+	return n + 1
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -81,96 +92,102 @@ func (p *parser) errorf(format string, args ...any) error {
 }
 
 // disjunction parses Alternative ( | Alternative )*.
-func (p *parser) disjunction() (node, error) {
+func (p *parser) disjunction() error {
 	p.depth++
 	defer func() { p.depth-- }()
 	if p.depth > maxDepth {
-		return nil, unsupportedf("groups nested more than %d deep", maxDepth)
+		return unsupportedf("groups nested more than %d deep", maxDepth)
 	}
 	p.disjunct++
 	p.path = append(p.path, altPosition{id: p.disjunct})
 	defer func() { p.path = p.path[:len(p.path)-1] }()
 
-	var alts []node
 	for {
-		a, err := p.alternative()
-		if err != nil {
-			return nil, err
+		if err := p.alternative(); err != nil {
+			return err
 		}
-		alts = append(alts, a)
 		if p.peek(0) != '|' {
-			break
+			return nil
 		}
 		p.pos++
+		p.out.WriteByte('|')
 		p.path[len(p.path)-1].alt++
 	}
-	if len(alts) == 1 {
-		return alts[0], nil
-	}
-	return alternation{alts: alts}, nil
 }
 
 // alternative parses Term* up to a | or ) or the end.
-func (p *parser) alternative() (node, error) {
-	var terms []node
+func (p *parser) alternative() error {
 	for !p.eof() && p.peek(0) != '|' && p.peek(0) != ')' {
-		t, err := p.term()
-		if err != nil {
-			return nil, err
+		if err := p.term(); err != nil {
+			return err
 		}
-		terms = append(terms, t)
 	}
-	return concat{terms: terms}, nil
+	return nil
 }
 
 // term parses an assertion, or an atom with an optional quantifier.
-func (p *parser) term() (node, error) {
-	var atom node
+func (p *parser) term() error {
 	var err error
 	switch c := p.peek(0); {
 	case c == '^' || c == '$':
 		p.pos++
-		return assertion{kind: c}, p.noQuantifier()
+		p.anchor(c)
+		return p.noQuantifier()
 	case c == '\\' && (p.peek(1) == 'b' || p.peek(1) == 'B'):
+		// ECMA-262's \b uses the ASCII \w, as RE2's does.
+		p.out.WriteString(string(p.src[p.pos : p.pos+2]))
 		p.pos += 2
-		return assertion{kind: p.src[p.pos-1]}, p.noQuantifier()
-	case p.lookingAt("(?=") || p.lookingAt("(?!") || p.lookingAt("(?<=") || p.lookingAt("(?<!"):
+		return p.noQuantifier()
+	case p.lookaroundOpener() > 0:
 		// With the u flag a look-around cannot be quantified.
-		n, err := p.lookaround()
-		if err != nil {
-			return nil, err
+		if err := p.lookaround(); err != nil {
+			return err
 		}
-		return n, p.noQuantifier()
+		return p.noQuantifier()
 	case c == '(':
-		atom, err = p.group()
+		err = p.group()
 	case c == '.':
 		p.pos++
-		atom = dot{}
-	case c == '[':
-		atom, err = p.class()
-	case c == '\\':
-		atom, err = p.atomEscape()
-	case c == '*' || c == '+' || c == '?':
-		return nil, p.errorf("nothing to repeat")
-	case c == '{':
-		if _, _, ok := p.scanBraces(); ok {
-			return nil, p.errorf("nothing to repeat")
+		if p.flags&flagDotAll != 0 {
+			p.out.WriteString(`[\x00-\x{10ffff}]`)
+		} else {
+			p.out.WriteString(`[^\n\r\x{2028}\x{2029}]`)
 		}
-		return nil, p.errorf("lone quantifier brackets")
+	case c == '[':
+		err = p.class()
+	case c == '\\':
+		err = p.atomEscape()
+	case c == '*' || c == '+' || c == '?' || c == '{':
+		return p.noQuantifier()
 	case c == '}' || c == ']':
-		return nil, p.errorf("lone %c", c)
+		return p.errorf("lone %c", c)
 	default:
 		p.pos++
-		atom = literal{r: c}
+		writeLiteral(&p.out, c)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return p.quantifier(atom)
+	return p.quantifier()
 }
 
-// noQuantifier fails when a quantifier follows something that cannot take
-// one (assertions with the u flag).
+// anchor writes ^ or $. Without the m modifier ECMA-262's ^ and $ only
+// match at the ends of the input (RE2's \A and \z; note that $ never
+// matches before a trailing newline). With m they also match at \r, U+2028
+// and U+2029, which RE2's multi-line mode does not know.
+func (p *parser) anchor(c rune) {
+	switch {
+	case p.flags&flagMultiline != 0:
+		p.unsupportedf("%c under the m modifier (RE2 only knows \\n as a line end)", c)
+	case c == '^':
+		p.out.WriteString(`\A`)
+	default:
+		p.out.WriteString(`\z`)
+	}
+}
+
+// noQuantifier fails when a quantifier stands where none can: after an
+// assertion (with the u flag), after another quantifier, or first.
 func (p *parser) noQuantifier() error {
 	switch c := p.peek(0); {
 	case c == '*' || c == '+' || c == '?':
@@ -184,44 +201,41 @@ func (p *parser) noQuantifier() error {
 	return nil
 }
 
-// quantifier parses an optional quantifier after atom.
-func (p *parser) quantifier(atom node) (node, error) {
-	r := repeat{sub: atom}
-	switch p.peek(0) {
-	case '*':
-		r.min, r.max = 0, -1
+// quantifier parses an optional quantifier after the atom just written, and
+// writes it. Every atom is written as one RE2 atom, so the quantifier
+// applies to all of it.
+func (p *parser) quantifier() error {
+	switch c := p.peek(0); c {
+	case '*', '+', '?':
 		p.pos++
-	case '+':
-		r.min, r.max = 1, -1
-		p.pos++
-	case '?':
-		r.min, r.max = 0, 1
-		p.pos++
+		p.out.WriteRune(c)
 	case '{':
 		lo, hi, ok := p.scanBraces()
 		if !ok {
-			return nil, p.errorf("incomplete quantifier")
+			return p.errorf("incomplete quantifier")
 		}
 		if hi >= 0 && hi < lo {
-			return nil, p.errorf("numbers out of order in {} quantifier")
+			return p.errorf("numbers out of order in {} quantifier")
 		}
-		r.min, r.max = lo, hi
+		if lo > maxRepeat || hi > maxRepeat {
+			p.unsupportedf("repetition count above %d (RE2's limit)", maxRepeat)
+		}
+		switch {
+		case hi < 0:
+			fmt.Fprintf(&p.out, "{%d,}", lo)
+		case hi == lo:
+			fmt.Fprintf(&p.out, "{%d}", lo)
+		default:
+			fmt.Fprintf(&p.out, "{%d,%d}", lo, hi)
+		}
 	default:
-		return atom, nil
+		return nil
 	}
 	if p.peek(0) == '?' {
-		r.lazy = true
 		p.pos++
+		p.out.WriteByte('?')
 	}
-	if p.peek(0) == '*' || p.peek(0) == '+' || p.peek(0) == '?' || p.peek(0) == '{' {
-		if p.peek(0) == '{' {
-			if _, _, ok := p.scanBraces(); !ok {
-				return nil, p.errorf("lone quantifier brackets")
-			}
-		}
-		return nil, p.errorf("nothing to repeat")
-	}
-	return r, nil
+	return p.noQuantifier()
 }
 
 // scanBraces reads {n}, {n,} or {n,m} at pos, advancing past it when ok.
@@ -254,110 +268,99 @@ func (p *parser) scanBraces() (lo, hi int, ok bool) {
 	return lo, hi, true
 }
 
-// lookaround parses (?=…), (?!…), (?<=…) and (?<!…).
-func (p *parser) lookaround() (node, error) {
-	p.pos += 2
-	l := lookaround{}
-	if p.peek(0) == '<' {
-		l.behind = true
-		p.pos++
-	}
-	l.negate = p.peek(0) == '!'
-	p.pos++
-	sub, err := p.disjunction()
-	if err != nil {
-		return nil, err
+// lookaround parses (?=…), (?!…), (?<=…) and (?<!…), which RE2 cannot run.
+func (p *parser) lookaround() error {
+	open := p.lookaroundOpener()
+	p.unsupportedf("look-around %s…) needs backtracking", string(p.src[p.pos:p.pos+open]))
+	p.pos += open
+	return p.groupBody()
+}
+
+// groupBody parses the disjunction of a group and its closing ), and
+// writes the ).
+func (p *parser) groupBody() error {
+	if err := p.disjunction(); err != nil {
+		return err
 	}
 	if p.peek(0) != ')' {
-		return nil, p.errorf("missing )")
+		return p.errorf("missing )")
 	}
 	p.pos++
-	l.sub = sub
-	return l, nil
+	p.out.WriteByte(')')
+	return nil
 }
 
 // group parses (…), (?:…), (?<name>…) and modifier groups (?ims-ims:…).
-func (p *parser) group() (node, error) {
+func (p *parser) group() error {
 	p.pos++ // (
-	g := group{}
+	outer := p.flags
+	defer func() { p.flags = outer }()
 	switch {
 	case p.peek(0) != '?':
-		g.capture = true
 		p.ncap++
+		p.out.WriteByte('(')
 	case p.peek(1) == '<':
 		p.pos += 2
 		name, err := p.groupName()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		g.capture, g.name = true, name
 		p.ncap++
 		p.names = append(p.names, namedGroup{name: name, path: append([]altPosition(nil), p.path...)})
+		p.out.WriteByte('(') // nothing reads RE2's group names
 	default:
 		p.pos++ // ?
-		if err := p.modifiers(&g); err != nil {
-			return nil, err
+		add, remove, err := p.modifiers()
+		if err != nil {
+			return err
+		}
+		p.flags = (outer | add) &^ remove
+		switch changed := p.flags ^ outer; {
+		case changed&flagIgnoreCase != 0 && p.flags&flagIgnoreCase != 0:
+			p.out.WriteString("(?i:")
+		case changed&flagIgnoreCase != 0:
+			p.out.WriteString("(?-i:")
+		default:
+			p.out.WriteString("(?:")
 		}
 	}
-	outer := p.flags
-	p.flags = (outer | g.add) &^ g.remove
-	sub, err := p.disjunction()
-	p.flags = outer
-	if err != nil {
-		return nil, err
-	}
-	if p.peek(0) != ')' {
-		return nil, p.errorf("missing )")
-	}
-	p.pos++
-	g.sub = sub
-	return g, nil
+	return p.groupBody()
 }
 
 // modifiers parses the part of (?ims-ims: between ? and :, which is empty
 // for a plain non-capturing group.
-func (p *parser) modifiers(g *group) error {
-	seen := flags(0)
-	read := func() (flags, error) {
-		var f flags
-		for {
-			var bit flags
-			switch p.peek(0) {
-			case 'i':
-				bit = flagIgnoreCase
-			case 'm':
-				bit = flagMultiline
-			case 's':
-				bit = flagDotAll
-			default:
-				return f, nil
+func (p *parser) modifiers() (add, remove flags, err error) {
+	on, seen := &add, flags(0)
+	for ; ; p.pos++ {
+		var bit flags
+		switch p.peek(0) {
+		case 'i':
+			bit = flagIgnoreCase
+		case 'm':
+			bit = flagMultiline
+		case 's':
+			bit = flagDotAll
+		case '-':
+			if on == &remove {
+				return 0, 0, p.errorf("invalid group")
 			}
-			if seen&bit != 0 {
-				return 0, p.errorf("repeated flag in modifier group")
+			on = &remove
+			continue
+		case ':':
+			if on == &remove && remove == 0 {
+				return 0, 0, p.errorf("empty modifier group")
 			}
-			seen |= bit
-			f |= bit
 			p.pos++
+			return add, remove, nil
+		default:
+			return 0, 0, p.errorf("invalid group")
 		}
-	}
-	var err error
-	if g.add, err = read(); err != nil {
-		return err
-	}
-	if p.peek(0) == '-' {
-		p.pos++
-		if g.remove, err = read(); err != nil {
-			return err
+		if seen&bit != 0 {
+			return 0, 0, p.errorf("repeated flag in modifier group")
 		}
-		if g.remove == 0 {
-			return p.errorf("empty modifier group")
-		}
+		seen |= bit
+		*on |= bit
 	}
-	if p.peek(0) != ':' {
-		return p.errorf("invalid group")
-	}
-	p.pos++
-	return nil
 }
 
 // groupName parses RegExpIdentifierName > after (?< or \k<.
@@ -409,44 +412,45 @@ func identifierChar(c rune, first bool) bool {
 }
 
 // atomEscape parses \… outside a class.
-func (p *parser) atomEscape() (node, error) {
+func (p *parser) atomEscape() error {
 	p.pos++ // \
 	if p.eof() {
-		return nil, p.errorf("\\ at end of pattern")
+		return p.errorf("\\ at end of pattern")
 	}
-	c := p.peek(0)
-	switch {
+	switch c := p.peek(0); {
 	case c >= '1' && c <= '9':
 		n := 0
 		for p.peek(0) >= '0' && p.peek(0) <= '9' {
 			n = min(n*10+int(p.peek(0)-'0'), 1<<30)
 			p.pos++
 		}
-		ref := backref{num: n}
-		p.refs = append(p.refs, ref)
-		return ref, nil
+		p.refs = append(p.refs, backref{num: n})
+		p.unsupportedf("back-reference \\%d needs backtracking", n)
+		return nil
 	case c == 'k':
 		p.pos++
 		if p.peek(0) != '<' {
-			return nil, p.errorf("invalid named reference")
+			return p.errorf("invalid named reference")
 		}
 		p.pos++
 		name, err := p.groupName()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		ref := backref{name: name}
-		p.refs = append(p.refs, ref)
-		return ref, nil
+		p.refs = append(p.refs, backref{name: name})
+		p.unsupportedf("back-reference \\k<%s> needs backtracking", name)
+		return nil
 	}
 	item, err := p.classEscape(false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if item.isSet {
-		return class{items: []classItem{item}}, nil
+		writeClass(&p.out, false, []classItem{item})
+	} else {
+		writeLiteral(&p.out, item.lo)
 	}
-	return literal{r: item.lo}, nil
+	return nil
 }
 
 // checkNames applies the rules that need the whole pattern: references must

@@ -13,14 +13,10 @@ type charSet struct {
 	re2 string
 	neg bool
 	set runeSet
-	err error // set when the property is valid but cannot be compiled
 }
 
 // negate returns the complement of c.
 func (c charSet) negate() charSet {
-	if c.err != nil {
-		return c
-	}
 	if c.re2 != "" {
 		return charSet{re2: c.re2, neg: !c.neg}
 	}
@@ -30,47 +26,14 @@ func (c charSet) negate() charSet {
 // errUnknownProperty marks a \p{…} that ECMA-262 does not define.
 var errUnknownProperty = errors.New("unknown unicode property")
 
-// generalCategories maps every General_Category value and alias ECMA-262
-// accepts to the name of Go's table for it.
-var generalCategories = map[string]string{
-	"C": "C", "Other": "C",
-	"Cc": "Cc", "Control": "Cc", "cntrl": "Cc",
-	"Cf": "Cf", "Format": "Cf",
-	"Cn": "Cn", "Unassigned": "Cn",
-	"Co": "Co", "Private_Use": "Co",
-	"Cs": "Cs", "Surrogate": "Cs",
-	"L": "L", "Letter": "L",
-	"LC": "LC", "Cased_Letter": "LC",
-	"Ll": "Ll", "Lowercase_Letter": "Ll",
-	"Lm": "Lm", "Modifier_Letter": "Lm",
-	"Lo": "Lo", "Other_Letter": "Lo",
-	"Lt": "Lt", "Titlecase_Letter": "Lt",
-	"Lu": "Lu", "Uppercase_Letter": "Lu",
-	"M": "M", "Mark": "M", "Combining_Mark": "M",
-	"Mc": "Mc", "Spacing_Mark": "Mc",
-	"Me": "Me", "Enclosing_Mark": "Me",
-	"Mn": "Mn", "Nonspacing_Mark": "Mn",
-	"N": "N", "Number": "N",
-	"Nd": "Nd", "Decimal_Number": "Nd", "digit": "Nd",
-	"Nl": "Nl", "Letter_Number": "Nl",
-	"No": "No", "Other_Number": "No",
-	"P": "P", "Punctuation": "P", "punct": "P",
-	"Pc": "Pc", "Connector_Punctuation": "Pc",
-	"Pd": "Pd", "Dash_Punctuation": "Pd",
-	"Pe": "Pe", "Close_Punctuation": "Pe",
-	"Pf": "Pf", "Final_Punctuation": "Pf",
-	"Pi": "Pi", "Initial_Punctuation": "Pi",
-	"Po": "Po", "Other_Punctuation": "Po",
-	"Ps": "Ps", "Open_Punctuation": "Ps",
-	"S": "S", "Symbol": "S",
-	"Sc": "Sc", "Currency_Symbol": "Sc",
-	"Sk": "Sk", "Modifier_Symbol": "Sk",
-	"Sm": "Sm", "Math_Symbol": "Sm",
-	"So": "So", "Other_Symbol": "So",
-	"Z": "Z", "Separator": "Z",
-	"Zl": "Zl", "Line_Separator": "Zl",
-	"Zp": "Zp", "Paragraph_Separator": "Zp",
-	"Zs": "Zs", "Space_Separator": "Zs",
+// generalCategory returns the name of Go's table for a General_Category
+// value or alias. Go's names and aliases are exactly those ECMA-262 accepts.
+func generalCategory(name string) (string, bool) {
+	if short, ok := unicode.CategoryAliases[name]; ok {
+		return short, true
+	}
+	_, ok := unicode.Categories[name]
+	return name, ok
 }
 
 // scriptAliases maps the ISO 15924 codes ECMA-262 accepts for Script to
@@ -222,7 +185,7 @@ func idContinue() runeSet {
 func lookupProperty(body string) (charSet, error) {
 	name, value, hasValue := strings.Cut(body, "=")
 	if !hasValue {
-		if gc, ok := generalCategories[name]; ok {
+		if gc, ok := generalCategory(name); ok {
 			return charSet{re2: gc}, nil
 		}
 		long := name
@@ -239,7 +202,7 @@ func lookupProperty(body string) (charSet, error) {
 	}
 	switch name {
 	case "General_Category", "gc":
-		if gc, ok := generalCategories[value]; ok {
+		if gc, ok := generalCategory(value); ok {
 			return charSet{re2: gc}, nil
 		}
 	case "Script", "sc", "Script_Extensions", "scx":

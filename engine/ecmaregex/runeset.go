@@ -85,17 +85,3 @@ func (s runeSet) complement() runeSet {
 func (s runeSet) minus(t runeSet) runeSet {
 	return union(s.complement(), t).complement()
 }
-
-// contains reports whether c is in s.
-func (s runeSet) contains(c rune) bool {
-	_, found := slices.BinarySearchFunc(s, c, func(r runeRange, c rune) int {
-		switch {
-		case r.hi < c:
-			return -1
-		case r.lo > c:
-			return 1
-		}
-		return 0
-	})
-	return found
-}

@@ -1,29 +1,15 @@
 package format
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+	"time"
+)
 
 // validDate checks an RFC 3339 full-date: YYYY-MM-DD with a day that exists.
 func validDate(s string) bool {
-	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
-		return false
-	}
-	year, ok1 := atoi(s[0:4])
-	month, ok2 := atoi(s[5:7])
-	day, ok3 := atoi(s[8:10])
-	return ok1 && ok2 && ok3 && month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month)
-}
-
-func daysIn(year, month int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
-	}
-	return 31
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
 }
 
 // validTime checks an RFC 3339 full-time: HH:MM:SS[.frac] and an offset
@@ -74,38 +60,16 @@ func validDateTime(s string) bool {
 	return len(s) > 11 && (s[10] == 'T' || s[10] == 't') && validDate(s[:10]) && validTime(s[11:])
 }
 
-// validDuration checks the duration grammar of RFC 3339 appendix A:
-// P followed by date units in Y M D order (no gaps), an optional T with time
-// units in H M S order (no gaps), or weeks alone. Values are whole numbers.
-func validDuration(s string) bool {
-	rest, ok := strings.CutPrefix(s, "P")
-	if !ok || rest == "" {
-		return false
-	}
-	if n := countDigits(rest); n > 0 && rest[n:] == "W" {
-		return true
-	}
-	datePart, timePart, hasTime := strings.Cut(rest, "T")
-	if datePart != "" && !unitsInOrder(datePart, "YMD") {
-		return false
-	}
-	return !hasTime || unitsInOrder(timePart, "HMS")
-}
+// durationPattern is the duration grammar of RFC 3339 appendix A: date
+// units in Y M D order without gaps, an optional T with time units in H M S
+// order without gaps, or weeks alone. Values are whole numbers.
+var durationPattern = func() *regexp.Regexp {
+	date := `(?:\d+Y(?:\d+M(?:\d+D)?)?|\d+M(?:\d+D)?|\d+D)`
+	time := `(?:T(?:\d+H(?:\d+M(?:\d+S)?)?|\d+M(?:\d+S)?|\d+S))`
+	return regexp.MustCompile(`^P(?:` + date + time + `?|` + time + `|\d+W)$`)
+}()
 
-// unitsInOrder reports whether s is one or more number-unit pairs whose
-// units form a contiguous run of order, such as "YM" in "YMD".
-func unitsInOrder(s, order string) bool {
-	var units strings.Builder
-	for s != "" {
-		n := countDigits(s)
-		if n == 0 || n == len(s) {
-			return false
-		}
-		units.WriteByte(s[n])
-		s = s[n+1:]
-	}
-	return units.Len() > 0 && strings.Contains(order, units.String())
-}
+func validDuration(s string) bool { return durationPattern.MatchString(s) }
 
 // countDigits returns how many ASCII digits s starts with.
 func countDigits(s string) int {

@@ -13,69 +13,49 @@
 //	format.Valid("x-custom", "anything")        // true: not a known format
 package format
 
-import "github.com/verifier-dev/verifier/engine/ecmaregex"
+import (
+	"maps"
+	"slices"
 
-// checker returns the check of a known format, or nil.
-func checker(name string) func(string) bool {
-	switch name {
-	case "date":
-		return validDate
-	case "time":
-		return validTime
-	case "date-time":
-		return validDateTime
-	case "duration":
-		return validDuration
-	case "email":
-		return func(s string) bool { return validEmail(s, false) }
-	case "idn-email":
-		return func(s string) bool { return validEmail(s, true) }
-	case "hostname":
-		return validHostname
-	case "idn-hostname":
-		return validIDNHostname
-	case "ipv4":
-		return validIPv4
-	case "ipv6":
-		return validIPv6
-	case "uri":
-		return func(s string) bool { return validURI(s, false, false) }
-	case "uri-reference":
-		return func(s string) bool { return validURI(s, false, true) }
-	case "iri":
-		return func(s string) bool { return validURI(s, true, false) }
-	case "iri-reference":
-		return func(s string) bool { return validURI(s, true, true) }
-	case "uri-template":
-		return validURITemplate
-	case "uuid":
-		return validUUID
-	case "json-pointer":
-		return validJSONPointer
-	case "relative-json-pointer":
-		return validRelativeJSONPointer
-	case "regex":
-		return ecmaregex.Valid
-	}
-	return nil
+	"github.com/verifier-dev/verifier/engine/ecmaregex"
+)
+
+// checkers holds the check of every format this package asserts.
+var checkers = map[string]func(string) bool{
+	"date":                  validDate,
+	"time":                  validTime,
+	"date-time":             validDateTime,
+	"duration":              validDuration,
+	"email":                 func(s string) bool { return validEmail(s, false) },
+	"idn-email":             func(s string) bool { return validEmail(s, true) },
+	"hostname":              validHostname,
+	"idn-hostname":          validIDNHostname,
+	"ipv4":                  validIPv4,
+	"ipv6":                  validIPv6,
+	"uri":                   func(s string) bool { return validURI(s, false, false) },
+	"uri-reference":         func(s string) bool { return validURI(s, false, true) },
+	"iri":                   func(s string) bool { return validURI(s, true, false) },
+	"iri-reference":         func(s string) bool { return validURI(s, true, true) },
+	"uri-template":          validURITemplate,
+	"uuid":                  validUUID,
+	"json-pointer":          validJSONPointer,
+	"relative-json-pointer": validRelativeJSONPointer,
+	"regex":                 ecmaregex.Valid,
 }
 
-// Names lists the formats this package asserts.
-func Names() []string {
-	return []string{
-		"date", "date-time", "duration", "email", "hostname", "idn-email", "idn-hostname",
-		"ipv4", "ipv6", "iri", "iri-reference", "json-pointer", "regex", "relative-json-pointer",
-		"time", "uri", "uri-reference", "uri-template", "uuid",
-	}
-}
+// Names lists the formats this package asserts, sorted.
+func Names() []string { return slices.Sorted(maps.Keys(checkers)) }
 
 // Known reports whether name is a format this package asserts. Unknown
 // formats are annotations only.
-func Known(name string) bool { return checker(name) != nil }
+func Known(name string) bool {
+	_, ok := checkers[name]
+	return ok
+}
 
 // Valid reports whether s is a valid instance of the named format. It returns
 // true for formats that are not Known.
 func Valid(name, s string) bool {
-	check := checker(name)
-	return check == nil || check(s)
+	check, ok := checkers[name]
+	return !ok || check(s)
 }

@@ -3,8 +3,6 @@ package format
 import (
 	"strings"
 	"unicode/utf8"
-
-	"golang.org/x/net/idna"
 )
 
 // maxNameLength is the longest domain name in its ASCII form, without a
@@ -18,28 +16,8 @@ const maxLabelLength = 63
 // letters, digits and inner hyphens, 1-63 characters each, 253 in all, no
 // trailing dot. Labels starting with xn-- must be valid A-labels (RFC 5890):
 // canonical Punycode of an IDNA2008 U-label, and the whole name must then
-// follow the Bidi rule.
-func validHostname(s string) bool {
-	if s == "" || len(s) > maxNameLength {
-		return false
-	}
-	labels := strings.Split(s, ".")
-	ulabels := make([]string, 0, len(labels))
-	for _, l := range labels {
-		if !validLDHLabel(l) {
-			return false
-		}
-		if hasACEPrefix(l) {
-			u, ok := decodeALabel(l)
-			if !ok {
-				return false
-			}
-			l = u
-		}
-		ulabels = append(ulabels, l)
-	}
-	return validBidi(ulabels)
-}
+// follow the Bidi rule. These are the rules of idn-hostname for ASCII names.
+func validHostname(s string) bool { return isASCII(s) && validIDNHostname(s) }
 
 // validLDHLabel checks letters, digits and hyphens, not at either end.
 func validLDHLabel(l string) bool {
@@ -73,15 +51,10 @@ func validIDNHostname(s string) bool {
 		case l == "":
 			return false
 		case !isASCII(l):
-			// "xn--" and one Punycode digit per non-ASCII code point.
-			if utf8.RuneCountInString(l) > maxLabelLength-4 || !validULabel(l) {
+			var ok bool
+			if alabel, ok = uLabelToA(l); !ok {
 				return false
 			}
-			a, err := idna.Punycode.ToASCII(l)
-			if err != nil {
-				return false
-			}
-			alabel = a
 		case !validLDHLabel(l):
 			return false
 		case hasACEPrefix(l):
@@ -100,21 +73,14 @@ func validIDNHostname(s string) bool {
 	return total <= maxNameLength && validBidi(ulabels)
 }
 
-// splitLabels splits s at every IDNA full stop, keeping empty labels.
+// splitLabels splits s at every full stop IDNA2008 treats as a dot
+// (RFC 3490 §3.1: . U+3002 U+FF0E U+FF61), keeping empty labels.
 func splitLabels(s string) []string {
-	var labels []string
-	start := 0
-	for i, r := range s {
-		if isLabelSeparator(r) {
-			labels = append(labels, s[start:i])
-			start = i + utf8.RuneLen(r)
+	dotted := strings.Map(func(r rune) rune {
+		if r == '\u3002' || r == '\uff0e' || r == '\uff61' {
+			return '.'
 		}
-	}
-	return append(labels, s[start:])
-}
-
-// isLabelSeparator reports the full stops IDNA2008 treats as dots
-// (RFC 3490 §3.1): . U+3002 U+FF0E U+FF61.
-func isLabelSeparator(r rune) bool {
-	return r == '.' || r == '\u3002' || r == '\uff0e' || r == '\uff61'
+		return r
+	}, s)
+	return strings.Split(dotted, ".")
 }

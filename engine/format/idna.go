@@ -1,17 +1,18 @@
 package format
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
-	"golang.org/x/text/cases"
+	"golang.org/x/text/secure/bidirule"
 	"golang.org/x/text/unicode/bidi"
-	"golang.org/x/text/unicode/norm"
 )
 
-// idnaProperty is a code point's IDNA2008 derived property (RFC 5892 §2).
+// idnaProperty is a code point's IDNA2008 derived property (RFC 5892 §2),
+// as far as registration leaves it open.
 type idnaProperty int
 
 const (
@@ -19,28 +20,29 @@ const (
 	contextJ
 	contextO
 	disallowed
-	unassigned
 )
 
-// derivedProperty computes the IDNA2008 derived property of r with the
-// algorithm of RFC 5892 §3, from the Unicode data Go and x/text carry.
+// registration checks a U-label with x/net/idna's UTS #46 tables, which
+// refuse what RFC 5892 calls unassigned, unstable (category B) and
+// ignorable (category C), and with its checks of NFC, of a leading
+// combining mark and of the CONTEXTJ rules. Its hyphen check counts bytes,
+// not characters, so uLabelToA makes its own.
+var registration = idna.New(idna.ValidateForRegistration(), idna.CheckJoiners(true), idna.CheckHyphens(false))
+
+// derivedProperty computes the rest of the IDNA2008 derived property of r
+// (RFC 5892 §3): UTS #46 keeps valid the symbols and punctuation IDNA2008
+// disallows (its NV8 and XV8), which General_Category sorts out.
 func derivedProperty(r rune) idnaProperty {
 	if p, ok := idnaExceptions(r); ok {
 		return p
 	}
-	if unicode.Is(unicode.Cn, r) && !unicode.Is(unicode.Noncharacter_Code_Point, r) {
-		return unassigned
-	}
-	if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
-		return pvalid
-	}
 	if r == 0x200c || r == 0x200d {
 		return contextJ
 	}
-	if unstable(r) || ignorableProperty(r) || ignorableBlock(r) || oldHangulJamo(r) {
+	if ignorableBlock(r) || oldHangulJamo(r) {
 		return disallowed
 	}
-	if unicode.In(r, unicode.Ll, unicode.Lu, unicode.Lo, unicode.Nd, unicode.Lm, unicode.Mn, unicode.Mc) {
+	if r == '-' || unicode.In(r, unicode.Ll, unicode.Lu, unicode.Lo, unicode.Nd, unicode.Lm, unicode.Mn, unicode.Mc) {
 		return pvalid
 	}
 	return disallowed
@@ -60,26 +62,6 @@ func idnaExceptions(r rune) (idnaProperty, bool) {
 	return 0, false
 }
 
-// unstable is RFC 5892's category B: toNFKC(toCaseFold(toNFKC(r))) != r.
-func unstable(r rune) bool {
-	s := string(r)
-	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s))) != s
-}
-
-// ignorableProperty is category C: Default_Ignorable_Code_Point,
-// White_Space or Noncharacter_Code_Point.
-func ignorableProperty(r rune) bool {
-	if unicode.In(r, unicode.White_Space, unicode.Noncharacter_Code_Point) {
-		return true
-	}
-	// Default_Ignorable_Code_Point, derived as UAX #44 does.
-	if !unicode.In(r, unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector) {
-		return false
-	}
-	return !unicode.Is(unicode.Prepended_Concatenation_Mark, r) &&
-		!(r >= 0xfff9 && r <= 0xfffb) && !(r >= 0x13430 && r <= 0x1343f)
-}
-
 // ignorableBlock is category D: Combining Diacritical Marks for Symbols,
 // Musical Symbols and Ancient Greek Musical Notation.
 func ignorableBlock(r rune) bool {
@@ -92,43 +74,29 @@ func oldHangulJamo(r rune) bool {
 		r >= 0xd7cb && r <= 0xd7fb
 }
 
-// validULabel checks a U-label against IDNA2008 (RFC 5891 §5.4, without
-// the Bidi rule, which needs the whole name): NFC, hyphen rules, no leading
+// uLabelToA checks a U-label against IDNA2008 (RFC 5891 §5.4, without the
+// Bidi rule, which needs the whole name): NFC, hyphen rules, no leading
 // combining mark, and every code point PVALID or allowed by its contextual
-// rule (RFC 5892 appendix A).
-func validULabel(label string) bool {
-	if label == "" || !utf8.ValidString(label) || !norm.NFC.IsNormalString(label) {
-		return false
-	}
+// rule (RFC 5892 appendix A). It returns the label's A-label.
+func uLabelToA(label string) (string, bool) {
 	runes := []rune(label)
-	if runes[0] == '-' || runes[len(runes)-1] == '-' || len(runes) >= 4 && runes[2] == '-' && runes[3] == '-' {
-		return false
+	if len(runes) == 0 || runes[0] == '-' || runes[len(runes)-1] == '-' ||
+		len(runes) >= 4 && runes[2] == '-' && runes[3] == '-' {
+		return "", false
 	}
-	if unicode.Is(unicode.M, runes[0]) {
-		return false
-	}
-	joiners := false
 	for i, r := range runes {
 		switch derivedProperty(r) {
-		case pvalid:
-		case contextJ:
-			joiners = true
+		case pvalid, contextJ:
 		case contextO:
 			if !contextORule(runes, i) {
-				return false
+				return "", false
 			}
 		default:
-			return false
+			return "", false
 		}
 	}
-	if joiners {
-		// x/net/idna carries the Joining_Type data the ZERO WIDTH
-		// (NON-)JOINER rules need.
-		if _, err := idna.New(idna.CheckJoiners(true)).ToUnicode(label); err != nil {
-			return false
-		}
-	}
-	return true
+	alabel, err := registration.ToASCII(label)
+	return alabel, err == nil
 }
 
 // contextORule applies the CONTEXTO rule for runes[i].
@@ -148,26 +116,14 @@ func contextORule(runes []rune, i int) bool {
 		return after >= 0 && unicode.Is(unicode.Greek, after)
 	case r == 0x05f3 || r == 0x05f4: // HEBREW GERESH, GERSHAYIM: preceded by Hebrew
 		return before >= 0 && unicode.Is(unicode.Hebrew, before)
-	case r == 0x30fb: // KATAKANA MIDDLE DOT: with Hiragana, Katakana or Han
-		for _, c := range runes {
-			if c != 0x30fb && unicode.In(c, unicode.Hiragana, unicode.Katakana, unicode.Han) {
-				return true
-			}
-		}
-		return false
+	case r == 0x30fb: // KATAKANA MIDDLE DOT (script Common): with Hiragana, Katakana or Han
+		return slices.ContainsFunc(runes, func(c rune) bool {
+			return unicode.In(c, unicode.Hiragana, unicode.Katakana, unicode.Han)
+		})
 	case r >= 0x0660 && r <= 0x0669: // ARABIC-INDIC DIGITS: not with extended ones
-		return !containsRange(runes, 0x06f0, 0x06f9)
+		return !slices.ContainsFunc(runes, func(c rune) bool { return c >= 0x06f0 && c <= 0x06f9 })
 	case r >= 0x06f0 && r <= 0x06f9: // EXTENDED ARABIC-INDIC DIGITS: not with plain ones
-		return !containsRange(runes, 0x0660, 0x0669)
-	}
-	return false
-}
-
-func containsRange(runes []rune, lo, hi rune) bool {
-	for _, c := range runes {
-		if c >= lo && c <= hi {
-			return true
-		}
+		return !slices.ContainsFunc(runes, func(c rune) bool { return c >= 0x0660 && c <= 0x0669 })
 	}
 	return false
 }
@@ -176,73 +132,10 @@ func containsRange(runes []rune, lo, hi rune) bool {
 // name: when any label holds a right-to-left character, every label must
 // satisfy the rule.
 func validBidi(labels []string) bool {
-	rtl := false
-	for _, l := range labels {
-		if isASCII(l) {
-			continue // no ASCII character is right-to-left
-		}
-		for _, r := range l {
-			if c := bidiClass(r); c == bidi.R || c == bidi.AL || c == bidi.AN {
-				rtl = true
-			}
-		}
-	}
-	if !rtl {
-		return true
-	}
-	for _, l := range labels {
-		if !bidiLabel(l) {
-			return false
-		}
-	}
-	return true
-}
-
-// bidiLabel checks the six conditions of RFC 5893 §2 on one label.
-func bidiLabel(label string) bool {
-	var classes []bidi.Class
-	for _, r := range label {
-		classes = append(classes, bidiClass(r))
-	}
-	if len(classes) == 0 {
-		return false
-	}
-	last := len(classes) - 1
-	for last > 0 && classes[last] == bidi.NSM {
-		last--
-	}
-	switch classes[0] {
-	case bidi.R, bidi.AL:
-		hasEN, hasAN := false, false
-		for _, c := range classes {
-			switch c {
-			case bidi.R, bidi.AL, bidi.ES, bidi.CS, bidi.ET, bidi.ON, bidi.BN, bidi.NSM:
-			case bidi.EN:
-				hasEN = true
-			case bidi.AN:
-				hasAN = true
-			default:
-				return false
-			}
-		}
-		end := classes[last]
-		return !(hasEN && hasAN) && (end == bidi.R || end == bidi.AL || end == bidi.EN || end == bidi.AN)
-	case bidi.L:
-		for _, c := range classes {
-			switch c {
-			case bidi.L, bidi.EN, bidi.ES, bidi.CS, bidi.ET, bidi.ON, bidi.BN, bidi.NSM:
-			default:
-				return false
-			}
-		}
-		return classes[last] == bidi.L || classes[last] == bidi.EN
-	}
-	return false
-}
-
-func bidiClass(r rune) bidi.Class {
-	p, _ := bidi.LookupRune(r)
-	return p.Class()
+	rtl := slices.ContainsFunc(labels, func(l string) bool {
+		return bidirule.DirectionString(l) == bidi.RightToLeft
+	})
+	return !rtl || !slices.ContainsFunc(labels, func(l string) bool { return !bidirule.ValidString(l) })
 }
 
 // isASCII reports whether s holds only ASCII.
@@ -263,17 +156,15 @@ func hasACEPrefix(label string) bool {
 // decodeALabel turns an A-label into its U-label, checking that it is
 // canonical Punycode of a valid U-label with at least one non-ASCII
 // character (RFC 5891 §5.4 applied to A-labels). idna.Punycode only
-// decodes (and refuses an all-ASCII result): re-encoding must give the
-// label back, which rules out surrogates, which it decodes to U+FFFD, and
-// every other non-canonical spelling.
+// decodes: re-encoding must give the label back, which rules out
+// surrogates, which it decodes to U+FFFD, and every other non-canonical
+// spelling.
 func decodeALabel(label string) (string, bool) {
 	alabel := "xn--" + strings.ToLower(label[4:])
 	u, err := idna.Punycode.ToUnicode(alabel)
 	if err != nil || isASCII(u) {
 		return "", false
 	}
-	if again, err := idna.Punycode.ToASCII(u); err != nil || again != alabel {
-		return "", false
-	}
-	return u, validULabel(u)
+	again, ok := uLabelToA(u)
+	return u, ok && again == alabel
 }

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -65,46 +66,26 @@ func validAuthority(s string, iri bool) bool {
 		s = host
 	}
 	host, port := s, ""
-	if strings.HasPrefix(s, "[") {
-		end := strings.IndexByte(s, ']')
-		if end < 0 {
-			return false
-		}
-		host, port = s[:end+1], s[end+1:]
-		if port != "" && port[0] != ':' {
-			return false
-		}
-		if !validIPLiteral(host[1:end]) {
-			return false
-		}
-	} else {
-		if i := strings.IndexByte(s, ':'); i >= 0 {
-			host, port = s[:i], s[i:]
-		}
-		if !validChars(host, "", iri, false) {
-			return false
-		}
+	if i := strings.LastIndexByte(s, ':'); i > strings.LastIndexByte(s, ']') {
+		host, port = s[:i], s[i+1:]
 	}
-	return port == "" || countDigits(port[1:]) == len(port)-1
+	if countDigits(port) != len(port) {
+		return false
+	}
+	if literal, ok := strings.CutPrefix(host, "["); ok {
+		literal, ok = strings.CutSuffix(literal, "]")
+		return ok && validIPLiteral(literal)
+	}
+	return validChars(host, "", iri, false)
 }
 
+// ipFuture is RFC 3986's IPvFuture: "v" 1*HEXDIG "." 1*( unreserved /
+// sub-delims / ":" ).
+var ipFuture = regexp.MustCompile(`^[vV][0-9A-Fa-f]+\.[-A-Za-z0-9._~!$&'()*+,;=:]+$`)
+
 // validIPLiteral checks what stands between [ and ]: an IPv6 address or
-// IPvFuture ("v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )).
-func validIPLiteral(s string) bool {
-	if s != "" && (s[0] == 'v' || s[0] == 'V') {
-		version, rest, ok := strings.Cut(s[1:], ".")
-		if !ok || version == "" || rest == "" {
-			return false
-		}
-		for i := 0; i < len(version); i++ {
-			if !isHex(version[i]) {
-				return false
-			}
-		}
-		return !strings.Contains(rest, "%") && validChars(rest, ":", false, false)
-	}
-	return validIPv6(s)
-}
+// IPvFuture.
+func validIPLiteral(s string) bool { return ipFuture.MatchString(s) || validIPv6(s) }
 
 // validChars reports whether s consists of unreserved characters,
 // sub-delims, percent-encoded octets and the ASCII characters in extra;

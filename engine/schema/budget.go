@@ -226,26 +226,20 @@ func longNumSteps(n *node, lit json.Number) int {
 	return steps
 }
 
-// stringSteps is valueSteps for a string.
+// stringSteps is valueSteps for a string. Checking format "regex" compiles
+// s, which costs about a step per byte (3 MiB: a third of a second); the
+// other keywords scan s once or less.
 func stringSteps(n *node, s string) int {
 	steps := 0
-	if n.anyStr {
-		steps = strSteps(n, s)
+	if n.anyStr && n.formatAssert && n.format == "regex" {
+		steps = len(s)
+	} else if n.anyStr {
+		steps = len(s) / bytesPerStep
 	}
 	if n.hasConst || n.enum != nil {
 		steps += len(s) / bytesPerStep
 	}
 	return steps
-}
-
-// strSteps is the extra cost of the string keywords of n on s. Checking
-// format "regex" compiles s, which costs about a step per byte (3 MiB: a
-// third of a second); the other keywords scan s once or less.
-func strSteps(n *node, s string) int {
-	if n.formatAssert && n.format == "regex" {
-		return len(s)
-	}
-	return len(s) / bytesPerStep
 }
 
 // abortErr is the error of an aborted evaluation.

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,7 +99,7 @@ func (c *compiler) checkCycles() error {
 		return nil
 	}
 	for _, d := range c.sortedDocs() {
-		for _, p := range sortedLocKeys(d.locs) {
+		for _, p := range slices.Sorted(maps.Keys(d.locs)) {
 			if n := d.locs[p].node; n != nil {
 				if err := visit(n); err != nil {
 					return err
@@ -149,30 +150,12 @@ func inPlaceEdges(n *node) []edge {
 
 func (c *compiler) sortedDocs() []*document {
 	out := []*document{c.main}
-	for _, u := range sortedDocKeys(c.docs) {
+	for _, u := range slices.Sorted(maps.Keys(c.docs)) {
 		if d := c.docs[u]; d != c.main {
 			out = append(out, d)
 		}
 	}
 	return out
-}
-
-func sortedDocKeys(m map[string]*document) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func sortedLocKeys(m map[string]*schemaLoc) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // metaSchemas compiles the embedded meta-schemas once, with format as an

@@ -2,8 +2,9 @@ package schema
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -101,12 +102,7 @@ func (c *compiler) compileRoot(doc any) (*node, error) {
 	}
 	// Compile every scanned subschema of the main document so errors in
 	// unreferenced $defs surface too; sorted for a deterministic first error.
-	ptrs := make([]string, 0, len(d.locs))
-	for p := range d.locs {
-		ptrs = append(ptrs, p)
-	}
-	sort.Strings(ptrs)
-	for _, p := range ptrs {
+	for _, p := range slices.Sorted(maps.Keys(d.locs)) {
 		if _, err := c.compile(d.locs[p]); err != nil {
 			return nil, err
 		}
@@ -125,12 +121,7 @@ func (c *compiler) compileRoot(doc any) (*node, error) {
 func (c *compiler) compileDynamic() error {
 	for i := 0; c.needDyn && i < len(c.resources); i++ {
 		r := c.resources[i]
-		names := make([]string, 0, len(r.dynLocs))
-		for name := range r.dynLocs {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(r.dynLocs)) {
 			n, err := c.compile(r.dynLocs[name])
 			if err != nil {
 				return err
@@ -211,12 +202,7 @@ func (c *compiler) dialectFor(s string, depth int) (*dialect, error) {
 		return &d, nil
 	}
 	d.applicator, d.unevaluated, d.validation = false, false, false
-	keys := make([]string, 0, len(voc))
-	for k := range voc {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(voc)) {
 		req, _ := voc[k].(bool)
 		switch k {
 		case vocabPrefix + "core", vocabPrefix + "meta-data", vocabPrefix + "content", vocabPrefix + "format-annotation":

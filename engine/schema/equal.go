@@ -8,19 +8,6 @@ import (
 	"strconv"
 )
 
-// kind is the JSON type of a decoded value.
-type kind uint8
-
-const (
-	kindInvalid kind = iota
-	kindNull
-	kindBool
-	kindNumber
-	kindString
-	kindArray
-	kindObject
-)
-
 // type bits for the type keyword; integer is a refinement of number.
 const (
 	typeNull uint8 = 1 << iota
@@ -49,38 +36,32 @@ func typeBit(name string) uint8 {
 	return 0
 }
 
-func kindOf(v any) kind {
+// typeOf is the type bit of a decoded value's JSON type (typeNumber for
+// every number), or 0 for a Go type no JSON value decodes to.
+func typeOf(v any) uint8 {
 	switch v.(type) {
 	case nil:
-		return kindNull
+		return typeNull
 	case bool:
-		return kindBool
+		return typeBool
 	case json.Number, float64, float32, int, int64, int32, uint64:
-		return kindNumber
+		return typeNumber
 	case string:
-		return kindString
+		return typeString
 	case []any:
-		return kindArray
+		return typeArray
 	case map[string]any:
-		return kindObject
+		return typeObject
 	}
-	return kindInvalid
+	return 0
 }
 
-func (k kind) String() string {
-	switch k {
-	case kindNull:
-		return "null"
-	case kindBool:
-		return "boolean"
-	case kindNumber:
-		return "number"
-	case kindString:
-		return "string"
-	case kindArray:
-		return "array"
-	case kindObject:
-		return "object"
+// typeName names the JSON type of a type bit from typeOf.
+func typeName(t uint8) string {
+	for _, n := range typeNames {
+		if n.bit == t {
+			return n.name
+		}
 	}
 	return "unsupported value"
 }
@@ -121,7 +102,7 @@ func jsonEqual(a, b any) bool {
 		}
 		return true
 	}
-	if kindOf(a) != kindNumber || kindOf(b) != kindNumber {
+	if typeOf(a) != typeNumber || typeOf(b) != typeNumber {
 		return false
 	}
 	var na, nb number
@@ -183,19 +164,10 @@ func hashJSON(h *maphash.Hash, v any) {
 	}
 }
 
-// firstDuplicate returns the indexes i < j of the first pair of equal items,
-// or -1, -1. Small arrays are compared pairwise; large ones by hash.
+// firstDuplicate returns the indexes i < j of the first pair of equal items
+// (the least j, then the least i), or -1, -1. Only items of equal hash are
+// compared.
 func firstDuplicate(items []any) (int, int) {
-	if len(items) <= 24 {
-		for j := 1; j < len(items); j++ {
-			for i := 0; i < j; i++ {
-				if jsonEqual(items[i], items[j]) {
-					return i, j
-				}
-			}
-		}
-		return -1, -1
-	}
 	seed := maphash.MakeSeed()
 	type hi struct {
 		h uint64

@@ -3,7 +3,8 @@ package schema
 import (
 	"fmt"
 	"math"
-	"math/bits"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -19,12 +20,11 @@ type evaluator struct {
 	useScope bool
 
 	// keep is how many failures are recorded in full; past it, omitted
-	// counts them and omittedKw holds their keywords (omittedSet as a
-	// set), in order of first appearance.
-	keep       int
-	omitted    int
-	omittedKw  []kwID
-	omittedSet uint64
+	// counts them and omittedKw holds their keywords, in order of first
+	// appearance.
+	keep      int
+	omitted   int
+	omittedKw []kwID
 
 	nodes         []*node // the schema's, by id
 	passed, total int
@@ -35,8 +35,7 @@ type evaluator struct {
 	described     []descRec
 	decls         []declRec
 	scope         []*resource
-	gen           uint64   // bumped by every rollback of buf
-	annots        []*annot // free list
+	gen           uint64 // bumped by every rollback of buf
 }
 
 // frame is one instance location; frames live on the Go stack and link to
@@ -128,20 +127,14 @@ func (e *evaluator) rollback(m mark) {
 	clear(e.described[m.described:])
 	e.described = e.described[:m.described]
 	e.decls = e.decls[:m.decls]
-	if e.omitted != m.omitted {
-		e.omitted = m.omitted
-		e.omittedKw = e.omittedKw[:m.omittedKw]
-		e.omittedSet = 0
-		for _, kw := range e.omittedKw {
-			e.omittedSet |= 1 << kw
-		}
-	}
+	e.omitted = m.omitted
+	e.omittedKw = e.omittedKw[:m.omittedKw]
 }
 
 func (e *evaluator) reset(s *Schema) {
 	e.Budget = NewBudget(nil, s.maxSteps)
 	e.depth, e.abort, e.bad = 0, false, nil
-	e.keep, e.omitted, e.omittedKw, e.omittedSet = math.MaxInt, 0, e.omittedKw[:0], 0
+	e.keep, e.omitted, e.omittedKw = math.MaxInt, 0, e.omittedKw[:0]
 	e.useScope = s.useScope
 	e.nodes = s.nodes
 	e.passed, e.total = 0, 0
@@ -211,8 +204,7 @@ func (e *evaluator) recording(count bool) bool {
 // omit counts a failure past keep, remembering its keyword.
 func (e *evaluator) omit(kw kwID) {
 	e.omitted++
-	if e.omittedSet&(1<<kw) == 0 {
-		e.omittedSet |= 1 << kw
+	if !slices.Contains(e.omittedKw, kw) {
 		e.omittedKw = append(e.omittedKw, kw)
 	}
 }
@@ -266,7 +258,7 @@ func keySegment(key string) int {
 func appendSegment(b []byte, key string, idx int) []byte {
 	b = append(b, '/')
 	if idx >= 0 {
-		return appendInt(b, idx)
+		return strconv.AppendInt(b, int64(idx), 10)
 	}
 	if idx == plainKey || keySegment(key) == plainKey {
 		return append(b, key...)
@@ -282,23 +274,6 @@ func appendSegment(b []byte, key string, idx int) []byte {
 		}
 	}
 	return b
-}
-
-func appendInt(b []byte, i int) []byte {
-	if i < 10 {
-		return append(b, byte('0'+i))
-	}
-	if i < 100 {
-		return append(b, byte('0'+i/10), byte('0'+i%10))
-	}
-	var tmp [20]byte
-	p := len(tmp)
-	for i > 0 {
-		p--
-		tmp[p] = byte('0' + i%10)
-		i /= 10
-	}
-	return append(b, tmp[p:]...)
 }
 
 // eval applies n to v at location f. count selects whether the checks are
@@ -330,12 +305,11 @@ func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool 
 	}
 	var ok bool
 	if n.unevalProps != nil || n.unevalPropsFalse || n.unevalItems != nil || n.unevalItemsFalse {
-		local := e.newAnnot()
+		local := &annot{}
 		ok = e.body(n, v, f, count, local)
 		if ok && ann != nil {
 			ann.merge(local)
 		}
-		e.freeAnnot(local)
 	} else {
 		ok = e.body(n, v, f, count, ann)
 	}
@@ -399,164 +373,27 @@ func (e *evaluator) body(n *node, v any, f *frame, count bool, ann *annot) bool 
 // value evaluates the assertions on the value itself: type, enum, const and
 // the string and number keywords.
 func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
-	if e.steps += valueSteps(n, v); e.over() {
+	held, failed := e.checks(n, v, 0, false)
+	if held < 0 {
+		if !e.abort {
+			e.bad = v
+		}
 		return false
 	}
-	switch v.(type) {
-	case string, map[string]any, []any, bool, nil:
-	default:
-		return e.number(n, v, f, count)
-	}
-	valid := true
-	if n.types != 0 {
-		if typeMatches(n.types, v, false) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwType, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if n.enum != nil {
-		if n.enum.has(v) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwEnum, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if n.hasConst {
-		if jsonEqual(n.constVal, v) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwConst, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if x, ok := v.(string); ok && n.anyStr && !e.str(n, x, f, count) {
-		valid = false
-	}
-	return valid
-}
-
-// number is value for a number v: every check runs (numberChecks) and each
-// that failed is recorded, in numChecks' order.
-func (e *evaluator) number(n *node, v any, f *frame, count bool) bool {
-	var num number
-	if !numberOf(v, &num) {
-		e.bad = v
-		return false
-	}
-	held, failed := numberChecks(n, &num, v)
-	e.recordNumber(n, v, f, count, held, failed)
+	e.record(n, v, f, count, held, failed)
 	return failed == 0
 }
 
-// recordNumber counts the checks of n on the number v at location f that
-// held and records those in failed, in numChecks' order.
-func (e *evaluator) recordNumber(n *node, v any, f *frame, count bool, held int, failed uint8) {
-	if count {
-		e.total += held
-		e.passed += held
-	}
-	for m := failed; m != 0; m &= m - 1 {
-		e.fail(count, f, failure{kw: numChecks[bits.TrailingZeros8(m)], node: n.id, v: v})
-	}
-}
-
-// numberFailed records at the location of property p under pf the
-// failures leaf found for p's number leaf on d.v: what descend records,
-// with the same steps charged, without evaluating again.
-func (e *evaluator) numberFailed(p *propEntry, d pending, pf *frame, count bool) {
+// leafFailed records at the location of property p under pf the failures
+// checks found for p's leaf schema on d.v: what child records, with the same
+// steps charged, without evaluating again.
+func (e *evaluator) leafFailed(p *propEntry, d pending, pf *frame, count bool) {
 	if e.steps += 1 + valueSteps(p.n, d.v); e.depth+1 > maxEvalDepth || e.over() {
 		e.abort = true
 		return
 	}
 	f := frame{parent: pf, key: p.name, idx: p.seg}
-	e.recordNumber(p.n, d.v, &f, count, int(d.held), d.failed)
-}
-
-func typeMatches(types uint8, v any, isInt bool) bool {
-	switch v.(type) {
-	case string:
-		return types&typeString != 0
-	case map[string]any:
-		return types&typeObject != 0
-	case []any:
-		return types&typeArray != 0
-	case bool:
-		return types&typeBool != 0
-	case nil:
-		return types&typeNull != 0
-	}
-	return types&typeNumber != 0 || (isInt && types&typeInteger != 0)
-}
-
-func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
-	valid := true
-	if n.minLength >= 0 || n.maxLength >= 0 {
-		l := runeCount(s)
-		if n.minLength >= 0 {
-			if l >= n.minLength {
-				e.pass(count)
-			} else {
-				e.fail(count, f, failure{kw: kwMinLength, node: n.id, v: s, a: l})
-				if !count {
-					return false
-				}
-				valid = false
-			}
-		}
-		if n.maxLength >= 0 {
-			if l <= n.maxLength {
-				e.pass(count)
-			} else {
-				e.fail(count, f, failure{kw: kwMaxLength, node: n.id, v: s, a: l})
-				if !count {
-					return false
-				}
-				valid = false
-			}
-		}
-	}
-	if n.pattern != nil {
-		if n.pattern.match(s) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwPattern, node: n.id, v: s})
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if n.formatAssert {
-		if formatValid(n.format, s) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwFormat, node: n.id, v: s})
-			valid = false
-		}
-	}
-	return valid
-}
-
-// runeCount counts code points (ASCII fast path).
-func runeCount(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return i + countRunes(s[i:])
-		}
-	}
-	return len(s)
+	e.record(p.n, d.v, &f, count, int(d.held), d.failed)
 }
 
 // inPlace evaluates the applicators that apply to the same location.
@@ -664,16 +501,13 @@ func (e *evaluator) branch(s *node, v any, f *frame, ann *annot) bool {
 	m := e.mark()
 	var ba *annot
 	if ann != nil {
-		ba = e.newAnnot()
+		ba = &annot{}
 	}
 	ok := e.eval(s, v, f, false, ba)
 	if !ok {
 		e.rollback(m)
 	} else if ba != nil {
 		ann.merge(ba)
-	}
-	if ba != nil {
-		e.freeAnnot(ba)
 	}
 	return ok
 }
@@ -683,7 +517,7 @@ func (e *evaluator) branch(s *node, v any, f *frame, ann *annot) bool {
 // of its own.
 func (e *evaluator) child(n *node, v any, pf *frame, key string, idx int, count bool) bool {
 	if n.leaf {
-		if held, failed := e.leaf(n, v, count); held >= 0 && failed == 0 {
+		if held, failed := e.checks(n, v, 1, count); held >= 0 && failed == 0 {
 			return true
 		}
 	}
@@ -697,16 +531,6 @@ func (e *evaluator) descend(n *node, v any, pf *frame, key string, idx int, coun
 		return true
 	}
 	f := frame{parent: pf, key: key, idx: idx, declStart: len(e.decls), dStart: len(e.described)}
-	if n.leaf {
-		// What eval does for a schema without applicators: nothing here
-		// looks at the dynamic scope or annotations, or describes.
-		if !e.enter() {
-			return false
-		}
-		ok := e.value(n, v, &f, count)
-		e.depth--
-		return ok
-	}
 	ok := e.eval(n, v, &f, count, nil)
 	if len(e.decls) > f.declStart || f.descents > 1 {
 		e.finishFrame(&f, v)

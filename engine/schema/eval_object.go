@@ -15,20 +15,6 @@ type annot struct {
 	idx      map[int]struct{} // items matched by contains
 }
 
-func (e *evaluator) newAnnot() *annot {
-	if k := len(e.annots); k > 0 {
-		a := e.annots[k-1]
-		e.annots = e.annots[:k-1]
-		clear(a.props)
-		clear(a.idx)
-		a.allProps, a.items, a.allItems = false, 0, false
-		return a
-	}
-	return &annot{}
-}
-
-func (e *evaluator) freeAnnot(a *annot) { e.annots = append(e.annots, a) }
-
 func (a *annot) addProp(k string) {
 	if a.allProps {
 		return
@@ -76,21 +62,45 @@ func (a *annot) merge(b *annot) {
 	}
 }
 
-// redo reports whether a loop over an object's keys (in Go's random map
-// order) recorded several failures or described objects; it is then run
-// again in sorted key order so the output is deterministic.
-func (e *evaluator) redo(m mark) bool {
-	return !e.abort && (len(e.fails)+e.omitted-m.fails-m.omitted > 1 || len(e.described)-m.described > 1)
+// eachKey applies visit to every key of obj at location f and reports
+// whether every application held; without count it stops at the first that
+// did not. The keys come in Go's random map order: when they recorded
+// several failures or described objects, they are applied again in sorted
+// order so the output is deterministic. visit reports whether the key's
+// application held and whether it entered the key's value.
+func (e *evaluator) eachKey(obj map[string]any, f *frame, count bool, visit func(k string, v any) (ok, entered bool)) bool {
+	m := e.mark()
+	valid, entered := true, false
+	for k, v := range obj {
+		ok, in := visit(k, v)
+		entered = entered || in
+		if !ok {
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if !e.abort && (len(e.fails)+e.omitted-m.fails-m.omitted > 1 || len(e.described)-m.described > 1) {
+		e.rollback(m)
+		for _, k := range sortedKeys(obj) {
+			visit(k, obj[k])
+		}
+	}
+	if entered {
+		f.descents++
+	}
+	return valid
 }
 
 // pending is the value of the object's key props[i] waiting for object's
-// ordered pass, and what leaf found for a number: the mask of the checks
-// that failed, and how many held.
+// ordered pass, and what checks found: the mask of the checks that failed,
+// and how many held.
 type pending struct {
 	v      any
+	failed uint64
 	i      int32
 	held   int32
-	failed uint8
 }
 
 func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
@@ -134,8 +144,8 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		}
 		if !p.n.leaf {
 			e.pend = append(e.pend, pending{v: v, i: int32(i)})
-		} else if held, failed := e.leaf(p.n, v, count); held < 0 || failed != 0 {
-			e.pend = append(e.pend, pending{v, int32(i), int32(held), failed})
+		} else if held, failed := e.checks(p.n, v, 1, count); held < 0 || failed != 0 {
+			e.pend = append(e.pend, pending{v, failed, int32(i), int32(held)})
 		}
 	}
 	if n.hasRequired {
@@ -182,7 +192,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		d := e.pend[k] // a copy: the evaluation below pushes on e.pend
 		p := &n.props[d.i]
 		if d.failed != 0 {
-			e.numberFailed(p, d, f, count)
+			e.leafFailed(p, d, f, count)
 			if !count {
 				return false
 			}
@@ -197,28 +207,13 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	if present > 0 {
 		f.descents++
 	}
-	if n.patProps != nil {
-		m := e.mark()
-		entered := false
-		for k, cv := range obj {
-			ok, in := e.patternKey(n, k, cv, f, count, ann)
-			entered = entered || in
-			if !ok {
-				if !count {
-					return false
-				}
-				valid = false
-			}
+	if n.patProps != nil && !e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
+		return e.patternKey(n, k, v, f, count, ann)
+	}) {
+		if !count {
+			return false
 		}
-		if e.redo(m) {
-			e.rollback(m)
-			for _, k := range sortedKeys(obj) {
-				e.patternKey(n, k, obj[k], f, count, ann)
-			}
-		}
-		if entered {
-			f.descents++
-		}
+		valid = false
 	}
 	if n.props != nil || n.patProps != nil {
 		e.decls = append(e.decls, declRec{node: n.id, present: int32(present), props: n.props != nil, patProps: n.patProps != nil})
@@ -251,26 +246,16 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			ann.allProps = true
 		}
 	} else if n.addl != nil {
-		m := e.mark()
-		entered := false
-		for k, cv := range obj {
-			ok, in := e.additionalKey(n, k, cv, f, count)
-			entered = entered || in
-			if !ok {
-				if !count {
-					return false
-				}
-				valid = false
+		if !e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
+			if n.property(k) != nil || n.matchesPattern(k) {
+				return true, false
 			}
-		}
-		if e.redo(m) {
-			e.rollback(m)
-			for _, k := range sortedKeys(obj) {
-				e.additionalKey(n, k, obj[k], f, count)
+			return e.child(n.addl, v, f, k, -1, count), true
+		}) {
+			if !count {
+				return false
 			}
-		}
-		if entered {
-			f.descents++
+			valid = false
 		}
 		if ann != nil {
 			ann.allProps = true
@@ -318,32 +303,16 @@ func (e *evaluator) unevaluatedProps(n *node, obj map[string]any, f *frame, coun
 			e.fail(count, f, failure{kw: kwFalse, at: kwUnevaluatedProperties, node: n.id, v: obj, names: rest})
 			valid = false
 		}
-	} else {
-		m := e.mark()
-		entered := false
-		for k, cv := range obj {
-			if ann.hasProp(k) {
-				continue
-			}
-			entered = true
-			if !e.child(n.unevalProps, cv, f, k, -1, count) {
-				if !count {
-					return false
-				}
-				valid = false
-			}
+	} else if !e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
+		if ann.hasProp(k) {
+			return true, false
 		}
-		if e.redo(m) {
-			e.rollback(m)
-			for _, k := range sortedKeys(obj) {
-				if !ann.hasProp(k) {
-					e.child(n.unevalProps, obj[k], f, k, -1, count)
-				}
-			}
+		return e.child(n.unevalProps, v, f, k, -1, count), true
+	}) {
+		if !count {
+			return false
 		}
-		if entered {
-			f.descents++
-		}
+		valid = false
 	}
 	ann.allProps = true
 	return valid
@@ -372,15 +341,6 @@ func (e *evaluator) patternKey(n *node, k string, cv any, f *frame, count bool, 
 		}
 	}
 	return
-}
-
-// additionalKey applies additionalProperties to a key that neither
-// properties nor patternProperties name.
-func (e *evaluator) additionalKey(n *node, k string, cv any, f *frame, count bool) (valid, entered bool) {
-	if n.property(k) != nil || n.matchesPattern(k) {
-		return true, false
-	}
-	return e.child(n.addl, cv, f, k, -1, count), true
 }
 
 func (n *node) matchesPattern(k string) bool {
@@ -456,12 +416,7 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 	}
 	if n.items != nil && len(arr) > len(n.prefix) {
 		for i := len(n.prefix); i < len(arr); i++ {
-			if n.items.leaf {
-				if held, failed := e.leaf(n.items, arr[i], count); held >= 0 && failed == 0 {
-					continue
-				}
-			}
-			if !e.descend(n.items, arr[i], f, "", i, count) {
+			if !e.child(n.items, arr[i], f, "", i, count) {
 				if !count {
 					return false
 				}

@@ -3,6 +3,7 @@ package schema
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -42,7 +43,7 @@ func (c *compiler) compile(loc *schemaLoc) (*node, error) {
 		}
 		return n, nil
 	}
-	return nil, c.errAt(loc.doc, loc.ptr, "a schema must be an object or a boolean, found "+kindOf(loc.raw).String(),
+	return nil, c.errAt(loc.doc, loc.ptr, "a schema must be an object or a boolean, found "+typeName(typeOf(loc.raw)),
 		"replace it with an object such as {} (anything goes), true or false")
 }
 
@@ -59,7 +60,7 @@ func (k *kwCompiler) err(kw, problem, fix string) error {
 }
 
 func (k *kwCompiler) typeErr(kw, want string) error {
-	return k.err(kw, fmt.Sprintf("%s must be %s, found %s", kw, want, kindOf(k.obj[kw])), fixFor(kw, want))
+	return k.err(kw, fmt.Sprintf("%s must be %s, found %s", kw, want, typeName(typeOf(k.obj[kw]))), fixFor(kw, want))
 }
 
 func fixFor(kw, want string) string {
@@ -188,7 +189,7 @@ func (k *kwCompiler) number(kw string) (*numKw, error) {
 	if !ok {
 		return nil, nil
 	}
-	if kindOf(v) != kindNumber {
+	if typeOf(v) != typeNumber {
 		return nil, k.typeErr(kw, "a number")
 	}
 	nk := &numKw{}
@@ -205,7 +206,7 @@ func (k *kwCompiler) count(kw string) (int, error) {
 	if !ok {
 		return -1, nil
 	}
-	if kindOf(v) == kindNumber {
+	if typeOf(v) == typeNumber {
 		var n number
 		if numberOf(v, &n) {
 			if i, ok := n.toInt(); ok {
@@ -249,7 +250,7 @@ func (k *kwCompiler) regex(ptr, src string) (*pattern, error) {
 		}
 		return nil, k.c.errAt(k.loc.doc, ptr, problem, fix)
 	}
-	return &pattern{src: src, re: re, fast: newFastMatcher(re)}, nil
+	return &pattern{src: src, re: re, fixed: newFixedMatcher(re)}, nil
 }
 
 func (k *kwCompiler) validation() error {
@@ -286,10 +287,10 @@ func (k *kwCompiler) validation() error {
 		}
 		e := &enumSet{vals: a}
 		for _, m := range a {
-			switch kindOf(m) {
-			case kindString:
+			switch typeOf(m) {
+			case typeString:
 				e.strs = append(e.strs, m.(string))
-			case kindNumber:
+			case typeNumber:
 				var num number
 				if !numberOf(m, &num) {
 					return k.typeErr("enum", "an array of JSON values")
@@ -575,11 +576,4 @@ func (k *kwCompiler) arrayApplicators() error {
 	return err
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }

@@ -2,21 +2,15 @@ package schema
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/verifier-dev/verifier/engine/format"
 	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // foundLimit bounds the quoted instance in Found and messages.
 const foundLimit = 80
-
-func formatValid(name, s string) bool { return format.Valid(name, s) }
-
-func countRunes(s string) int { return utf8.RuneCountInString(s) }
 
 // spans are one Report's strings, as offsets into the evaluator's buffer,
 // and the failure that reads so first.
@@ -417,11 +411,11 @@ func appendValues(b []byte, vals []any) []byte {
 // appendDescribe appends a value as its JSON type and at most foundLimit
 // characters of it, e.g. `string "abc"` or `number 5`.
 func appendDescribe(b []byte, v any) []byte {
-	k := kindOf(v)
-	if k == kindNull {
+	t := typeOf(v)
+	if t == typeNull {
 		return append(b, "null"...)
 	}
-	b = append(b, k.String()...)
+	b = append(b, typeName(t)...)
 	b = append(b, ' ')
 	return appendJSON(b, v, foundLimit)
 }
@@ -474,13 +468,8 @@ func appendJSONRec(b []byte, v any, stop int) []byte {
 		}
 		return append(b, ']')
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
 		b = append(b, '{')
-		for i, k := range keys {
+		for i, k := range sortedKeys(x) {
 			if i > 0 {
 				b = append(b, ',')
 			}

@@ -1,7 +1,7 @@
 package schema
 
 import (
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -65,14 +65,14 @@ func keywordTypos(obj map[string]any, ptr string, draft Draft) []KeywordTypo {
 	}
 	var out []KeywordTypo
 	for member := range obj {
-		if strings.HasPrefix(member, "x-") || containsString(known, member) {
+		if strings.HasPrefix(member, "x-") || slices.Contains(known, member) {
 			continue
 		}
 		if kw, ok := closestKeyword(member, known); ok {
 			out = append(out, KeywordTypo{Pointer: ptr, Keyword: member, Suggestion: kw})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Keyword < out[j].Keyword })
+	slices.SortFunc(out, func(a, b KeywordTypo) int { return strings.Compare(a.Keyword, b.Keyword) })
 	return out
 }
 
@@ -144,13 +144,4 @@ func commonPrefix(a, b string) int {
 		n++
 	}
 	return n
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

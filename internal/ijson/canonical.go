@@ -2,7 +2,6 @@ package ijson
 
 import (
 	"bytes"
-	"errors"
 	"math"
 	"slices"
 	"sort"
@@ -29,15 +28,8 @@ import (
 
 // MaxCanonicalDepth is the nesting limit of arrays and objects in a
 // canonicalized text: gowebpki/jcs's, so the two refuse the same documents.
+// It also bounds Options.MaxDepth.
 const MaxCanonicalDepth = 10000
-
-// maxCanonicalInput bounds the texts canonicalized, so every offset into
-// the input and output fits an int32 (no value's canonical text is more
-// than 6 times its input, \u0001 for a raw byte 0x01 being the worst).
-const maxCanonicalInput = 1 << 28
-
-// ErrTooLarge is the Kind of an Error for a text too large to canonicalize.
-var ErrTooLarge = errors.New("is too large to canonicalize")
 
 // Canonicalizer writes the RFC 8785 form of one JSON text after another,
 // reusing its working memory from one to the next. The zero value is ready
@@ -46,12 +38,11 @@ type Canonicalizer struct {
 	scratch canonScratch
 }
 
-// canonScratch is a canonicalization's working memory.
+// canonScratch is a scan's working memory.
 type canonScratch struct {
 	out     []byte        // canonical text, members in input order
-	decoded []byte        // decoded member names that contained escapes
-	escaped []byte        // the string being decoded (fastDecoder.buf)
-	open    []canonMember // members of the objects being parsed
+	decoded []byte        // decoded strings that contained escapes
+	open    []canonMember // members of the objects being read
 	mems    []canonMember // members of the objects in objs, each object's contiguous and sorted
 	objs    []canonObject // objects to rewrite, in document order
 }
@@ -60,33 +51,23 @@ type canonScratch struct {
 // caller that keeps Canonicalizers and lets go of large ones.
 func (c *Canonicalizer) Footprint() int {
 	s := &c.scratch
-	return cap(s.out) + cap(s.decoded) + cap(s.escaped) + 16*(cap(s.open)+cap(s.mems)) + 20*cap(s.objs)
+	return cap(s.out) + cap(s.decoded) + 32*(cap(s.open)+cap(s.mems)) + 40*cap(s.objs)
 }
 
 // canonMember is one member of an object. It holds offsets, not slices, so
 // the lists of members hold no pointers for the garbage collector to scan
 // or to put write barriers on while they are sorted.
 type canonMember struct {
-	nameStart, nameEnd int32 // decoded name: in[nameStart:nameEnd], or decoded[-nameStart-1:nameEnd] when negative
-	start, end         int32 // its `"name":value` text in out
+	nameStart, nameEnd int // decoded name, as str returns it; void once the object is read
+	start, end         int // its `"name":value` text in out
 }
 
 // canonObject is an object whose members must be written in another order,
 // or that holds such an object.
 type canonObject struct {
-	start, end   int32 // its text in out, braces included
-	first, count int32 // its members in mems, sorted
-	after        int32 // index in objs just past the objects inside it
-}
-
-// canonWriter is the state of one canonicalization: the package's scanner
-// and the canonical text it writes.
-type canonWriter struct {
-	fastDecoder
-	// A copy of the scratch memory, not a pointer to it: the writer lives
-	// on the stack, so growing these slices stores no pointer into the
-	// heap and costs no write barrier while the collector runs.
-	canonScratch
+	start, end   int // its text in out, braces included
+	first, count int // its members in mems, sorted
+	after        int // index in objs just past the objects inside it
 }
 
 // Append appends the RFC 8785 form of the JSON text in to dst. depth is the
@@ -95,9 +76,6 @@ type canonWriter struct {
 // error, an *Error, dst is returned unchanged. The result keeps no
 // reference to c's memory.
 func (c *Canonicalizer) Append(dst, in []byte, depth int) ([]byte, error) {
-	if len(in) > maxCanonicalInput {
-		return dst, &Error{Kind: ErrTooLarge}
-	}
 	s := &c.scratch
 	s.out, s.decoded, s.open, s.mems, s.objs = s.out[:0], s.decoded[:0], s.open[:0], s.mems[:0], s.objs[:0]
 	// The input's length is only a first guess at the output's (1e20 grows
@@ -110,14 +88,11 @@ func (c *Canonicalizer) Append(dst, in []byte, depth int) ([]byte, error) {
 		// saves the first rounds of growth.
 		s.open, s.objs = make([]canonMember, 0, 32), make([]canonObject, 0, 8)
 	}
-	w := canonWriter{fastDecoder: fastDecoder{in: in, maxDepth: MaxCanonicalDepth - depth, buf: s.escaped}, canonScratch: *s}
-	w.skipSpace()
-	_, ok := w.value(0)
-	ok = ok && w.atEnd()
-	w.canonScratch.escaped = w.buf
-	*s = w.canonScratch // keep the grown memory for the next text
-	if !ok {
-		return dst, canonicalError(in, depth)
+	d := scanner{in: in, maxDepth: MaxCanonicalDepth - depth, mode: modeCanon, canonScratch: *s}
+	_, err := d.scanWhole()
+	*s = d.canonScratch // keep the grown memory for the next text
+	if err != nil {
+		return dst, err
 	}
 	if cap(dst)-len(dst) < len(s.out) {
 		dst = append(make([]byte, 0, len(dst)+len(s.out)), dst...)
@@ -125,190 +100,37 @@ func (c *Canonicalizer) Append(dst, in []byte, depth int) ([]byte, error) {
 	if len(s.objs) == 0 {
 		return append(dst, s.out...), nil
 	}
-	return w.emit(dst, 0, int32(len(s.out)), 0), nil
-}
-
-// canonicalError says what is wrong with in, a text the canonical writer
-// refused at the given depth, as Decode words it: the writer only gives up.
-func canonicalError(in []byte, depth int) error {
-	if _, err := decodeJSONText(in, MaxCanonicalDepth-depth); err != nil {
-		return err
-	}
-	// Decode refuses at least what the writer refuses but for nothing
-	// else; the writer giving up on what Decode accepts is a bug, reported
-	// without quoting the input.
-	return &Error{Kind: ErrSyntax}
+	return s.emit(dst, 0, len(s.out), 0), nil
 }
 
 // emit appends out[lo:hi] to dst with the members of every recorded object
 // in it in sorted order. objs[k] is the first recorded object that can
 // start at or after lo.
-func (w *canonWriter) emit(dst []byte, lo, hi, k int32) []byte {
-	for int(k) < len(w.objs) && w.objs[k].start < hi {
-		o := w.objs[k]
-		dst = append(dst, w.out[lo:o.start]...)
+func (s *canonScratch) emit(dst []byte, lo, hi, k int) []byte {
+	for k < len(s.objs) && s.objs[k].start < hi {
+		o := s.objs[k]
+		dst = append(dst, s.out[lo:o.start]...)
 		dst = append(dst, '{')
-		inside := w.objs[k+1 : o.after]
-		for i, m := range w.mems[o.first : o.first+o.count] {
+		inside := s.objs[k+1 : o.after]
+		for i, m := range s.mems[o.first : o.first+o.count] {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			j := sort.Search(len(inside), func(j int) bool { return inside[j].start >= m.start })
-			dst = w.emit(dst, m.start, m.end, k+1+int32(j))
+			dst = s.emit(dst, m.start, m.end, k+1+j)
 		}
 		dst = append(dst, '}')
 		lo, k = o.end, o.after
 	}
-	return append(dst, w.out[lo:hi]...)
-}
-
-// value writes the value at pos (whitespace skipped) at the given depth. It
-// reports whether the value holds an object that must be rewritten, and
-// ok false wherever fastDecoder.value gives up, but for numbers: any
-// finite double is canonicalized, not only I-JSON's.
-func (w *canonWriter) value(depth int) (rewrite, ok bool) {
-	if w.pos >= len(w.in) {
-		return false, false
-	}
-	switch c := w.in[w.pos]; {
-	case c == '{':
-		return w.object(depth)
-	case c == '[':
-		return w.array(depth)
-	case c == '"':
-		_, _, ok := w.str()
-		return false, ok
-	case c == '-' || (c >= '0' && c <= '9'):
-		return false, w.number()
-	case c == 't':
-		return false, w.word("true")
-	case c == 'f':
-		return false, w.word("false")
-	case c == 'n':
-		return false, w.word("null")
-	}
-	return false, false
-}
-
-// word writes a literal.
-func (w *canonWriter) word(word string) bool {
-	if !w.literal(word) {
-		return false
-	}
-	w.out = append(w.out, word...)
-	return true
-}
-
-func (w *canonWriter) array(depth int) (bool, bool) {
-	if depth >= w.maxDepth {
-		return false, false
-	}
-	w.pos++
-	w.out = append(w.out, '[')
-	w.skipSpace()
-	if w.pos < len(w.in) && w.in[w.pos] == ']' {
-		w.pos++
-		w.out = append(w.out, ']')
-		return false, true
-	}
-	rewrite := false
-	for {
-		w.skipSpace()
-		r, ok := w.value(depth + 1)
-		if !ok {
-			return false, false
-		}
-		rewrite = rewrite || r
-		more, ok := w.separator(']')
-		if !ok {
-			return false, false
-		}
-		if !more {
-			w.out = append(w.out, ']')
-			return rewrite, true
-		}
-		w.out = append(w.out, ',')
-	}
-}
-
-func (w *canonWriter) object(depth int) (bool, bool) {
-	if depth >= w.maxDepth {
-		return false, false
-	}
-	w.pos++
-	idx := len(w.objs)
-	w.objs = append(w.objs, canonObject{start: int32(len(w.out))})
-	w.out = append(w.out, '{')
-	base := len(w.open)
-	rewrite := false
-	w.skipSpace()
-	if w.pos < len(w.in) && w.in[w.pos] == '}' {
-		w.pos++
-		w.out = append(w.out, '}')
-	} else {
-		for {
-			w.skipSpace()
-			if w.pos >= len(w.in) || w.in[w.pos] != '"' {
-				return false, false
-			}
-			start := int32(len(w.out))
-			nameStart, nameEnd, ok := w.str()
-			if !ok {
-				return false, false
-			}
-			w.skipSpace()
-			if w.pos >= len(w.in) || w.in[w.pos] != ':' {
-				return false, false
-			}
-			w.pos++
-			w.out = append(w.out, ':')
-			w.skipSpace()
-			r, ok := w.value(depth + 1)
-			if !ok {
-				return false, false
-			}
-			rewrite = rewrite || r
-			w.open = append(w.open, canonMember{nameStart: nameStart, nameEnd: nameEnd, start: start, end: int32(len(w.out))})
-			more, ok := w.separator('}')
-			if !ok {
-				return false, false
-			}
-			if !more {
-				w.out = append(w.out, '}')
-				break
-			}
-			w.out = append(w.out, ',')
-		}
-	}
-	inOrder, ok := w.sortMembers(w.open[base:])
-	if !ok {
-		return false, false // a duplicate name
-	}
-	rewrite = rewrite || !inOrder
-	if rewrite {
-		w.objs[idx] = canonObject{
-			start: w.objs[idx].start, end: int32(len(w.out)),
-			first: int32(len(w.mems)), count: int32(len(w.open) - base), after: int32(len(w.objs)),
-		}
-		if w.mems == nil {
-			w.mems = make([]canonMember, 0, max(32, 2*(len(w.open)-base)))
-		}
-		w.mems = append(w.mems, w.open[base:]...)
-	} else {
-		// Nothing inside needs rewriting either (rewrite would be set),
-		// so every object recorded since idx is gone too.
-		w.objs = w.objs[:idx]
-	}
-	w.open = w.open[:base]
-	return rewrite, true
+	return append(dst, s.out[lo:hi]...)
 }
 
 // sortMembers puts an object's members in RFC 8785 order. inOrder is true
 // when they were sent in it; ok is false when two share a name.
-func (w *canonWriter) sortMembers(members []canonMember) (inOrder, ok bool) {
+func (d *scanner) sortMembers(members []canonMember) (inOrder, ok bool) {
 	inOrder = true
 	for i := 1; i < len(members); i++ {
-		switch c := w.compareNames(members[i-1], members[i]); {
+		switch c := d.compareNames(members[i-1], members[i]); {
 		case c == 0:
 			return false, false
 		case c > 0:
@@ -318,22 +140,9 @@ func (w *canonWriter) sortMembers(members []canonMember) (inOrder, ok bool) {
 	if inOrder {
 		return true, true
 	}
-	if len(members) > 12 {
-		slices.SortFunc(members, w.compareNames)
-	} else {
-		// By insertion for the short lists most objects have, where it
-		// beats a general sort's set-up.
-		for i := 1; i < len(members); i++ {
-			m := members[i]
-			j := i
-			for ; j > 0 && w.compareNames(members[j-1], m) > 0; j-- {
-				members[j] = members[j-1]
-			}
-			members[j] = m
-		}
-	}
+	slices.SortFunc(members, d.compareNames)
 	for i := 1; i < len(members); i++ {
-		if w.compareNames(members[i-1], members[i]) == 0 {
+		if d.compareNames(members[i-1], members[i]) == 0 {
 			return false, false
 		}
 	}
@@ -341,15 +150,15 @@ func (w *canonWriter) sortMembers(members []canonMember) (inOrder, ok bool) {
 }
 
 // memberName returns a member's decoded name.
-func (w *canonWriter) memberName(m canonMember) []byte {
+func (d *scanner) memberName(m canonMember) []byte {
 	if m.nameStart < 0 {
-		return w.decoded[-m.nameStart-1 : m.nameEnd]
+		return d.decoded[-m.nameStart-1 : m.nameEnd]
 	}
-	return w.in[m.nameStart:m.nameEnd]
+	return d.in[m.nameStart:m.nameEnd]
 }
 
-func (w *canonWriter) compareNames(a, b canonMember) int {
-	return compareUTF16(w.memberName(a), w.memberName(b))
+func (d *scanner) compareNames(a, b canonMember) int {
+	return compareUTF16(d.memberName(a), d.memberName(b))
 }
 
 // compareUTF16 compares two valid UTF-8 strings in the order of their UTF-16
@@ -378,125 +187,15 @@ func compareUTF16(a, b []byte) int {
 	return len(a) - len(b)
 }
 
-// str writes the string at pos (its opening quote) in canonical form and
-// returns where its decoded text is, in canonMember's encoding: in the
-// input when it has no escapes (its bytes are then canonical as sent), else
-// in w.decoded.
-func (w *canonWriter) str() (start, end int32, ok bool) {
-	quote := w.pos
-	raw, plain, ok := w.plainStr()
-	switch {
-	case !ok:
-		return 0, 0, false
-	case plain:
-		w.out = append(w.out, w.in[quote:w.pos]...)
-		return int32(quote + 1), int32(w.pos - 1), true
-	}
-	b, ok := w.escapedStr(len(w.in) - len(raw))
-	if !ok {
-		return 0, 0, false
-	}
-	w.out = AppendCanonicalString(w.out, b)
-	at := len(w.decoded)
-	w.decoded = append(w.decoded, b...)
-	return int32(-at - 1), int32(len(w.decoded)), true
-}
-
-// number writes the number at pos in canonical form: any RFC 8259 number
-// that is a finite double (one that underflows is 0).
-func (w *canonWriter) number() bool {
-	start := w.pos
-	if _, _, ok := w.numberText(); !ok {
-		return false
-	}
-	tok := w.in[start:w.pos]
-	if plainInteger(tok) {
-		// Integers of up to 15 digits are exact doubles, and ES6 prints
-		// them as written; only -0 changes.
-		if string(tok) == "-0" {
-			tok = tok[1:]
-		}
-		w.out = append(w.out, tok...)
-		return true
-	}
-	if n, ok := appendPlainDecimal(w.out, tok); ok {
-		w.out = n
-		return true
-	}
+// canonNumber writes tok, an RFC 8259 number, in canonical form when it is
+// a finite double (one that underflows is 0).
+func (d *scanner) canonNumber(tok []byte) bool {
 	f, err := jsonnum.ParseFloat(string(tok))
 	if err != nil || math.IsInf(f, 0) {
-		return false // out of double range
+		return d.fail(ErrNumber) // out of double range
 	}
-	w.out = AppendES6Number(w.out, f)
+	d.out = AppendES6Number(d.out, f)
 	return true
-}
-
-// plainInteger reports whether tok, a valid number, is an integer of at most
-// 15 digits without fraction or exponent.
-func plainInteger(tok []byte) bool {
-	digits := tok
-	if len(digits) > 0 && digits[0] == '-' {
-		digits = digits[1:]
-	}
-	if len(digits) == 0 || len(digits) > 15 {
-		return false
-	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// appendPlainDecimal appends the canonical form of tok, a valid number,
-// when it can be had without converting to binary and back: a number
-// without exponent, at most 15 digits before the point and 15 significant
-// digits in all, and at least 1e-6 when not zero. Any decimal of at most
-// 15 significant digits is the shortest text that reads back as its double
-// (no two such decimals share a double), and ES6 prints numbers from 1e-6
-// to 1e21 without exponent, so the canonical text is tok with the trailing
-// zeros of its fraction, a point left with no fraction, and the sign of a
-// zero dropped: 25.0 is 25, 135.50 is 135.5, -0.0 is 0. ok is false for
-// every other number, which takes AppendES6Number.
-func appendPlainDecimal(dst, tok []byte) ([]byte, bool) {
-	neg := tok[0] == '-'
-	if neg {
-		tok = tok[1:]
-	}
-	if bytes.ContainsAny(tok, "eE") {
-		return dst, false
-	}
-	intPart, frac, _ := bytes.Cut(tok, []byte{'.'})
-	if len(intPart) > 15 {
-		return dst, false
-	}
-	frac = bytes.TrimRight(frac, "0")
-	var significant int
-	if string(intPart) == "0" {
-		zeros := len(frac) - len(bytes.TrimLeft(frac, "0"))
-		if len(frac) == 0 {
-			return append(dst, '0'), true // a zero, of either sign
-		}
-		if zeros >= 6 { // below 1e-6: ES6 writes an exponent
-			return dst, false
-		}
-		significant = len(frac) - zeros
-	} else {
-		significant = len(intPart) + len(frac)
-	}
-	if significant > 15 {
-		return dst, false
-	}
-	if neg {
-		dst = append(dst, '-')
-	}
-	dst = append(dst, intPart...)
-	if len(frac) > 0 {
-		dst = append(dst, '.')
-		dst = append(dst, frac...)
-	}
-	return dst, true
 }
 
 // AppendES6Number appends f, finite, as ECMAScript's Number.prototype.toString

@@ -7,18 +7,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// checkAgrees holds the check-only scan to the fast decoder on data: both
+// checkAgrees holds the check-only scan to Decode on data: both
 // accept it or both give up, at every depth limit tried, and DecodeMembers
 // gives the same members with or without a check-only member.
 func checkAgrees(t *testing.T, data []byte) {
 	t.Helper()
 	for _, maxDepth := range []int{1, 3, DefaultMaxDepth} {
-		d := fastDecoder{in: data, maxDepth: maxDepth}
-		d.skipSpace()
-		checked := d.checkValue(0) && d.atEnd()
-		_, decoded := decodeFast(data, maxDepth)
-		if checked != decoded {
-			t.Fatalf("maxDepth %d: checkValue = %v, decodeFast = %v, for %q", maxDepth, checked, decoded, data)
+		d := scanner{in: data, maxDepth: maxDepth, mode: modeCheck}
+		_, checkErr := d.scanWhole()
+		_, err := Decode(data, &Options{MaxDepth: maxDepth})
+		if (checkErr == nil) != (err == nil) {
+			t.Fatalf("maxDepth %d: check-only scan %v, Decode %v, for %q", maxDepth, checkErr, err, data)
 		}
 	}
 	opts := &Options{MaxDepth: 3}
@@ -72,6 +71,7 @@ func TestCheckValue(t *testing.T) {
 	}{
 		{"scalars", `[1, -0.5e3, "x", true, false, null]`},
 		{"nested", `{"a": {"b": [{"c": {}}, []]}, "k": "v"}`},
+		{"array and literal members", `{"a": [1, 2], "k": true, "n": null}`},
 		{"escaped name equal to a plain one", `{"a": 1, "\u0061": 2}`},
 		{"escaped names distinct", `{"\u00e9": 1, "é2": 2}`},
 		{"duplicate in nested object", `{"a": {"k": 1, "k": 2}}`},
@@ -93,8 +93,8 @@ func TestCheckValue(t *testing.T) {
 	}
 }
 
-// FuzzCheckMatchesDecode: the check-only scan accepts exactly what the fast
-// decoder accepts.
+// FuzzCheckMatchesDecode: the check-only scan accepts exactly what Decode
+// accepts.
 func FuzzCheckMatchesDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"a": {"b": [1, 2.5, "x"]}, "a2": null}`, `{"a":1,"a":2}`, `{"a":{"k":1,"\u006b":2}}`,

@@ -6,43 +6,18 @@ package ijson
 // every scan of this package.
 
 import (
-	"encoding/binary"
-	"math/bits"
+	"encoding/hex"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // plainRun returns the end of the run at in[i:] of printable ASCII other
-// than '"' and '\\', the bytes a string holds as they are. It tests eight
-// bytes at a time while it can (stopBytes), so a short string costs one
-// test whatever its length.
+// than '"' and '\\', the bytes a string holds as they are.
 func plainRun(in []byte, i int) int {
-	for ; i+8 <= len(in); i += 8 {
-		if stop := stopBytes(binary.LittleEndian.Uint64(in[i:])); stop != 0 {
-			return i + bits.TrailingZeros64(stop)/8
-		}
-	}
-	for i < len(in) && plainByte(in[i]) {
+	for i < len(in) && in[i] >= 0x20 && in[i] != '"' && in[i] != '\\' && in[i] < utf8.RuneSelf {
 		i++
 	}
 	return i
-}
-
-// stopBytes has the high bit set of the lowest byte of v (little-endian)
-// that is below 0x20, a quote, a backslash or at least 0x80, if there is
-// one, and is zero when there is none: the classic "has a byte less than
-// n" and "has a zero byte" tests, whose lowest flag is exact (a borrow only
-// flags bytes above the first one flagged).
-func stopBytes(v uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	quote, backslash := v^(ones*'"'), v^(ones*'\\')
-	control := (v - ones*0x20) &^ v
-	quotes := (quote - ones) &^ quote
-	backslashes := (backslash - ones) &^ backslash
-	return (control | quotes | backslashes | v) & highs
-}
-
-func plainByte(c byte) bool {
-	return c >= 0x20 && c != '"' && c != '\\' && c < 0x80
 }
 
 // decodeEscape decodes the escape sequence that starts at in[pos], a backslash. It
@@ -91,21 +66,12 @@ func decodeEscape(in []byte, pos int) (r rune, next int, ok bool) {
 
 // hex4 reads four hex digits at in[pos].
 func hex4(in []byte, pos int) (rune, bool) {
+	var b [2]byte
 	if pos+4 > len(in) {
 		return 0, false
 	}
-	var r rune
-	for _, c := range in[pos : pos+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
+	if _, err := hex.Decode(b[:], in[pos:pos+4]); err != nil {
+		return 0, false
 	}
-	return r, true
+	return rune(b[0])<<8 | rune(b[1]), true
 }

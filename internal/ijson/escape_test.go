@@ -81,22 +81,3 @@ func TestPlainRun(t *testing.T) {
 		}
 	}
 }
-
-// FuzzPlainRun holds plainRun, from every start, to a
-// byte-by-byte scan.
-func FuzzPlainRun(f *testing.F) {
-	for _, s := range []string{"", "abc", `"quoted"`, "0123456789abcdef\\n", "caf\xc3\xa9 au lait, s'il vous pla\xc3\xaet", "\x00\x1f\x20\x7f\x80\xff", `abcdefgh"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		for i := 0; i <= len(in); i++ {
-			want := i
-			for want < len(in) && in[want] >= 0x20 && in[want] < 0x80 && in[want] != '"' && in[want] != '\\' {
-				want++
-			}
-			if got := plainRun(in, i); got != want {
-				t.Fatalf("plainRun(%q, %d) = %d, want %d", in, i, got, want)
-			}
-		}
-	})
-}

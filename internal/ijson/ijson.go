@@ -3,8 +3,8 @@
 // only checks it, or writes a text's RFC 8785 canonical form
 // (Canonicalizer); with the one string escaper (AppendCanonicalString, and
 // AppendMarshalString for encoding/json's form) and the one number grammar
-// (ValidNumber). jsontext words the errors of a text the scanner gives up
-// on; gowebpki/jcs and jsontext are the references the tests hold it to.
+// (ValidNumber). gowebpki/jcs and jsontext are the references the tests
+// hold it to.
 //
 // encoding/json accepts duplicate object names (the last wins), replaces
 // invalid UTF-8 with U+FFFD and reads integers beyond 2^53 that a canonical
@@ -19,16 +19,11 @@
 package ijson
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
@@ -42,7 +37,7 @@ const maxSafeInteger = 1 << 53
 // Options tunes Decode. The zero value means the documented defaults.
 type Options struct {
 	// MaxDepth is the deepest nesting of arrays and objects accepted;
-	// DefaultMaxDepth when zero.
+	// DefaultMaxDepth when zero, and at most MaxCanonicalDepth.
 	MaxDepth int
 	// MaxMembers, when positive, makes DecodeMembers give up (ok false) on
 	// an object of more members than this, as soon as it reads one more:
@@ -99,110 +94,8 @@ func (e *Error) Fix() string {
 
 // Decode parses data as one I-JSON value.
 func Decode(data []byte, opts *Options) (any, error) {
-	maxDepth := maxDepthOf(opts)
-	if v, ok := decodeFast(data, maxDepth); ok {
-		return v, nil
-	}
-	// Something is wrong, or unusual: the jsontext path finds what and
-	// says where.
-	return decodeJSONText(data, maxDepth)
-}
-
-// decodeJSONText is Decode by way of jsontext's tokens: the reference the
-// fast path is tested against, and the path that words every error.
-func decodeJSONText(data []byte, maxDepth int) (any, error) {
-	d := decoder{dec: jsontext.NewDecoder(bytes.NewReader(data)), maxDepth: maxDepth}
-	v, err := d.value(0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := d.dec.ReadToken(); err != io.EOF {
-		return nil, &Error{Kind: ErrTrailing, Offset: d.dec.InputOffset()}
-	}
-	return v, nil
-}
-
-type decoder struct {
-	dec      *jsontext.Decoder
-	maxDepth int
-}
-
-func (d *decoder) value(depth int) (any, error) {
-	tok, err := d.dec.ReadToken()
-	if err != nil {
-		return nil, d.wrap(err)
-	}
-	switch tok.Kind() {
-	case 'n':
-		return nil, nil
-	case 't':
-		return true, nil
-	case 'f':
-		return false, nil
-	case '"':
-		return tok.String(), nil
-	case '0':
-		text := tok.String()
-		if err := checkNumber(text); err != nil {
-			return nil, &Error{Kind: ErrNumber, Offset: d.dec.InputOffset()}
-		}
-		return json.Number(text), nil
-	case '{':
-		if depth >= d.maxDepth {
-			return nil, &Error{Kind: ErrDepth, Offset: d.dec.InputOffset(), Limit: d.maxDepth}
-		}
-		obj := make(map[string]any)
-		for d.dec.PeekKind() != '}' {
-			tok, err := d.dec.ReadToken()
-			if err != nil {
-				return nil, d.wrap(err)
-			}
-			name := tok.String() // tok is void after the next read
-			v, err := d.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			obj[name] = v
-		}
-		if _, err := d.dec.ReadToken(); err != nil {
-			return nil, d.wrap(err)
-		}
-		return obj, nil
-	case '[':
-		if depth >= d.maxDepth {
-			return nil, &Error{Kind: ErrDepth, Offset: d.dec.InputOffset(), Limit: d.maxDepth}
-		}
-		arr := []any{}
-		for d.dec.PeekKind() != ']' {
-			v, err := d.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		if _, err := d.dec.ReadToken(); err != nil {
-			return nil, d.wrap(err)
-		}
-		return arr, nil
-	}
-	return nil, &Error{Kind: ErrSyntax, Offset: d.dec.InputOffset()}
-}
-
-// wrap classifies a jsontext error without keeping its text, which can quote
-// the input.
-func (d *decoder) wrap(err error) error {
-	kind := ErrSyntax
-	var se *jsontext.SyntacticError
-	if errors.As(err, &se) {
-		switch {
-		case errors.Is(se.Err, jsontext.ErrDuplicateName):
-			kind = ErrDuplicate
-		case strings.Contains(se.Err.Error(), "UTF-8"), strings.Contains(se.Err.Error(), "surrogate"):
-			kind = ErrUTF8
-		}
-		return &Error{Kind: kind, Offset: se.ByteOffset}
-	}
-	return &Error{Kind: kind, Offset: d.dec.InputOffset()}
+	d := scanner{in: data, maxDepth: maxDepthOf(opts)}
+	return d.scanWhole()
 }
 
 // checkNumber enforces the I-JSON number profile: finite in IEEE-754 double,

@@ -2,6 +2,7 @@ package ijson
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,18 +29,123 @@ var fastSeeds = []string{
 	"1" + strings.Repeat("0", 320) + ".5", "-1" + strings.Repeat("0", 297) + ".5", `135.50`, `-0.0`, `1.5e3`,
 }
 
-// checkFastAgainstJSONText fails unless the fast decoder and the jsontext
-// path agree: the same value, or both refuse.
+// decodeJSONText is Decode by way of jsontext's tokens: the reference the
+// scanner is held to, value for value and problem for problem.
+func decodeJSONText(data []byte, maxDepth int) (any, error) {
+	d := jsontextDecoder{dec: jsontext.NewDecoder(bytes.NewReader(data)), maxDepth: maxDepth}
+	v, err := d.value(0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.dec.ReadToken(); err != io.EOF {
+		return nil, &Error{Kind: ErrTrailing, Offset: d.dec.InputOffset()}
+	}
+	return v, nil
+}
+
+type jsontextDecoder struct {
+	dec      *jsontext.Decoder
+	maxDepth int
+}
+
+func (d *jsontextDecoder) value(depth int) (any, error) {
+	tok, err := d.dec.ReadToken()
+	if err != nil {
+		return nil, d.wrap(err)
+	}
+	switch tok.Kind() {
+	case 'n':
+		return nil, nil
+	case 't':
+		return true, nil
+	case 'f':
+		return false, nil
+	case '"':
+		return tok.String(), nil
+	case '0':
+		text := tok.String()
+		if err := checkNumber(text); err != nil {
+			return nil, &Error{Kind: ErrNumber, Offset: d.dec.InputOffset()}
+		}
+		return json.Number(text), nil
+	case '{':
+		if depth >= d.maxDepth {
+			return nil, &Error{Kind: ErrDepth, Offset: d.dec.InputOffset(), Limit: d.maxDepth}
+		}
+		obj := make(map[string]any)
+		for d.dec.PeekKind() != '}' {
+			tok, err := d.dec.ReadToken()
+			if err != nil {
+				return nil, d.wrap(err)
+			}
+			name := tok.String() // tok is void after the next read
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			obj[name] = v
+		}
+		if _, err := d.dec.ReadToken(); err != nil {
+			return nil, d.wrap(err)
+		}
+		return obj, nil
+	case '[':
+		if depth >= d.maxDepth {
+			return nil, &Error{Kind: ErrDepth, Offset: d.dec.InputOffset(), Limit: d.maxDepth}
+		}
+		arr := []any{}
+		for d.dec.PeekKind() != ']' {
+			v, err := d.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+		if _, err := d.dec.ReadToken(); err != nil {
+			return nil, d.wrap(err)
+		}
+		return arr, nil
+	}
+	return nil, &Error{Kind: ErrSyntax, Offset: d.dec.InputOffset()}
+}
+
+// wrap classifies a jsontext error as Decode does.
+func (d *jsontextDecoder) wrap(err error) error {
+	kind := ErrSyntax
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		switch {
+		case errors.Is(se.Err, jsontext.ErrDuplicateName):
+			kind = ErrDuplicate
+		case strings.Contains(se.Err.Error(), "UTF-8"), strings.Contains(se.Err.Error(), "surrogate"):
+			kind = ErrUTF8
+		}
+		return &Error{Kind: kind, Offset: se.ByteOffset}
+	}
+	return &Error{Kind: kind, Offset: d.dec.InputOffset()}
+}
+
+// checkFastAgainstJSONText fails unless Decode and the jsontext reference
+// agree: the same value, or the same kind of problem.
 func checkFastAgainstJSONText(t *testing.T, data []byte, maxDepth int) {
 	t.Helper()
-	want, err := decodeJSONText(data, maxDepth)
-	got, ok := decodeFast(data, maxDepth)
-	if ok != (err == nil) {
-		t.Fatalf("decodeFast ok = %v, jsontext error %v, for %q", ok, err, data)
+	want, wantErr := decodeJSONText(data, maxDepth)
+	got, err := Decode(data, &Options{MaxDepth: maxDepth})
+	if kindOf(err) != kindOf(wantErr) {
+		t.Fatalf("Decode error %v, jsontext error %v, for %q", err, wantErr, data)
 	}
-	if ok && !cmp.Equal(got, want) {
-		t.Fatalf("decodeFast(%q) differs from jsontext:\n%s", data, cmp.Diff(want, got))
+	if err == nil && !cmp.Equal(got, want) {
+		t.Fatalf("Decode(%q) differs from jsontext:\n%s", data, cmp.Diff(want, got))
 	}
+}
+
+// kindOf is the Kind of an *Error, or nil.
+func kindOf(err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return err
 }
 
 // FuzzFastMatchesJSONText: on arbitrary bytes the fast decoder gives
@@ -89,10 +195,10 @@ func TestFastDepthLimit(t *testing.T) {
 			})
 		}
 	}
-	// Past jsontext's own limit the fast decoder leaves it to jsontext.
-	deep := strings.Repeat("[", jsontextMaxDepth) + strings.Repeat("]", jsontextMaxDepth)
-	if _, ok := decodeFast([]byte(deep), 2*jsontextMaxDepth); ok {
-		t.Errorf("decodeFast accepts %d levels, past jsontext's limit", jsontextMaxDepth)
+	// No limit goes past MaxCanonicalDepth.
+	deep := strings.Repeat("[", MaxCanonicalDepth+1) + strings.Repeat("]", MaxCanonicalDepth+1)
+	if _, err := Decode([]byte(deep), &Options{MaxDepth: 2 * MaxCanonicalDepth}); !errors.Is(err, ErrDepth) {
+		t.Errorf("Decode(%d levels) = %v, want ErrDepth", MaxCanonicalDepth+1, err)
 	}
 }
 
@@ -213,7 +319,7 @@ func BenchmarkDecode(b *testing.B) {
 		name string
 		fn   func() error
 	}{
-		{"fast", func() error { _, err := Decode(data, nil); return err }},
+		{"scanner", func() error { _, err := Decode(data, nil); return err }},
 		{"jsontext", func() error { _, err := decodeJSONText(data, DefaultMaxDepth); return err }},
 	} {
 		b.Run(tt.name, func(b *testing.B) {

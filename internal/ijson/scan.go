@@ -1,0 +1,551 @@
+package ijson
+
+import (
+	"encoding/json"
+	"slices"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The package's one scanner reads a JSON text in one pass over its bytes and,
+// as it reads, builds Go values (Decode, DecodeMembers), only checks
+// (DecodeMembers' check-only members), or writes the RFC 8785 form
+// (Canonicalizer). At the first thing it does not accept it stops where it
+// is, noting the kind of problem in kind when it is not a syntax error.
+
+// scanMode is what the scanner does with what it reads.
+type scanMode uint8
+
+const (
+	modeBuild scanMode = iota // decode into Go values
+	modeCheck                 // check only
+	modeCanon                 // write the canonical form into out
+)
+
+type scanner struct {
+	in       []byte
+	text     string // in as a string, or "": see DecodeMembers
+	pos      int
+	maxDepth int
+	mode     scanMode
+	kind     error // why the scan stopped, when not ErrSyntax
+	// A copy of the scratch memory, not a pointer to it: the scanner lives
+	// on the stack, so growing these slices stores no pointer into the heap
+	// and costs no write barrier while the collector runs.
+	canonScratch
+}
+
+// Member is one member of a JSON object, as sent and decoded.
+type Member struct {
+	Name  string
+	Raw   []byte // the value exactly as sent (no surrounding whitespace), a slice of the input
+	Value any    // Raw decoded as Decode(Raw, opts) decodes it
+}
+
+// DecodeMembers decodes data, one JSON object, member by member, each value
+// as Decode would decode it on its own with opts (so depth counts from the
+// member's value), and appends the members to dst. It is the fast path of a
+// caller that reports problems per member itself: ok is false whenever
+// Decode would fail on data or on a member's value, and the caller then
+// takes its careful path to find out what.
+//
+// text is data as a string, or "". When given, every decoded string and
+// number without escapes is a substring of text rather than a copy of its
+// own, which spares an allocation each but keeps all of text in memory as
+// long as any of them.
+//
+// A member named in checkOnly is checked exactly as the others but not
+// decoded: its Value is nil, and Decode(Raw, opts) would succeed. It is for
+// a value the caller may never need as Go values.
+func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkOnly ...string) (members []Member, ok bool) {
+	if text != "" && len(text) != len(data) {
+		text = "" // not data's text: copy every string
+	}
+	d := scanner{in: data, text: text, maxDepth: maxDepthOf(opts)}
+	d.open = make([]canonMember, 0, 16) // room for a typical object's names
+	d.skipSpace()
+	if d.pos >= len(d.in) || d.in[d.pos] != '{' {
+		return nil, false
+	}
+	d.pos++
+	d.skipSpace()
+	members = dst
+	if d.pos < len(d.in) && d.in[d.pos] == '}' {
+		d.pos++
+		if members == nil {
+			members = []Member{}
+		}
+		return members, d.atEnd()
+	}
+	maxMembers := 0
+	if opts != nil {
+		maxMembers = opts.MaxMembers
+	}
+	for more := true; more; {
+		if maxMembers > 0 && len(members)-len(dst) == maxMembers {
+			return nil, false
+		}
+		d.skipSpace()
+		nameStart, nameEnd, ok := d.name()
+		if !ok {
+			return nil, false
+		}
+		name := d.stringAt(nameStart, nameEnd)
+		d.mode = modeBuild
+		if slices.Contains(checkOnly, name) {
+			d.mode = modeCheck
+		}
+		d.skipSpace()
+		start := d.pos
+		v, ok := d.value(0)
+		if !ok {
+			return nil, false
+		}
+		if d.mode == modeCheck {
+			v = nil // true or false was read, not decoded
+		}
+		d.open = append(d.open, canonMember{nameStart: nameStart, nameEnd: nameEnd})
+		members = append(members, Member{Name: name, Raw: data[start:d.pos:d.pos], Value: v})
+		if more, ok = d.separator('}'); !ok {
+			return nil, false
+		}
+	}
+	if _, unique := d.sortMembers(d.open); !unique || !d.atEnd() {
+		return nil, false
+	}
+	return members, true
+}
+
+// scanWhole scans data as one whole JSON text in mode, returning the value
+// (modeBuild) or the *Error that says why and where the scan stopped.
+func (d *scanner) scanWhole() (any, error) {
+	d.skipSpace()
+	v, ok := d.value(0)
+	if ok && d.atEnd() {
+		return v, nil
+	}
+	e := &Error{Kind: d.kind, Offset: int64(d.pos)}
+	switch {
+	case ok:
+		e.Kind = ErrTrailing
+	case e.Kind == nil:
+		e.Kind = ErrSyntax
+	case e.Kind == ErrDepth:
+		e.Limit = d.maxDepth
+	}
+	return nil, e
+}
+
+// fail notes why the scan stops and returns false.
+func (d *scanner) fail(kind error) bool {
+	d.kind = kind
+	return false
+}
+
+// put writes c to the canonical form, in modeCanon.
+func (d *scanner) put(c byte) {
+	if d.mode == modeCanon {
+		d.out = append(d.out, c)
+	}
+}
+
+// separator steps over the white space and the comma or closing byte after
+// a member or an element: more is true after a comma, false after closing,
+// and ok is false for anything else.
+func (d *scanner) separator(closing byte) (more, ok bool) {
+	d.skipSpace()
+	if d.pos >= len(d.in) {
+		return false, false
+	}
+	c := d.in[d.pos]
+	if c != ',' && c != closing {
+		return false, false
+	}
+	d.pos++
+	d.put(c)
+	return c == ',', true
+}
+
+func maxDepthOf(opts *Options) int {
+	if opts != nil && opts.MaxDepth > 0 {
+		return min(opts.MaxDepth, MaxCanonicalDepth)
+	}
+	return DefaultMaxDepth
+}
+
+// atEnd reports whether only whitespace is left.
+func (d *scanner) atEnd() bool {
+	d.skipSpace()
+	return d.pos == len(d.in)
+}
+
+func (d *scanner) skipSpace() {
+	for d.pos < len(d.in) {
+		switch d.in[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+// value reads the value at pos (whitespace skipped) at the given depth,
+// refusing a container at depth >= maxDepth. It returns the value in
+// modeBuild, nil in the other modes.
+func (d *scanner) value(depth int) (any, bool) {
+	if d.pos >= len(d.in) {
+		return nil, false
+	}
+	switch c := d.in[d.pos]; {
+	case c == '{' || c == '[':
+		switch {
+		case depth >= d.maxDepth:
+			return nil, d.fail(ErrDepth)
+		case c == '[':
+			return d.array(depth)
+		case d.mode == modeBuild:
+			return d.object(depth)
+		}
+		return nil, d.members(depth)
+	case c == '"':
+		start, end, ok := d.str()
+		if !ok || d.mode != modeBuild {
+			d.drop(start)
+			return nil, ok
+		}
+		s := d.stringAt(start, end)
+		d.drop(start)
+		return s, true
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	case c == 't':
+		return true, d.literal("true")
+	case c == 'f':
+		return false, d.literal("false")
+	case c == 'n':
+		return nil, d.literal("null")
+	}
+	return nil, false
+}
+
+func (d *scanner) literal(word string) bool {
+	if len(d.in)-d.pos < len(word) || string(d.in[d.pos:d.pos+len(word)]) != word {
+		return false
+	}
+	d.pos += len(word)
+	if d.mode == modeCanon {
+		d.out = append(d.out, word...)
+	}
+	return true
+}
+
+// object decodes the object at pos into a map, in modeBuild.
+func (d *scanner) object(depth int) (any, bool) {
+	d.pos++
+	obj := make(map[string]any)
+	d.skipSpace()
+	if d.pos < len(d.in) && d.in[d.pos] == '}' {
+		d.pos++
+		return obj, true
+	}
+	for more := true; more; {
+		d.skipSpace()
+		start, end, ok := d.name()
+		if !ok {
+			return nil, false
+		}
+		name := d.stringAt(start, end)
+		d.drop(start)
+		if _, dup := obj[name]; dup {
+			return nil, d.fail(ErrDuplicate)
+		}
+		d.skipSpace()
+		v, ok := d.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		obj[name] = v
+		if more, ok = d.separator('}'); !ok {
+			return nil, false
+		}
+	}
+	return obj, true
+}
+
+// members reads the object at pos in modeCheck or modeCanon. Its members
+// stack up in d.open, where sorting them finds a duplicate name; in
+// modeCanon an object whose members were sent out of order, or that holds
+// such an object, is recorded in d.objs for emit, with its members sorted
+// in d.mems.
+func (d *scanner) members(depth int) bool {
+	d.pos++
+	idx, base, decoded := len(d.objs), len(d.open), len(d.decoded)
+	if d.mode == modeCanon {
+		d.objs = append(d.objs, canonObject{start: len(d.out)})
+		d.out = append(d.out, '{')
+	}
+	d.skipSpace()
+	if d.pos < len(d.in) && d.in[d.pos] == '}' {
+		d.pos++
+		d.put('}')
+	} else {
+		for more := true; more; {
+			d.skipSpace()
+			start := len(d.out)
+			nameStart, nameEnd, ok := d.name()
+			if !ok {
+				return false
+			}
+			d.skipSpace()
+			if _, ok := d.value(depth + 1); !ok {
+				return false
+			}
+			d.open = append(d.open, canonMember{nameStart: nameStart, nameEnd: nameEnd, start: start, end: len(d.out)})
+			if more, ok = d.separator('}'); !ok {
+				return false
+			}
+		}
+	}
+	inOrder, unique := d.sortMembers(d.open[base:])
+	if !unique {
+		return d.fail(ErrDuplicate)
+	}
+	if d.mode == modeCanon && (!inOrder || len(d.objs) > idx+1) {
+		d.objs[idx] = canonObject{
+			start: d.objs[idx].start, end: len(d.out),
+			first: len(d.mems), count: len(d.open) - base, after: len(d.objs),
+		}
+		if d.mems == nil {
+			d.mems = make([]canonMember, 0, max(32, 2*(len(d.open)-base)))
+		}
+		d.mems = append(d.mems, d.open[base:]...)
+	} else {
+		// Nothing inside needs rewriting either, so every object recorded
+		// since idx is gone too.
+		d.objs = d.objs[:idx]
+	}
+	// The names are sorted: they are no longer needed.
+	d.open, d.decoded = d.open[:base], d.decoded[:decoded]
+	return true
+}
+
+// name reads a member name, as str, and the colon after it.
+func (d *scanner) name() (start, end int, ok bool) {
+	if d.pos >= len(d.in) || d.in[d.pos] != '"' {
+		return 0, 0, false
+	}
+	if start, end, ok = d.str(); !ok {
+		return 0, 0, false
+	}
+	d.skipSpace()
+	if d.pos >= len(d.in) || d.in[d.pos] != ':' {
+		return 0, 0, false
+	}
+	d.pos++
+	d.put(':')
+	return start, end, true
+}
+
+func (d *scanner) array(depth int) (any, bool) {
+	d.pos++
+	d.put('[')
+	d.skipSpace()
+	arr := []any{}
+	if d.pos < len(d.in) && d.in[d.pos] == ']' {
+		d.pos++
+		d.put(']')
+	} else {
+		for more := true; more; {
+			d.skipSpace()
+			v, ok := d.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			if d.mode == modeBuild {
+				arr = append(arr, v)
+			}
+			if more, ok = d.separator(']'); !ok {
+				return nil, false
+			}
+		}
+	}
+	if d.mode != modeBuild {
+		return nil, true // not an empty []any, which is a non-nil any
+	}
+	return arr, true
+}
+
+// str reads the string at pos (its opening quote), writing its canonical
+// form in modeCanon, and returns where its decoded text is: in[start:end]
+// when it has no escapes (its bytes are then canonical as sent), else
+// decoded[-start-1:end]. Escapes are decoded as jsontext decodes them; a
+// lone or misordered surrogate is refused, as jsontext refuses it.
+func (d *scanner) str() (start, end int, ok bool) {
+	quote := d.pos
+	d.pos++
+	for {
+		d.pos = plainRun(d.in, d.pos)
+		if d.pos >= len(d.in) {
+			return 0, 0, false
+		}
+		switch c := d.in[d.pos]; {
+		case c == '"':
+			d.pos++
+			if d.mode == modeCanon {
+				d.out = append(d.out, d.in[quote:d.pos]...)
+			}
+			return quote + 1, d.pos - 1, true
+		case c == '\\':
+			return d.escapedStr(quote + 1)
+		case c < 0x20:
+			return 0, 0, false
+		case !d.utf8Char(): // plainRun stops at no other ASCII byte
+			return 0, 0, false
+		}
+	}
+}
+
+// escapedStr finishes the string whose text starts at from and has an
+// escape at pos, decoding it onto d.decoded.
+func (d *scanner) escapedStr(from int) (start, end int, ok bool) {
+	at := len(d.decoded)
+	d.decoded = append(d.decoded, d.in[from:d.pos]...)
+	for d.pos < len(d.in) {
+		switch c := d.in[d.pos]; {
+		case c == '"':
+			d.pos++
+			if d.mode == modeCanon {
+				d.out = AppendCanonicalString(d.out, d.decoded[at:])
+			}
+			return -at - 1, len(d.decoded), true
+		case c == '\\':
+			r, next, ok := decodeEscape(d.in, d.pos)
+			if !ok {
+				if hi, hex := hex4(d.in, d.pos+2); hex && d.in[d.pos+1] == 'u' && utf16.IsSurrogate(hi) {
+					d.kind = ErrUTF8
+				}
+				return 0, 0, false
+			}
+			d.decoded = utf8.AppendRune(d.decoded, r)
+			d.pos = next
+		case c < 0x20:
+			return 0, 0, false
+		case c < utf8.RuneSelf:
+			d.decoded = append(d.decoded, c)
+			d.pos++
+		default:
+			i := d.pos
+			if !d.utf8Char() {
+				return 0, 0, false
+			}
+			d.decoded = append(d.decoded, d.in[i:d.pos]...)
+		}
+	}
+	return 0, 0, false
+}
+
+// stringAt returns the decoded text str located as a string: a substring
+// of d.text when there is one and the string had no escapes, else a copy.
+func (d *scanner) stringAt(start, end int) string {
+	switch {
+	case start < 0:
+		return string(d.decoded[-start-1 : end])
+	case d.text != "":
+		return d.text[start:end]
+	}
+	return string(d.in[start:end])
+}
+
+// drop forgets the decoded text of a string str read at start, once it is
+// no longer needed.
+func (d *scanner) drop(start int) {
+	if start < 0 {
+		d.decoded = d.decoded[:-start-1]
+	}
+}
+
+// utf8Char steps over one valid multi-byte UTF-8 character at pos.
+func (d *scanner) utf8Char() bool {
+	r, size := utf8.DecodeRune(d.in[d.pos:])
+	if r == utf8.RuneError && size <= 1 {
+		return d.fail(ErrUTF8)
+	}
+	d.pos += size
+	return true
+}
+
+// number reads an RFC 8259 number: in modeCanon it writes its canonical
+// form (any finite double), in the other modes it applies the I-JSON
+// profile (checkNumber).
+func (d *scanner) number() (any, bool) {
+	start := d.pos
+	fraction, exponent, ok := d.numberText()
+	switch {
+	case !ok:
+		return nil, false
+	case d.mode == modeCanon:
+		return nil, d.canonNumber(d.in[start:d.pos])
+	// checkNumber cannot fail for an integer of up to 15 digits (within
+	// ±2^53), nor for a number with a fraction, no exponent and at most 300
+	// characters (too short to overflow a double or to underflow to zero).
+	case (exponent || (!fraction && d.pos-start > 15) || d.pos-start > 300) &&
+		checkNumber(string(d.in[start:d.pos])) != nil:
+		return nil, d.fail(ErrNumber)
+	case d.mode == modeBuild:
+		return json.Number(d.stringAt(start, d.pos)), true
+	}
+	return nil, true
+}
+
+// numberText steps over an RFC 8259 number,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; what may follow it is
+// the caller's to check. It is the package's only number grammar:
+// ValidNumber is it for a whole text.
+func (d *scanner) numberText() (fraction, exponent, ok bool) {
+	if d.pos < len(d.in) && d.in[d.pos] == '-' {
+		d.pos++
+	}
+	switch {
+	case d.pos < len(d.in) && d.in[d.pos] == '0':
+		d.pos++
+	case d.pos < len(d.in) && d.in[d.pos] >= '1' && d.in[d.pos] <= '9':
+		d.digits()
+	default:
+		return false, false, false
+	}
+	if d.pos < len(d.in) && d.in[d.pos] == '.' {
+		d.pos++
+		if d.digits() == 0 {
+			return false, false, false
+		}
+		fraction = true
+	}
+	if d.pos < len(d.in) && (d.in[d.pos] == 'e' || d.in[d.pos] == 'E') {
+		d.pos++
+		if d.pos < len(d.in) && (d.in[d.pos] == '+' || d.in[d.pos] == '-') {
+			d.pos++
+		}
+		if d.digits() == 0 {
+			return false, false, false
+		}
+		exponent = true
+	}
+	return fraction, exponent, true
+}
+
+// ValidNumber reports whether s is exactly one RFC 8259 number.
+func ValidNumber[T string | []byte](s T) bool {
+	d := scanner{in: []byte(s)}
+	_, _, ok := d.numberText()
+	return ok && d.pos == len(d.in)
+}
+
+func (d *scanner) digits() int {
+	n := 0
+	for d.pos < len(d.in) && d.in[d.pos] >= '0' && d.in[d.pos] <= '9' {
+		d.pos++
+		n++
+	}
+	return n
+}
