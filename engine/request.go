@@ -554,7 +554,7 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 			}
 			r.Values, r.HasValues = list, true
 		default:
-			n, ok := numberOf(obj[valueName])
+			n, ok := asNumber(obj[valueName])
 			if !ok {
 				p.add(field+"."+valueName, "must be a number", "Send a finite number.")
 				break
@@ -567,7 +567,7 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 		}
 	}
 	if t, sent := member(obj, "tolerance"); sent {
-		n, ok := numberOf(t)
+		n, ok := asNumber(t)
 		if !ok || n < 0 {
 			p.add(field+".tolerance", "must be a number ≥ 0", "Send a small non-negative number such as 0.01 (the default is 1e-9).")
 		} else {
@@ -602,15 +602,6 @@ func ruleFieldFix(typ string) string {
 	default:
 		return "unique takes only field (and if_present); remove the other field."
 	}
-}
-
-func numberOf(v any) (float64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	f, err := jsonnum.ParseFloat(string(n))
-	return f, err == nil
 }
 
 // memberName names an object member in an error: its own name when that is

@@ -175,6 +175,7 @@ func (r *Rule) memberText(member string) string {
 	return s
 }
 
+// asNumber is v as a float64 when it is a finite JSON number.
 func asNumber(v any) (float64, bool) {
 	n, ok := v.(json.Number)
 	if !ok {
