@@ -13,30 +13,11 @@ import (
 	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
-// Canonicalizer returns the RFC 8785 canonical form of JSON bytes. The
-// caller injects it (signing.Canonicalize) so that engine stays free of the
-// signing package.
-type Canonicalizer func([]byte) ([]byte, error)
-
-// AppendCanonicalizer appends the RFC 8785 canonical form of JSON bytes to
-// dst, and on error returns dst unchanged
-// (signing.Canonicalizer.AppendCanonical). With it the parts of
-// request_hash are written straight into the request document.
-type AppendCanonicalizer func(dst, raw []byte) ([]byte, error)
-
-// appending is canon as an AppendCanonicalizer.
-func (canon Canonicalizer) appending() AppendCanonicalizer {
-	return func(dst, raw []byte) ([]byte, error) {
-		c, err := canon(raw)
-		switch {
-		case err != nil:
-			return dst, err
-		case dst == nil:
-			return c, nil
-		}
-		return append(dst, c...), nil
-	}
-}
+// Canonicalizer appends the RFC 8785 canonical form of JSON bytes to dst,
+// and on error returns dst unchanged (signing.AppendCanonical). The caller
+// injects it so that engine stays free of the signing package; with it the
+// parts of request_hash are written straight into the request document.
+type Canonicalizer func(dst, raw []byte) ([]byte, error)
 
 // Hasher returns the lowercase hex SHA-256 of canonical bytes
 // (signing.HashCanonical). It must not keep them: they may be in a buffer
@@ -54,25 +35,45 @@ type Hashes struct {
 var jsonNull = []byte("null")
 
 // Hashes computes the request's hashes, canonicalizing each part once.
-func (r *Request) Hashes(canon Canonicalizer, hash Hasher) (Hashes, error) {
-	return r.hashes(canon.appending(), hash, hashMemo{})
-}
-
-// Hashes is r.Hashes, except that what depends only on expected_schema, or
-// only on bounds and rules, is remembered by their bytes as sent (bounded
-// caches, below): a client that sends the same schema and rules with every
-// request has them canonicalized and hashed once. Equal bytes have one
-// canonical form, so the hashes are the same either way.
+// What depends only on expected_schema, or only on bounds and rules, is
+// remembered by their bytes as sent (bounded caches, below): a client that
+// sends the same schema and rules with every request has them
+// canonicalized and hashed once. Equal bytes have one canonical form, so
+// the hashes are the same either way. The parts that are not remembered are
+// canonicalized straight into the request document, in a reused buffer.
 func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes, error) {
-	return v.HashesAppend(r, canon.appending(), hash)
-}
-
-// HashesAppend is Hashes with a canonicalizer that appends: the parts that
-// are not remembered are canonicalized straight into the request document,
-// which is written into a reused buffer, so none of them is a buffer of its
-// own.
-func (v *Verifier) HashesAppend(r *Request, canon AppendCanonicalizer, hash Hasher) (Hashes, error) {
-	return r.hashes(canon, hash, hashMemo{schemas: v.schemaText, checks: v.checksText})
+	buf := requestDocuments.Get()
+	defer requestDocuments.Put(buf)
+	// submitted_output's canonical form is written first, hashed where it
+	// is, and copied into the request document, which follows it in the
+	// buffer. The parts are canonicalized in the order they always were, so
+	// a failure names the same part.
+	doc := slices.Grow((*buf)[:0], 2*len(r.raw[fieldOutput])+len(r.raw[fieldSchema])+256)
+	doc, err := r.appendCanonicalPart(canon, doc, fieldOutput)
+	*buf = doc
+	if err != nil {
+		return Hashes{}, err
+	}
+	output := len(doc)
+	schemaText, err := r.canonicalSchema(canon, hash, v.schemaText)
+	if err != nil {
+		return Hashes{}, err
+	}
+	checks, err := r.canonicalChecks(canon, hash, v.checksText)
+	if err != nil {
+		return Hashes{}, err
+	}
+	doc, err = r.appendRequestDocument(canon, doc, output, schemaText.canonical, checks)
+	*buf = doc
+	if err != nil {
+		return Hashes{}, err
+	}
+	return Hashes{
+		Output:  hash(doc[:output]),
+		Schema:  schemaText.hash,
+		Rules:   checks.rulesHash,
+		Request: hash(doc[output:]),
+	}, nil
 }
 
 // requestDocuments holds spare buffers for request documents, which live
@@ -104,13 +105,6 @@ func appendRememberKey(dst, rawBounds, rawRules []byte) (key []byte, ok bool) {
 // rules.
 type keyRoom [512]byte
 
-// hashMemo holds the caches of Verifier.Hashes; the zero value remembers
-// nothing.
-type hashMemo struct {
-	schemas *lru[canonicalSchema]
-	checks  *lru[canonicalChecks]
-}
-
 // canonicalSchema is an expected_schema's canonical form and its hash.
 type canonicalSchema struct {
 	canonical []byte // shared: never modified
@@ -124,54 +118,9 @@ type canonicalChecks struct {
 	bounds, rules []byte // shared: never modified
 }
 
-func (r *Request) hashes(canon AppendCanonicalizer, hash Hasher, memo hashMemo) (Hashes, error) {
-	buf := requestDocuments.Get()
-	defer requestDocuments.Put(buf)
-	// submitted_output's canonical form is written first, hashed where it
-	// is, and copied into the request document, which follows it in the
-	// buffer. The parts are canonicalized in the order they always were, so
-	// a failure names the same part.
-	doc := slices.Grow((*buf)[:0], 2*len(r.raw[fieldOutput])+len(r.raw[fieldSchema])+256)
-	doc, err := r.appendCanonicalPart(canon, doc, fieldOutput)
-	*buf = doc
-	if err != nil {
-		return Hashes{}, err
-	}
-	output := len(doc)
-	schemaText, err := r.canonicalSchema(canon, hash, memo.schemas)
-	if err != nil {
-		return Hashes{}, err
-	}
-	checks, err := r.canonicalChecks(canon, hash, memo.checks)
-	if err != nil {
-		return Hashes{}, err
-	}
-	doc, err = r.appendRequestDocument(canon, doc, output, schemaText.canonical, checks)
-	*buf = doc
-	if err != nil {
-		return Hashes{}, err
-	}
-	return Hashes{
-		Output:  hash(doc[:output]),
-		Schema:  schemaText.hash,
-		Rules:   checks.rulesHash,
-		Request: hash(doc[output:]),
-	}, nil
-}
-
-// canonicalPart is the canonical form of the top-level member field (an
-// index in topLevelFields) as sent, null when it was not sent, in memory of
-// its own.
-func (r *Request) canonicalPart(canon AppendCanonicalizer, field int) ([]byte, error) {
-	if r.raw[field] == nil {
-		return jsonNull, nil
-	}
-	return r.appendCanonicalPart(canon, nil, field)
-}
-
 // appendCanonicalPart appends the canonical form of the top-level member
 // field as sent to dst, null when it was not sent.
-func (r *Request) appendCanonicalPart(canon AppendCanonicalizer, dst []byte, field int) ([]byte, error) {
+func (r *Request) appendCanonicalPart(canon Canonicalizer, dst []byte, field int) ([]byte, error) {
 	raw := r.raw[field]
 	if raw == nil {
 		return append(dst, jsonNull...), nil
@@ -185,7 +134,7 @@ func (r *Request) appendCanonicalPart(canon AppendCanonicalizer, dst []byte, fie
 
 // canonicalSchema is expected_schema's canonical form and hash, from
 // remembered when it holds them.
-func (r *Request) canonicalSchema(canon AppendCanonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (canonicalSchema, error) {
+func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (canonicalSchema, error) {
 	raw := r.raw[fieldSchema]
 	if len(raw) > maxRemembered {
 		remembered = nil
@@ -193,7 +142,7 @@ func (r *Request) canonicalSchema(canon AppendCanonicalizer, hash Hasher, rememb
 	if c, ok := remembered.getBytes(raw); ok {
 		return c, nil
 	}
-	canonical, err := r.canonicalPart(canon, fieldSchema)
+	canonical, err := r.appendCanonicalPart(canon, nil, fieldSchema)
 	if err != nil {
 		return canonicalSchema{}, err
 	}
@@ -204,7 +153,7 @@ func (r *Request) canonicalSchema(canon AppendCanonicalizer, hash Hasher, rememb
 
 // canonicalChecks is what bounds and rules give the hashes, from remembered
 // when it holds them, keyed by the two members as sent.
-func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
+func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
 	var room keyRoom
 	key, ok := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
 	if !ok {
@@ -213,11 +162,11 @@ func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, rememb
 	if c, ok := remembered.getBytes(key); ok {
 		return c, nil
 	}
-	boundsSent, err := r.canonicalPart(canon, fieldBounds)
+	boundsSent, err := r.appendCanonicalPart(canon, nil, fieldBounds)
 	if err != nil {
 		return canonicalChecks{}, err
 	}
-	rulesSent, err := r.canonicalPart(canon, fieldRules)
+	rulesSent, err := r.appendCanonicalPart(canon, nil, fieldRules)
 	if err != nil {
 		return canonicalChecks{}, err
 	}
@@ -247,7 +196,7 @@ func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, rememb
 // fixed ASCII names, so the canonical document is assembled in their sorted
 // order from canonical parts and the large parts are not canonicalized a
 // second time. submitted_output's canonical form is doc[:output].
-func (r *Request) appendRequestDocument(canon AppendCanonicalizer, doc []byte, output int, schemaBytes []byte, checks canonicalChecks) ([]byte, error) {
+func (r *Request) appendRequestDocument(canon Canonicalizer, doc []byte, output int, schemaBytes []byte, checks canonicalChecks) ([]byte, error) {
 	start := len(doc)
 	doc = slices.Grow(doc, output+len(schemaBytes)+len(checks.bounds)+len(checks.rules)+256)
 	// task_id and agent_id are strings as sent: their canonical form is
@@ -282,7 +231,7 @@ func (r *Request) appendRequestDocument(canon AppendCanonicalizer, doc []byte, o
 // (bounds or rules, defaults filled in) that appendText writes as JSON
 // text, its objects' members already in sorted order. appendText declines
 // only a value no decoded request holds.
-func canonFilled(canon AppendCanonicalizer, appendText func([]byte) ([]byte, bool)) ([]byte, error) {
+func canonFilled(canon Canonicalizer, appendText func([]byte) ([]byte, bool)) ([]byte, error) {
 	text, ok := appendText(make([]byte, 0, 256))
 	if !ok {
 		return nil, errors.New("a value is not one decoded from JSON")
