@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -91,15 +92,15 @@ func checkFastPath(t *testing.T, body []byte) {
 		return
 	}
 	for _, part := range []struct {
-		name       string
-		appendText func([]byte) ([]byte, bool)
+		name   string
+		filled any
 	}{
-		{"bounds", fast.appendFilledBounds},
-		{"rules", fast.appendFilledRules},
+		{"bounds", fast.filledBounds()},
+		{"rules", fast.filledRules()},
 	} {
-		text, ok := part.appendText(nil)
-		if !ok {
-			t.Fatalf("append filled %s declined %q", part.name, body)
+		text, err := json.Marshal(part.filled)
+		if err != nil {
+			t.Fatalf("filled %s of %q do not marshal: %v", part.name, body, err)
 		}
 		if _, err := signing.Canonicalize(text); err != nil {
 			t.Fatalf("filled %s text %s does not canonicalize: %v", part.name, text, err)

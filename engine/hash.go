@@ -3,14 +3,11 @@ package engine
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/internal/bufpool"
-	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // Canonicalizer appends the RFC 8785 canonical form of JSON bytes to dst,
@@ -178,12 +175,12 @@ func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *
 	doc = append(doc, '}')
 	c := canonicalChecks{rulesHash: hash(doc), bounds: jsonNull, rules: jsonNull}
 	if len(r.Bounds) > 0 {
-		if c.bounds, err = canonFilled(canon, r.appendFilledBounds); err != nil {
+		if c.bounds, err = canonFilled(canon, r.filledBounds()); err != nil {
 			return canonicalChecks{}, fmt.Errorf("canonicalizing bounds: %w", err)
 		}
 	}
 	if len(r.Rules) > 0 {
-		if c.rules, err = canonFilled(canon, r.appendFilledRules); err != nil {
+		if c.rules, err = canonFilled(canon, r.filledRules()); err != nil {
 			return canonicalChecks{}, fmt.Errorf("canonicalizing rules: %w", err)
 		}
 	}
@@ -228,161 +225,41 @@ func (r *Request) appendRequestDocument(canon Canonicalizer, doc []byte, output 
 }
 
 // canonFilled canonicalizes one filled part of the request document
-// (bounds or rules, defaults filled in) that appendText writes as JSON
-// text, its objects' members already in sorted order. appendText declines
-// only a value no decoded request holds.
-func canonFilled(canon Canonicalizer, appendText func([]byte) ([]byte, bool)) ([]byte, error) {
-	text, ok := appendText(make([]byte, 0, 256))
-	if !ok {
-		return nil, errors.New("a value is not one decoded from JSON")
+// (bounds or rules, defaults filled in), built from decoded request values.
+func canonFilled(canon Canonicalizer, filled any) ([]byte, error) {
+	text, err := json.Marshal(filled)
+	if err != nil {
+		return nil, err
 	}
 	return canon(nil, text)
 }
 
-// appendFilledBounds writes bounds as request_hash takes them: every bound
-// with min, max and if_present, defaults filled in.
-func (r *Request) appendFilledBounds(dst []byte) ([]byte, bool) {
-	dst = append(dst, '{')
-	for i, b := range r.Bounds {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		ok := utf8.ValidString(b.Key)
-		dst = ijson.AppendCanonicalString(dst, b.Key)
-		dst = append(dst, `:{"if_present":`...)
-		dst, ok = appendJSONAnd(dst, orFalse(b.decoded["if_present"]), ok)
-		dst = append(dst, `,"max":`...)
-		dst, ok = appendJSONAnd(dst, b.decoded["max"], ok)
-		dst = append(dst, `,"min":`...)
-		dst, ok = appendJSONAnd(dst, b.decoded["min"], ok)
-		if !ok {
-			return dst, false
-		}
-		dst = append(dst, '}')
+// filledBounds is bounds as request_hash takes them: every bound with min,
+// max and if_present, defaults filled in.
+func (r *Request) filledBounds() map[string]any {
+	filled := make(map[string]any, len(r.Bounds))
+	for _, b := range r.Bounds {
+		filled[b.Key] = map[string]any{"min": b.decoded["min"], "max": b.decoded["max"], "if_present": orFalse(b.decoded["if_present"])}
 	}
-	return append(dst, '}'), true
+	return filled
 }
 
-func (rule *Rule) filledTolerance() any {
-	if t := rule.decoded["tolerance"]; t != nil {
-		return t
-	}
-	return json.RawMessage(defaultToleranceJSON)
-}
-
-// sortedRuleFields are ruleFields in RFC 8785 order.
-var sortedRuleFields = []string{
-	"equals", "equals_field", "field", "if_present", "in_field",
-	"other_field", "tolerance", "type", "value", "values",
-}
-
-// appendFilledRules writes rules as request_hash takes them: every rule
-// with all ten rule fields, defaults filled in.
-func (r *Request) appendFilledRules(dst []byte) ([]byte, bool) {
-	ok := true
-	dst = append(dst, '[')
+// filledRules is rules as request_hash takes them: every rule with all ten
+// rule fields, defaults filled in.
+func (r *Request) filledRules() []any {
+	filled := make([]any, len(r.Rules))
 	for i := range r.Rules {
-		rule := &r.Rules[i]
-		if i > 0 {
-			dst = append(dst, ',')
+		rule := make(map[string]any, len(ruleFields))
+		for _, name := range ruleFields {
+			rule[name] = r.Rules[i].decoded[name]
 		}
-		for j, name := range sortedRuleFields {
-			if j == 0 {
-				dst = append(dst, '{')
-			} else {
-				dst = append(dst, ',')
-			}
-			dst = ijson.AppendCanonicalString(dst, name)
-			dst = append(dst, ':')
-			var v any
-			switch name {
-			case "tolerance":
-				v = rule.filledTolerance()
-			case "if_present":
-				v = orFalse(rule.decoded["if_present"])
-			default:
-				v = rule.decoded[name]
-			}
-			if dst, ok = appendJSONAnd(dst, v, ok); !ok {
-				return dst, false
-			}
+		rule["if_present"] = orFalse(rule["if_present"])
+		if rule["tolerance"] == nil {
+			rule["tolerance"] = json.RawMessage(defaultToleranceJSON)
 		}
-		dst = append(dst, '}')
+		filled[i] = rule
 	}
-	return append(dst, ']'), true
-}
-
-// appendJSONAnd is appendJSON after earlier steps that reported ok.
-func appendJSONAnd(dst []byte, v any, ok bool) ([]byte, bool) {
-	if !ok {
-		return dst, false
-	}
-	return appendJSON(dst, v)
-}
-
-// appendJSON appends v, built from decoded request values, as JSON text:
-// the text json.Marshal would give up to escaping, which canonicalization
-// erases. ok is false for anything a decoded request cannot hold: another
-// type, a string that is not valid UTF-8, a number that is not a JSON
-// number.
-func appendJSON(dst []byte, v any) ([]byte, bool) {
-	switch x := v.(type) {
-	case nil:
-		return append(dst, "null"...), true
-	case bool:
-		return strconv.AppendBool(dst, x), true
-	case string:
-		if !utf8.ValidString(x) {
-			return dst, false
-		}
-		return ijson.AppendCanonicalString(dst, x), true
-	case json.Number:
-		if !ijson.ValidNumber(string(x)) {
-			return dst, false
-		}
-		return append(dst, x...), true
-	case json.RawMessage:
-		if !json.Valid(x) {
-			return dst, false
-		}
-		return append(dst, x...), true
-	case []any:
-		return appendJSONList(dst, x)
-	case map[string]any:
-		dst = append(dst, '{')
-		first := true
-		for k, e := range x {
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			if !utf8.ValidString(k) {
-				return dst, false
-			}
-			dst = ijson.AppendCanonicalString(dst, k)
-			dst = append(dst, ':')
-			var ok bool
-			if dst, ok = appendJSON(dst, e); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, '}'), true
-	}
-	return dst, false
-}
-
-func appendJSONList(dst []byte, list []any) ([]byte, bool) {
-	dst = append(dst, '[')
-	for i, e := range list {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var ok bool
-		if dst, ok = appendJSON(dst, e); !ok {
-			return dst, false
-		}
-	}
-	return append(dst, ']'), true
+	return filled
 }
 
 func orFalse(v any) any {
