@@ -56,7 +56,7 @@ type Request struct {
 	raw requestMembers // top-level members exactly as sent
 
 	// schema is expected_schema decoded (map[string]any or bool), or nil
-	// while schemaDeferred: the fast path checks the schema is I-JSON but
+	// while schemaDeferred: readMembers checks the schema is I-JSON but
 	// leaves decoding to SchemaDocument, which a hit of the compiled-schema
 	// cache never calls.
 	schema         any
@@ -191,50 +191,29 @@ const maxSafeName = 64
 // found at once and reported as an *InvalidRequestError, which lists the
 // first MaxReportedProblems and counts the others.
 func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
-	return v.decodeRequest(body, true)
-}
-
-// decodeRequest is DecodeRequest; fast false skips decodeMembersFast, so
-// tests can hold the two paths to the same result.
-func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 	var p problems
 	memberOpts := &ijson.Options{MaxDepth: v.opts.maxDepth() - 1}
 	r := &Request{Detail: DetailFull, maxDepth: memberOpts.MaxDepth}
-	var decoded decodedMembers
-	ok := false
-	if fast {
-		ok = decodeMembersFast(body, memberOpts, &r.raw, &decoded)
-	}
+	decoded, ok := readMembers(body, memberOpts, &r.raw, &p)
 	if !ok {
-		split, se := splitObject(body, memberOpts.MaxDepth)
-		if se != nil {
-			p.add(se.field, se.problem, se.fix)
-			return nil, p.err()
-		}
-		r.raw = split.raw
-		decoded = decodeMembers(split, memberOpts, &p)
+		return nil, p.err()
 	}
-	// On the fast path bounds and rules are checked, not decoded: bounds and
-	// rules sent before, byte for byte, are taken as decoded then.
+	// Bounds and rules sent before, byte for byte, are taken as decoded
+	// then; others that were only checked are decoded now.
 	var seen decodedChecks
 	var room keyRoom
-	var checksKey []byte
-	rememberable, remembered := false, false
-	if ok {
-		checksKey, rememberable = appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
-		if rememberable {
-			seen, remembered = v.checksDecoded.getBytes(checksKey)
-		}
-		if !remembered {
-			for _, i := range [...]int{fieldBounds, fieldRules} {
-				if raw := r.raw[i]; raw != nil {
-					val, err := ijson.Decode(raw, memberOpts)
-					if err != nil { // checked already: cannot happen
-						return nil, fmt.Errorf("decoding %s: %w", topLevelFields[i], err)
-					}
-					decoded.set(i, val)
-				}
+	checksKey, rememberable := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
+	remembered := false
+	if rememberable {
+		seen, remembered = v.checksDecoded.getBytes(checksKey)
+	}
+	for _, i := range [...]int{fieldBounds, fieldRules} {
+		if val, has := decoded.get(i); has && val == nil && !remembered {
+			val, err := ijson.Decode(r.raw[i], memberOpts)
+			if err != nil { // checked already: cannot happen
+				return nil, fmt.Errorf("decoding %s: %w", topLevelFields[i], err)
 			}
+			decoded.set(i, val)
 		}
 	}
 	r.decodeScalars(&decoded, &p)
@@ -265,8 +244,8 @@ type decodedChecks struct {
 }
 
 // SchemaDocument returns expected_schema decoded: a map[string]any or a
-// bool. A request decoded on the fast path has checked its schema without
-// decoding it, and decodes it here on first use.
+// bool. A well-formed request has its schema checked without decoding it,
+// and decodes it here on first use.
 func (r *Request) SchemaDocument() (any, error) {
 	if r.schemaDeferred {
 		doc, err := ijson.Decode(r.raw[fieldSchema], &ijson.Options{MaxDepth: r.maxDepth})
@@ -316,7 +295,7 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 		case map[string]any, bool:
 			isSchema = true
 			r.schema = val
-		case nil: // checked but not decoded (decodeMembersFast): look at its first byte
+		case nil: // checked but not decoded (readMembers): look at its first byte
 			raw := r.raw[fieldSchema]
 			isSchema = raw[0] == '{' || raw[0] == 't' || raw[0] == 'f'
 			r.schemaDeferred = isSchema
