@@ -600,43 +600,19 @@ func memberName(parent, name string, position int) string {
 // boundName names a bound in an error by its path key when that is a valid,
 // plain path, or else by its position among the sorted keys.
 func boundName(key string, position int, valid bool) string {
-	if valid && len(key) <= 100 && isSafePathKey(key) {
+	if valid && safePathKey.MatchString(key) {
 		return "bounds[" + strconv.Quote(key) + "]"
 	}
 	return fmt.Sprintf("bounds(entry #%d)", position+1)
 }
 
-// isSafePathKey reports whether key matches ^[A-Za-z0-9_.$\[\]-]+$. It is
-// a loop rather than a regular expression because it runs for every bound
-// of every request, not only on errors.
-func isSafePathKey(key string) bool {
-	for i := 0; i < len(key); i++ {
-		switch c := key[i]; {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case c == '_', c == '.', c == '$', c == '[', c == ']', c == '-':
-		default:
-			return false
-		}
-	}
-	return key != ""
-}
+// safePathKey matches bound keys short and plain enough to name in an error.
+var safePathKey = regexp.MustCompile(`^[A-Za-z0-9_.$\[\]-]{1,100}$`)
 
 // unknownKeys returns, by position among m's sorted keys, the keys of m
-// that are not in known. It sorts only when there is one: that is the
-// uncommon case, and sorting every rule's and bound's keys cost more than
-// checking them.
+// that are not in known.
 func unknownKeys(m map[string]any, known []string) iter.Seq2[int, string] {
 	return func(yield func(int, string) bool) {
-		allKnown := true
-		for k := range m {
-			if !slices.Contains(known, k) {
-				allKnown = false
-				break
-			}
-		}
-		if allKnown {
-			return
-		}
 		for j, k := range sortedKeys(m) {
 			if !slices.Contains(known, k) && !yield(j, k) {
 				return
