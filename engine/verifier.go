@@ -56,11 +56,17 @@ func (v *Verifier) CachedSchemas() int {
 // ListCap is the cap applied to each list of the answer.
 func (v *Verifier) ListCap() int { return v.opts.listCap() }
 
-// Compile compiles a schema, reusing a cached one with the same hash.
-// Problems with the schema come back as *InvalidRequestError.
-func (v *Verifier) Compile(doc any, schemaHash string) (*schema.Schema, error) {
+// CompileRequest compiles the request's expected_schema, reusing a cached
+// one with the same hash ("" skips the cache): it decodes the schema only
+// when the cache does not hold it already. Problems with the schema come
+// back as *InvalidRequestError.
+func (v *Verifier) CompileRequest(req *Request, schemaHash string) (*schema.Schema, error) {
 	if s, ok := v.cache.get(schemaHash); ok {
 		return s, nil
+	}
+	doc, err := req.SchemaDocument()
+	if err != nil {
+		return nil, err
 	}
 	s, err := schema.Compile(doc, &v.opts.Schema)
 	if err != nil {
@@ -74,19 +80,6 @@ func (v *Verifier) Compile(doc any, schemaHash string) (*schema.Schema, error) {
 	}
 	v.cache.put(schemaHash, s, 0)
 	return s, nil
-}
-
-// CompileRequest is Compile for the request's expected_schema, which it
-// decodes only when the cache does not hold it already.
-func (v *Verifier) CompileRequest(req *Request, schemaHash string) (*schema.Schema, error) {
-	if s, ok := v.cache.get(schemaHash); ok {
-		return s, nil
-	}
-	doc, err := req.SchemaDocument()
-	if err != nil {
-		return nil, err
-	}
-	return v.Compile(doc, schemaHash)
 }
 
 // schemaField names a place inside expected_schema as a field path. A key
