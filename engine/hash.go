@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -87,20 +86,15 @@ const (
 	rememberBudget = 32 << 20
 )
 
-// appendRememberKey appends to dst the key under which what bounds and
-// rules give is remembered: the two members as sent. ok is false, and dst
-// returned as it was, when they are too large to be remembered.
-func appendRememberKey(dst, rawBounds, rawRules []byte) (key []byte, ok bool) {
+// rememberKey is the key under which what bounds and rules give is
+// remembered: the two members as sent. ok is false when they are too large
+// to be remembered.
+func rememberKey(rawBounds, rawRules []byte) (key string, ok bool) {
 	if len(rawBounds)+len(rawRules) > maxRemembered {
-		return dst, false
+		return "", false
 	}
-	key = binary.BigEndian.AppendUint32(dst, uint32(len(rawBounds)))
-	return append(append(key, rawBounds...), rawRules...), true
+	return strconv.Itoa(len(rawBounds)) + ":" + string(rawBounds) + string(rawRules), true
 }
-
-// keyRoom is room on the stack for the remember key of typical bounds and
-// rules.
-type keyRoom [512]byte
 
 // canonicalSchema is an expected_schema's canonical form and its hash.
 type canonicalSchema struct {
@@ -136,7 +130,7 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 	if len(raw) > maxRemembered {
 		remembered = nil
 	}
-	if c, ok := remembered.getBytes(raw); ok {
+	if c, ok := remembered.get(string(raw)); ok {
 		return c, nil
 	}
 	canonical, err := r.appendCanonicalPart(canon, nil, fieldSchema)
@@ -151,12 +145,11 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 // canonicalChecks is what bounds and rules give the hashes, from remembered
 // when it holds them, keyed by the two members as sent.
 func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
-	var room keyRoom
-	key, ok := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
+	key, ok := rememberKey(r.raw[fieldBounds], r.raw[fieldRules])
 	if !ok {
 		remembered = nil
 	}
-	if c, ok := remembered.getBytes(key); ok {
+	if c, ok := remembered.get(key); ok {
 		return c, nil
 	}
 	boundsSent, err := r.appendCanonicalPart(canon, nil, fieldBounds)
@@ -184,7 +177,7 @@ func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *
 			return canonicalChecks{}, fmt.Errorf("canonicalizing rules: %w", err)
 		}
 	}
-	remembered.put(string(key), c, len(key)+len(c.bounds)+len(c.rules))
+	remembered.put(key, c, len(key)+len(c.bounds)+len(c.rules))
 	return c, nil
 }
 

@@ -201,11 +201,10 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 	// Bounds and rules sent before, byte for byte, are taken as decoded
 	// then; others that were only checked are decoded now.
 	var seen decodedChecks
-	var room keyRoom
-	checksKey, rememberable := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
+	checksKey, rememberable := rememberKey(r.raw[fieldBounds], r.raw[fieldRules])
 	remembered := false
 	if rememberable {
-		seen, remembered = v.checksDecoded.getBytes(checksKey)
+		seen, remembered = v.checksDecoded.get(checksKey)
 	}
 	for _, i := range [...]int{fieldBounds, fieldRules} {
 		if val, has := decoded.get(i); has && val == nil && !remembered {
@@ -230,7 +229,7 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 		return nil, err
 	}
 	if rememberable && !remembered {
-		v.checksDecoded.put(string(checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(checksKey))
+		v.checksDecoded.put(checksKey, decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(checksKey))
 	}
 	return r, nil
 }
