@@ -130,12 +130,7 @@ func (v *Verifier) Check(req *Request, schemaHash string) (*Outcome, error) {
 // the steps. The outcome keeps the findings an answer can show, and counts
 // the rest (Outcome.Omitted).
 func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash string) (*Outcome, error) {
-	return v.check(ctx, req, schemaHash, v.opts.listCap())
-}
-
-// check is CheckContext keeping keep findings per list of the answer (0:
-// every finding).
-func (v *Verifier) check(ctx context.Context, req *Request, schemaHash string, keep int) (*Outcome, error) {
+	keep := v.opts.listCap()
 	compiled, err := v.CompileRequest(req, schemaHash)
 	if err != nil {
 		return nil, err
