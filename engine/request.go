@@ -3,7 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"iter"
 	"regexp"
 	"slices"
 	"strconv"
@@ -162,6 +161,16 @@ func (p *problems) skip() bool {
 	return true
 }
 
+// addUnknown records the problem of each key of m that is not in known,
+// named under parent by memberName, by its position among m's sorted keys.
+func (p *problems) addUnknown(parent string, m map[string]any, known []string, problem, fix string) {
+	for j, k := range sortedKeys(m) {
+		if !slices.Contains(known, k) && !p.skip() {
+			p.add(memberName(parent, k, j), problem, fix)
+		}
+	}
+}
+
 // count is how many problems were found, listed or not.
 func (p *problems) count() int { return len(p.list) + p.omitted }
 
@@ -260,29 +269,12 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 	if r.raw[fieldTaskID] == nil {
 		p.add("task_id", "is required", "Add task_id: your id for this piece of work, 1 to 200 characters.")
 	} else if val, ok := decoded.get(fieldTaskID); ok {
-		s, isString := val.(string)
-		n := utf8.RuneCountInString(s)
-		switch {
-		case !isString:
-			p.add("task_id", "must be a string", "Send task_id as a string of 1 to 200 characters.")
-		case n == 0 || n > maxIDChars:
-			p.add("task_id", "must be 1 to 200 characters long", "Shorten task_id to at most 200 characters (and at least 1).")
-		default:
-			// task_id and agent_id go into the stored verdict: copies of
-			// their own, so that they do not hold the request's text.
-			r.TaskID = strings.Clone(s)
-		}
+		r.TaskID, _ = idString(val, "task_id", "must be a string", "Send task_id as a string of 1 to 200 characters.",
+			"Shorten task_id to at most 200 characters (and at least 1).", p)
 	}
 	if val, ok := decoded.get(fieldAgentID); ok && val != nil {
-		s, isString := val.(string)
-		n := utf8.RuneCountInString(s)
-		switch {
-		case !isString:
-			p.add("agent_id", "must be a string or null", "Send agent_id as a string of 1 to 200 characters, or null.")
-		case n == 0 || n > maxIDChars:
-			p.add("agent_id", "must be 1 to 200 characters long", "Send agent_id with 1 to 200 characters, or null when there is no agent.")
-		default:
-			s = strings.Clone(s)
+		if s, ok := idString(val, "agent_id", "must be a string or null", "Send agent_id as a string of 1 to 200 characters, or null.",
+			"Send agent_id with 1 to 200 characters, or null when there is no agent.", p); ok {
 			r.AgentID = &s
 		}
 	}
@@ -345,6 +337,22 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 	}
 }
 
+// idString reads task_id or agent_id, a string of 1 to 200 characters,
+// recording a problem when it is not one. The ids go into the stored
+// verdict: copies of their own, so that they do not hold the request's text.
+func idString(val any, field, typeProblem, typeFix, lengthFix string, p *problems) (string, bool) {
+	s, isString := val.(string)
+	switch n := utf8.RuneCountInString(s); {
+	case !isString:
+		p.add(field, typeProblem, typeFix)
+	case n == 0 || n > maxIDChars:
+		p.add(field, "must be 1 to 200 characters long", lengthFix)
+	default:
+		return strings.Clone(s), true
+	}
+	return "", false
+}
+
 func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 	obj := val.(map[string]any)
 	if len(obj) > v.opts.maxBounds() {
@@ -365,12 +373,7 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 			continue
 		}
 		b := Bound{Key: key, Path: path, decoded: entry}
-		for j, name := range unknownKeys(entry, boundFields) {
-			if p.skip() {
-				continue
-			}
-			p.add(memberName(field, name, j), "is not a known bound field", "Remove it; a bound has min, max and if_present.")
-		}
+		p.addUnknown(field, entry, boundFields, "is not a known bound field", "Remove it; a bound has min, max and if_present.")
 		var bad bool
 		b.Min, bad = decodeLimit(entry, "min", field, p)
 		if bad {
@@ -468,13 +471,8 @@ const ruleTypeFix = "Use one of: 'sum_equals', 'gte', 'lte', 'exists_in' or 'uni
 func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 	before := p.count()
 	r := Rule{Tolerance: DefaultTolerance, decoded: obj}
-	for j, name := range unknownKeys(obj, ruleFields) {
-		if p.skip() {
-			continue
-		}
-		p.add(memberName(field, name, j), "is not a known rule field",
-			"Remove it; a rule has type, field, equals_field, equals, other_field, value, in_field, values, tolerance and if_present.")
-	}
+	p.addUnknown(field, obj, ruleFields, "is not a known rule field",
+		"Remove it; a rule has type, field, equals_field, equals, other_field, value, in_field, values, tolerance and if_present.")
 	typ, isString := obj["type"].(string)
 	targets, known := ruleTargets[typ]
 	switch {
@@ -607,18 +605,6 @@ func boundName(key string, position int, valid bool) string {
 
 // safePathKey matches bound keys short and plain enough to name in an error.
 var safePathKey = regexp.MustCompile(`^[A-Za-z0-9_.$\[\]-]{1,100}$`)
-
-// unknownKeys returns, by position among m's sorted keys, the keys of m
-// that are not in known.
-func unknownKeys(m map[string]any, known []string) iter.Seq2[int, string] {
-	return func(yield func(int, string) bool) {
-		for j, k := range sortedKeys(m) {
-			if !slices.Contains(known, k) && !yield(j, k) {
-				return
-			}
-		}
-	}
-}
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
