@@ -38,6 +38,17 @@ func (c *lru[V]) get(key string) (V, bool) {
 	return c.use(c.byKey[key])
 }
 
+// getBytes is get for a key held as bytes, without copying it to a string.
+func (c *lru[V]) getBytes(key []byte) (V, bool) {
+	if c == nil || len(key) == 0 {
+		var zero V
+		return zero, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.use(c.byKey[string(key)])
+}
+
 // use returns the value of el, a lookup's result (nil when there was
 // none), and marks it the most recently used. c.mu must be held.
 func (c *lru[V]) use(el *list.Element) (V, bool) {

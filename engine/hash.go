@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -86,15 +87,20 @@ const (
 	rememberBudget = 32 << 20
 )
 
-// rememberKey is the key under which what bounds and rules give is
-// remembered: the two members as sent. ok is false when they are too large
-// to be remembered.
-func rememberKey(rawBounds, rawRules []byte) (key string, ok bool) {
+// appendRememberKey appends to dst the key under which what bounds and
+// rules give is remembered: the two members as sent. ok is false, and dst
+// returned as it was, when they are too large to be remembered.
+func appendRememberKey(dst, rawBounds, rawRules []byte) (key []byte, ok bool) {
 	if len(rawBounds)+len(rawRules) > maxRemembered {
-		return "", false
+		return dst, false
 	}
-	return strconv.Itoa(len(rawBounds)) + ":" + string(rawBounds) + string(rawRules), true
+	key = binary.BigEndian.AppendUint32(dst, uint32(len(rawBounds)))
+	return append(append(key, rawBounds...), rawRules...), true
 }
+
+// keyRoom is room on the stack for the remember key of typical bounds and
+// rules.
+type keyRoom [512]byte
 
 // canonicalSchema is an expected_schema's canonical form and its hash.
 type canonicalSchema struct {
@@ -130,7 +136,7 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 	if len(raw) > maxRemembered {
 		remembered = nil
 	}
-	if c, ok := remembered.get(string(raw)); ok {
+	if c, ok := remembered.getBytes(raw); ok {
 		return c, nil
 	}
 	canonical, err := r.appendCanonicalPart(canon, nil, fieldSchema)
@@ -145,11 +151,12 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 // canonicalChecks is what bounds and rules give the hashes, from remembered
 // when it holds them, keyed by the two members as sent.
 func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
-	key, ok := rememberKey(r.raw[fieldBounds], r.raw[fieldRules])
+	var room keyRoom
+	key, ok := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
 	if !ok {
 		remembered = nil
 	}
-	if c, ok := remembered.get(key); ok {
+	if c, ok := remembered.getBytes(key); ok {
 		return c, nil
 	}
 	boundsSent, err := r.appendCanonicalPart(canon, nil, fieldBounds)
@@ -177,7 +184,7 @@ func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *
 			return canonicalChecks{}, fmt.Errorf("canonicalizing rules: %w", err)
 		}
 	}
-	remembered.put(key, c, len(key)+len(c.bounds)+len(c.rules))
+	remembered.put(string(key), c, len(key)+len(c.bounds)+len(c.rules))
 	return c, nil
 }
 

@@ -210,10 +210,11 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 	// Bounds and rules sent before, byte for byte, are taken as decoded
 	// then; others that were only checked are decoded now.
 	var seen decodedChecks
-	checksKey, rememberable := rememberKey(r.raw[fieldBounds], r.raw[fieldRules])
+	var room keyRoom
+	checksKey, rememberable := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
 	remembered := false
 	if rememberable {
-		seen, remembered = v.checksDecoded.get(checksKey)
+		seen, remembered = v.checksDecoded.getBytes(checksKey)
 	}
 	for _, i := range [...]int{fieldBounds, fieldRules} {
 		if val, has := decoded.get(i); has && val == nil && !remembered {
@@ -238,7 +239,7 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 		return nil, err
 	}
 	if rememberable && !remembered {
-		v.checksDecoded.put(checksKey, decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(checksKey))
+		v.checksDecoded.put(string(checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(checksKey))
 	}
 	return r, nil
 }
