@@ -214,13 +214,16 @@ func (l Location) String() string {
 // per valuesPerStep; once b stops, the matches are incomplete and b.Err()
 // says why.
 func (p Path) appendMatches(dst []Match, root any, b *schema.Budget) []Match {
-	return resolveFrom(dst, p.steps, 0, root, nil, b)
+	var fan [8]int // the indexes taken at the `[]` steps, while they fit
+	var arena []int
+	return resolveFrom(dst, p.steps, 0, root, fan[:0], &arena, b)
 }
 
 // resolveFrom appends the matches that steps[i:] reach from v, in document
 // order, depth first. fan holds the indexes taken at the `[]` steps before
-// i; a match keeps a copy of its own.
-func resolveFrom(dst []Match, steps []step, i int, v any, fan []int, b *schema.Budget) []Match {
+// i. The fan indexes of every match are slices of one arena, sized at the
+// first `[]` for the matches it makes.
+func resolveFrom(dst []Match, steps []step, i int, v any, fan []int, arena *[]int, b *schema.Budget) []Match {
 	for ; i < len(steps); i++ {
 		switch st := &steps[i]; st.kind {
 		case stepKey:
@@ -242,16 +245,25 @@ func resolveFrom(dst []Match, steps []step, i int, v any, fan []int, b *schema.B
 			if !ok || !b.Charge(len(arr)/valuesPerStep) {
 				return dst
 			}
+			if *arena == nil {
+				*arena = make([]int, 0, len(arr)*(len(fan)+1))
+			}
 			dst = slices.Grow(dst, len(arr))
 			for j, e := range arr {
-				if dst = resolveFrom(dst, steps, i+1, e, append(fan[:len(fan):len(fan)], j), b); b.Stopped() {
+				if dst = resolveFrom(dst, steps, i+1, e, append(fan, j), arena, b); b.Stopped() {
 					return dst
 				}
 			}
 			return dst
 		}
 	}
-	return append(dst, Match{Value: v, steps: steps, fan: fan})
+	m := Match{Value: v, steps: steps}
+	if len(fan) > 0 {
+		start := len(*arena)
+		*arena = append(*arena, fan...)
+		m.fan = (*arena)[start:len(*arena):len(*arena)]
+	}
+	return append(dst, m)
 }
 
 // extend returns loc with seg appended, leaving loc as it was.
