@@ -196,8 +196,13 @@ func chargedKey(v any, b *schema.Budget) (key string, ok bool) {
 }
 
 // equalityKey maps a value to a string that is equal for JSON-equal values:
-// numbers by float64 value (1 and 1.0 are equal), objects by sorted keys.
+// numbers by float64 value (1 and 1.0 are equal), objects by sorted keys. A
+// string, the usual value of exists_in and unique, is its text after a NUL,
+// which no other key starts with: one allocation, not a quoted copy.
 func equalityKey(v any) string {
+	if s, ok := v.(string); ok {
+		return "\x00" + s
+	}
 	var b strings.Builder
 	writeEqualityKey(&b, v)
 	return b.String()
