@@ -63,13 +63,12 @@ func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *probl
 	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), opts, "expected_schema", "bounds", "rules")
 	if !ok {
 		// Something is malformed: split the body to find what, and where.
-		split, se := splitObject(body, opts.MaxDepth)
+		names, se := splitObject(body, opts.MaxDepth, raw)
 		if se != nil {
 			p.add(se.field, se.problem, se.fix)
 			return decoded, false
 		}
-		*raw = split.raw
-		decodeMembers(split.names, raw, &decoded, opts, p)
+		decodeMembers(names, raw, &decoded, opts, p)
 		return decoded, true
 	}
 	unknown := false
@@ -132,21 +131,15 @@ func depthProblem(limit int) string {
 	return fmt.Sprintf("%s: the limit is %d levels", ijson.ErrDepth, limit)
 }
 
-// splitBody is a request body split into its top-level members: the known
-// members' values as sent (copied), and every member's name.
-type splitBody struct {
-	raw   requestMembers
-	names []string // in the body's order
-}
-
 // splitObject reads a JSON object's members as raw values without decoding
 // them (encoding/json's tokens), rejecting what is not I-JSON but for
 // numbers and depth, which decodeMembers reports, as it goes; a failure
-// names the field at fault (textProblem). Only the values of known members
-// are kept. maxDepth is the nesting limit of a member's value: one nested
-// past it is reported as such, not as invalid JSON (encoding/json gives
-// up, with a syntax error, only far deeper).
-func splitObject(body []byte, maxDepth int) (*splitBody, *syntaxError) {
+// names the field at fault (textProblem). It returns every member's name,
+// in the body's order, and copies the known members' values into raw.
+// maxDepth is the nesting limit of a member's value: one nested past it is
+// reported as such, not as invalid JSON (encoding/json gives up, with a
+// syntax error, only far deeper).
+func splitObject(body []byte, maxDepth int, raw *requestMembers) ([]string, *syntaxError) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	tok, err := dec.Token()
 	if err != nil {
@@ -158,7 +151,7 @@ func splitObject(body []byte, maxDepth int) (*splitBody, *syntaxError) {
 		}
 		return nil, bodyError("must be a JSON object")
 	}
-	split := &splitBody{}
+	var names []string
 	seen := make(map[string]bool)
 	for dec.More() {
 		tok, err := dec.Token()
@@ -170,7 +163,7 @@ func splitObject(body []byte, maxDepth int) (*splitBody, *syntaxError) {
 			return nil, bodyError(duplicateKey)
 		}
 		seen[key] = true
-		field := memberName("", key, len(split.names))
+		field := memberName("", key, len(names))
 		start, colon := valueStart(body, dec.InputOffset())
 		if !colon {
 			return nil, &syntaxError{field: field, problem: syntaxAt(start), fix: bodyFix}
@@ -189,9 +182,9 @@ func splitObject(body []byte, maxDepth int) (*splitBody, *syntaxError) {
 			return nil, &syntaxError{field: field, problem: problem, fix: bodyFix}
 		}
 		if i := slices.Index(topLevelFields, key); i >= 0 {
-			split.raw[i] = val
+			raw[i] = val
 		}
-		split.names = append(split.names, key)
+		names = append(names, key)
 	}
 	if _, err := dec.Token(); err != nil {
 		return nil, bodyError(textProblem(body, 0, err))
@@ -204,7 +197,7 @@ func splitObject(body []byte, maxDepth int) (*splitBody, *syntaxError) {
 	if problem := textProblem(body, 0, nil); problem != "" {
 		return nil, bodyError(problem)
 	}
-	return split, nil
+	return names, nil
 }
 
 // valueStart is where a member's value starts, after offset, the end of its
@@ -278,5 +271,3 @@ type syntaxError struct {
 func bodyError(problem string) *syntaxError {
 	return &syntaxError{field: "body", problem: problem, fix: bodyFix}
 }
-
-func (e *syntaxError) Error() string { return e.field + " " + e.problem }
