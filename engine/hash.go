@@ -236,28 +236,49 @@ func canonFilled(canon Canonicalizer, filled any) ([]byte, error) {
 
 // filledBounds is bounds as request_hash takes them: every bound with min,
 // max and if_present, defaults filled in.
-func (r *Request) filledBounds() map[string]any {
-	filled := make(map[string]any, len(r.Bounds))
+func (r *Request) filledBounds() map[string]filledBound {
+	filled := make(map[string]filledBound, len(r.Bounds))
 	for _, b := range r.Bounds {
-		filled[b.Key] = map[string]any{"min": b.decoded["min"], "max": b.decoded["max"], "if_present": orFalse(b.decoded["if_present"])}
+		filled[b.Key] = filledBound{IfPresent: orFalse(b.decoded["if_present"]), Max: b.decoded["max"], Min: b.decoded["min"]}
 	}
 	return filled
 }
 
+// filledBound and filledRule are a bound and a rule as request_hash takes
+// them. Structs, not maps: encoding/json writes them several times faster.
+type filledBound struct {
+	IfPresent any `json:"if_present"`
+	Max       any `json:"max"`
+	Min       any `json:"min"`
+}
+
+type filledRule struct {
+	Equals      any `json:"equals"`
+	EqualsField any `json:"equals_field"`
+	Field       any `json:"field"`
+	IfPresent   any `json:"if_present"`
+	InField     any `json:"in_field"`
+	OtherField  any `json:"other_field"`
+	Tolerance   any `json:"tolerance"`
+	Type        any `json:"type"`
+	Value       any `json:"value"`
+	Values      any `json:"values"`
+}
+
 // filledRules is rules as request_hash takes them: every rule with all ten
 // rule fields, defaults filled in.
-func (r *Request) filledRules() []any {
-	filled := make([]any, len(r.Rules))
+func (r *Request) filledRules() []filledRule {
+	filled := make([]filledRule, len(r.Rules))
 	for i := range r.Rules {
-		rule := make(map[string]any, len(ruleFields))
-		for _, name := range ruleFields {
-			rule[name] = r.Rules[i].decoded[name]
+		d := r.Rules[i].decoded
+		filled[i] = filledRule{
+			Equals: d["equals"], EqualsField: d["equals_field"], Field: d["field"], IfPresent: orFalse(d["if_present"]),
+			InField: d["in_field"], OtherField: d["other_field"], Tolerance: d["tolerance"], Type: d["type"],
+			Value: d["value"], Values: d["values"],
 		}
-		rule["if_present"] = orFalse(rule["if_present"])
-		if rule["tolerance"] == nil {
-			rule["tolerance"] = json.RawMessage(defaultToleranceJSON)
+		if filled[i].Tolerance == nil {
+			filled[i].Tolerance = json.RawMessage(defaultToleranceJSON)
 		}
-		filled[i] = rule
 	}
 	return filled
 }
