@@ -84,15 +84,17 @@ type Limit struct {
 
 // Rule is one cross-field rule (SPEC §3.5).
 type Rule struct {
-	Type                             string
-	Field                            Path
-	EqualsField, OtherField, InField *Path
-	Equals, Value                    *float64
-	Values                           []any
-	HasValues                        bool
-	Tolerance                        float64
-	IfPresent                        bool
-	FieldText                        string // the field path as written
+	Type  string
+	Field Path
+	// Target is the path the rule compares with or looks values up in
+	// (equals_field, other_field or in_field, by Type); Number the number
+	// it compares with (equals or value) when it names no path.
+	Target    *Path
+	Number    *float64
+	Values    []any
+	Tolerance float64
+	IfPresent bool
+	FieldText string // the field path as written
 
 	decoded map[string]any // as sent, for request_hash
 }
@@ -515,32 +517,21 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 				p.add(field+"."+pathName, "is not a valid path", "Write the path as in `total` or `items[].id`.")
 				break
 			}
-			switch pathName {
-			case "equals_field":
-				r.EqualsField = &path
-			case "other_field":
-				r.OtherField = &path
-			case "in_field":
-				r.InField = &path
-			}
+			r.Target = &path
 		case valueName == "values":
 			list, ok := obj["values"].([]any)
 			if !ok {
 				p.add(field+".values", "must be an array", "Send values as an array of allowed JSON values.")
 				break
 			}
-			r.Values, r.HasValues = list, true
+			r.Values = list
 		default:
 			n, ok := asNumber(obj[valueName])
 			if !ok {
 				p.add(field+"."+valueName, "must be a number", "Send a finite number.")
 				break
 			}
-			if valueName == "equals" {
-				r.Equals = &n
-			} else {
-				r.Value = &n
-			}
+			r.Number = &n
 		}
 	}
 	if t, sent := member(obj, "tolerance"); sent {

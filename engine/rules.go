@@ -52,7 +52,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			sum += n
 			addends = append(addends, m.Value.(json.Number))
 		}
-		target, label, tf := r.target(out, r.EqualsField, r.Equals, "equals_field", b)
+		target, label, tf := r.target(out, b)
 		if b.Stopped() {
 			return nil, false
 		}
@@ -63,7 +63,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			return fail(r.Field.String(), failSum, failureArgs{"sum": formatSum(sum, addends), "target": label})
 		}
 	case RuleGTE, RuleLTE:
-		target, label, tf := r.target(out, r.OtherField, r.Value, "other_field", b)
+		target, label, tf := r.target(out, b)
 		if b.Stopped() {
 			return nil, false
 		}
@@ -89,9 +89,9 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 	case RuleExistsIn:
 		allowed := r.Values
 		label := "the given values"
-		if r.InField != nil {
+		if r.Target != nil {
 			allowed = nil
-			for _, m := range r.InField.appendMatches(nil, out, b) {
+			for _, m := range r.Target.appendMatches(nil, out, b) {
 				allowed = append(allowed, m.Value)
 			}
 			if b.Stopped() {
@@ -140,20 +140,17 @@ type targetFailure struct {
 }
 
 // target reads the number a rule compares with, spending from b: the
-// single number at path, or the literal. label names it in the rule's
+// single number at r.Target, or r.Number. label names it in the rule's
 // words: the path as the caller wrote it with the number as written there
-// (`total (135.0)`), or the literal as the caller wrote it.
-func (r *Rule) target(out any, path *Path, literal *float64, member string, b *schema.Budget) (n float64, label string, tf *targetFailure) {
-	if path == nil {
-		name := "equals"
-		if member == "other_field" {
-			name = "value"
-		}
-		return *literal, valueText(r.decoded[name]), nil
+// (`total (135.0)`), or the number as the caller wrote it.
+func (r *Rule) target(out any, b *schema.Budget) (n float64, label string, tf *targetFailure) {
+	member, literal := ruleTargets[r.Type][0], ruleTargets[r.Type][1]
+	if r.Target == nil {
+		return *r.Number, valueText(r.decoded[literal]), nil
 	}
 	written := r.memberText(member)
 	var room [2]Match
-	matches := path.appendMatches(room[:0], out, b)
+	matches := r.Target.appendMatches(room[:0], out, b)
 	args := failureArgs{"member": member, "field": written}
 	switch {
 	case len(matches) == 0:
