@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/internal/ijson"
@@ -78,7 +79,7 @@ type Bound struct {
 type Limit struct {
 	Number float64
 	IsTime bool
-	Time   timeValue
+	Time   time.Time
 	Text   string // as written, for messages
 }
 
