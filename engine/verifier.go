@@ -152,9 +152,9 @@ func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash st
 	if om := res.Omitted; om != nil && om.Failures > 0 {
 		// One finding per keyword names it; the others repeat the first.
 		for _, kw := range om.Keywords {
-			out.omit(1, true, false, "schema:"+kw)
+			out.count(1, true, false, "schema:"+kw, true)
 		}
-		out.omit(om.Failures-len(om.Keywords), true, false, "schema:"+om.Keywords[0])
+		out.count(om.Failures-len(om.Keywords), true, false, "schema:"+om.Keywords[0], true)
 	}
 	var integrity tally
 	for i := range req.Bounds {
