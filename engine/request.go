@@ -140,27 +140,24 @@ func (e *InvalidRequestError) FieldNames() []string {
 	return names
 }
 
-// problems collects a request's problems: the first MaxReportedProblems,
-// and a count of the rest.
-type problems struct {
-	list    []FieldProblem
-	omitted int
-}
+// problems collects a request's problems as its InvalidRequestError does:
+// the first MaxReportedProblems, and a count of the rest.
+type problems InvalidRequestError
 
 func (p *problems) add(field, problem, fix string) {
 	if p.skip() {
 		return
 	}
-	p.list = append(p.list, FieldProblem{Field: field, Problem: problem, Fix: fix})
+	p.Fields = append(p.Fields, FieldProblem{Field: field, Problem: problem, Fix: fix})
 }
 
 // skip counts a problem without listing it when the list is full, and says
 // so: a caller may then spare itself the problem's wording.
 func (p *problems) skip() bool {
-	if len(p.list) < MaxReportedProblems {
+	if len(p.Fields) < MaxReportedProblems {
 		return false
 	}
-	p.omitted++
+	p.Omitted++
 	return true
 }
 
@@ -175,13 +172,14 @@ func (p *problems) addUnknown(parent string, m map[string]any, known []string, p
 }
 
 // count is how many problems were found, listed or not.
-func (p *problems) count() int { return len(p.list) + p.omitted }
+func (p *problems) count() int { return len(p.Fields) + p.Omitted }
 
 func (p *problems) err() error {
 	if p.count() == 0 {
 		return nil
 	}
-	return &InvalidRequestError{Fields: p.list, Omitted: p.omitted}
+	e := InvalidRequestError(*p)
+	return &e
 }
 
 var ruleFields = []string{
