@@ -165,31 +165,28 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 	}
 	a.RequestHash = &meta.Hashes.Request
 	limit := v.ListCap()
-	// The eight counts share one allocation. The findings the outcome
-	// omitted count in the totals.
-	counts := new([8]int)
+	// The findings the outcome omitted count in the totals.
 	om := &out.Omitted
-	a.Errors, a.ErrorsTotal, a.ErrorsOmitted = capList(errs, len(errs)+om.Blocking, limit, counts[0:2])
-	a.ErrorsDetail, a.ErrorsDetailTotal, a.ErrorsDetailOmit = capList(details, len(details)+om.Blocking, limit, counts[2:4])
-	a.Flags, a.FlagsTotal, a.FlagsOmitted = capList(flags, len(flags)+om.Integrity, limit, counts[4:6])
-	a.Hints, a.HintsTotal, a.HintsOmitted = capList(hints, len(hints)+om.All, limit, counts[6:8])
+	a.Errors, a.ErrorsTotal, a.ErrorsOmitted = capList(errs, len(errs)+om.Blocking, limit)
+	a.ErrorsDetail, a.ErrorsDetailTotal, a.ErrorsDetailOmit = capList(details, len(details)+om.Blocking, limit)
+	a.Flags, a.FlagsTotal, a.FlagsOmitted = capList(flags, len(flags)+om.Integrity, limit)
+	a.Hints, a.HintsTotal, a.HintsOmitted = capList(hints, len(hints)+om.All, limit)
 	a.SchemaCompliance, a.IntegrityChecks, a.Overall = &out.Schema, &out.Integrity, &out.Overall
 	return a
 }
 
 // capList keeps the first limit items (never nil, so an empty list is sent
 // as []) and reports the total, the items and those counted without being
-// listed, and how many were left out, which it stores in counts[0] and
-// counts[1].
-func capList[T any](items []T, total, limit int, counts []int) ([]T, *int, *int) {
+// listed, and how many were left out.
+func capList[T any](items []T, total, limit int) ([]T, *int, *int) {
 	if len(items) > limit {
 		items = items[:limit]
 	}
 	if items == nil {
 		items = []T{}
 	}
-	counts[0], counts[1] = total, total-len(items)
-	return items, &counts[0], &counts[1]
+	omitted := total - len(items)
+	return items, &total, &omitted
 }
 
 // Marshal encodes the unsigned answer as its struct tags direct, without

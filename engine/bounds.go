@@ -57,7 +57,7 @@ func (b *Bound) holds(v any) bool {
 		if !ok {
 			return false
 		}
-		return (b.Min == nil || !t.t.Before(b.Min.Time.t)) && (b.Max == nil || !t.t.After(b.Max.Time.t))
+		return (b.Min == nil || !t.Before(b.Min.Time)) && (b.Max == nil || !t.After(b.Max.Time))
 	}
 	n, ok := v.(json.Number)
 	if !ok {

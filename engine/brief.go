@@ -30,28 +30,6 @@ func brief(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// typeName is the JSON type of a decoded value.
-func typeName(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case json.Number:
-		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return "integer"
-		}
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return "unknown"
-}
-
 // truncate cuts s to at most n characters, marking the cut with "…".
 func truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
@@ -59,8 +37,4 @@ func truncate(s string, n int) string {
 	}
 	runes := []rune(s)
 	return string(runes[:n-1]) + "…"
-}
-
-func formatNumber(f float64) string {
-	return strconv.FormatFloat(f, 'g', -1, 64)
 }

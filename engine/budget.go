@@ -46,13 +46,6 @@ func (p *passing) visit() bool {
 	return p.b.Charge(1)
 }
 
-// unlimited returns a budget that never stops, for callers outside a
-// request (Path.Resolve).
-func unlimited() *schema.Budget {
-	b := schema.NewBudget(nil, int(^uint(0)>>1))
-	return &b
-}
-
 // readSteps is the steps reading scalar v costs: one, and one per
 // bytesPerStep bytes of a string or number.
 func readSteps(v any) int {

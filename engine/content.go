@@ -61,7 +61,7 @@ func checkPlaceholders(out any, gate bool, t *tally, o *Outcome, b *schema.Budge
 	}
 	walk(out, nil)
 	if !b.Stopped() {
-		o.omit(failed-added, gate, true, CheckPlaceholder)
+		o.count(failed-added, gate, true, CheckPlaceholder, true)
 	}
 }
 
@@ -131,5 +131,5 @@ func checkUndeclared(out any, res *schema.Result, gate bool, t *tally, o *Outcom
 		})
 		added++
 	}
-	o.omit(failed-added, gate, true, CheckUndeclared)
+	o.count(failed-added, gate, true, CheckUndeclared, true)
 }

@@ -1,9 +1,9 @@
 package engine
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,55 +51,51 @@ func fastPathSeeds(t testing.TB) [][]byte {
 	return seeds
 }
 
-// checkFastPath fails unless DecodeRequest gives the same request, or the
-// same problems, with and without its fast path, and the request's filled
-// bounds and rules are written as JSON text that canonicalizes.
+// checkFastPath fails unless a request DecodeRequest accepts decodes the
+// same a second time (its bounds and rules then remembered), its deferred
+// schema decodes, the careful split (splitObject, for malformed bodies)
+// finds the members DecodeMembers found, and its filled bounds and rules
+// are written as JSON text that canonicalizes.
 func checkFastPath(t *testing.T, body []byte) {
 	t.Helper()
 	v := New(&Options{MaxDepth: 5})
-	fast, fastErr := v.decodeRequest(body, true)
-	slow, slowErr := v.decodeRequest(body, false)
-	if diff := cmp.Diff(slowErr, fastErr); diff != "" {
-		t.Fatalf("DecodeRequest(%q) errors differ (-careful +fast):\n%s", body, diff)
-	}
-	if fast != nil {
-		// The fast path defers decoding the schema; decoded, it must be the
-		// careful path's.
-		if !fast.schemaDeferred {
-			t.Fatalf("DecodeRequest(%q) fast path decoded expected_schema up front", body)
-		}
-		if _, err := fast.SchemaDocument(); err != nil {
-			t.Fatalf("DecodeRequest(%q) deferred schema: %v", body, err)
-		}
-		// Decoded again, the request takes its bounds and rules as
-		// remembered from the first time: the same request.
-		again, err := v.decodeRequest(body, true)
-		if err != nil {
-			t.Fatalf("DecodeRequest(%q) a second time: %v", body, err)
-		}
-		if _, err := again.SchemaDocument(); err != nil {
-			t.Fatalf("DecodeRequest(%q) a second time, deferred schema: %v", body, err)
-		}
-		if diff := cmp.Diff(fast, again, cmp.AllowUnexported(Request{}, Bound{}, Rule{}, Limit{}, timeValue{}, Path{}, step{})); diff != "" {
-			t.Fatalf("DecodeRequest(%q) differs the second time (-first +second):\n%s", body, diff)
-		}
-	}
-	if diff := cmp.Diff(slow, fast, cmp.AllowUnexported(Request{}, Bound{}, Rule{}, Limit{}, timeValue{}, Path{}, step{})); diff != "" {
-		t.Fatalf("DecodeRequest(%q) requests differ (-careful +fast):\n%s", body, diff)
-	}
-	if fast == nil {
+	first, err := v.DecodeRequest(body)
+	if err != nil {
 		return
 	}
+	if !first.schemaDeferred {
+		t.Fatalf("DecodeRequest(%q) decoded expected_schema up front", body)
+	}
+	if _, err := first.SchemaDocument(); err != nil {
+		t.Fatalf("DecodeRequest(%q) deferred schema: %v", body, err)
+	}
+	again, err := v.DecodeRequest(body)
+	if err != nil {
+		t.Fatalf("DecodeRequest(%q) a second time: %v", body, err)
+	}
+	if _, err := again.SchemaDocument(); err != nil {
+		t.Fatalf("DecodeRequest(%q) a second time, deferred schema: %v", body, err)
+	}
+	if diff := cmp.Diff(first, again, cmp.AllowUnexported(Request{}, Bound{}, Rule{}, Limit{}, Path{}, step{})); diff != "" {
+		t.Fatalf("DecodeRequest(%q) differs the second time (-first +second):\n%s", body, diff)
+	}
+	var raw requestMembers
+	if _, se := splitObject(body, first.maxDepth, &raw); se != nil {
+		t.Fatalf("splitObject(%q) = %+v, but DecodeRequest accepted it", body, *se)
+	}
+	if diff := cmp.Diff(first.raw, raw); diff != "" {
+		t.Fatalf("splitObject(%q) members differ (-DecodeMembers +split):\n%s", body, diff)
+	}
 	for _, part := range []struct {
-		name       string
-		appendText func([]byte) ([]byte, bool)
+		name   string
+		filled any
 	}{
-		{"bounds", fast.appendFilledBounds},
-		{"rules", fast.appendFilledRules},
+		{"bounds", first.filledBounds()},
+		{"rules", first.filledRules()},
 	} {
-		text, ok := part.appendText(nil)
-		if !ok {
-			t.Fatalf("append filled %s declined %q", part.name, body)
+		text, err := json.Marshal(part.filled)
+		if err != nil {
+			t.Fatalf("filled %s of %q do not marshal: %v", part.name, body, err)
 		}
 		if _, err := signing.Canonicalize(text); err != nil {
 			t.Fatalf("filled %s text %s does not canonicalize: %v", part.name, text, err)
@@ -113,7 +109,7 @@ func TestDecodeRequestFastPath(t *testing.T) {
 	}
 }
 
-// FuzzDecodeRequestFastPath: on any body the fast path changes nothing.
+// FuzzDecodeRequestFastPath: on any body DecodeRequest accepts, checkFastPath holds.
 func FuzzDecodeRequestFastPath(f *testing.F) {
 	for _, seed := range fastPathSeeds(f) {
 		f.Add(seed)
@@ -121,18 +117,9 @@ func FuzzDecodeRequestFastPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) { checkFastPath(t, body) })
 }
 
-func TestIsSafePathKey(t *testing.T) {
-	re := regexp.MustCompile(`^[A-Za-z0-9_.$\[\]-]+$`)
-	for _, key := range []string{"", "a", "items[].price", `meta["a.b"]`, "a b", "$x-y_z.0", "é", "a\n", "[]", "a/b", "a\x00"} {
-		if got, want := isSafePathKey(key), re.MatchString(key); got != want {
-			t.Errorf("isSafePathKey(%q) = %v, want %v", key, got, want)
-		}
-	}
-}
-
-// BenchmarkDecodeRequest decodes the 1 KB invoice request on the fast path
-// (schema checked, not decoded), the same with the schema decoded as a miss
-// of the compiled-schema cache does, and on the careful path.
+// BenchmarkDecodeRequest decodes the 1 KB invoice request (schema checked,
+// not decoded), and the same with the schema decoded as a miss of the
+// compiled-schema cache does.
 func BenchmarkDecodeRequest(b *testing.B) {
 	body, err := os.ReadFile(filepath.Join("..", "testdata", "invoice-pass.json"))
 	if err != nil {
@@ -143,15 +130,14 @@ func BenchmarkDecodeRequest(b *testing.B) {
 		name string
 		fn   func() error
 	}{
-		{"fast", func() error { _, err := v.decodeRequest(body, true); return err }},
+		{"fast", func() error { _, err := v.DecodeRequest(body); return err }},
 		{"fast+schema", func() error {
-			r, err := v.decodeRequest(body, true)
+			r, err := v.DecodeRequest(body)
 			if err == nil {
 				_, err = r.SchemaDocument()
 			}
 			return err
 		}},
-		{"careful", func() error { _, err := v.decodeRequest(body, false); return err }},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -3,40 +3,18 @@ package engine
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/internal/bufpool"
-	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
-// Canonicalizer returns the RFC 8785 canonical form of JSON bytes. The
-// caller injects it (signing.Canonicalize) so that engine stays free of the
-// signing package.
-type Canonicalizer func([]byte) ([]byte, error)
-
-// AppendCanonicalizer appends the RFC 8785 canonical form of JSON bytes to
-// dst, and on error returns dst unchanged
-// (signing.Canonicalizer.AppendCanonical). With it the parts of
-// request_hash are written straight into the request document.
-type AppendCanonicalizer func(dst, raw []byte) ([]byte, error)
-
-// appending is canon as an AppendCanonicalizer.
-func (canon Canonicalizer) appending() AppendCanonicalizer {
-	return func(dst, raw []byte) ([]byte, error) {
-		c, err := canon(raw)
-		switch {
-		case err != nil:
-			return dst, err
-		case dst == nil:
-			return c, nil
-		}
-		return append(dst, c...), nil
-	}
-}
+// Canonicalizer appends the RFC 8785 canonical form of JSON bytes to dst,
+// and on error returns dst unchanged (signing.AppendCanonical). The caller
+// injects it so that engine stays free of the signing package; with it the
+// parts of request_hash are written straight into the request document.
+type Canonicalizer func(dst, raw []byte) ([]byte, error)
 
 // Hasher returns the lowercase hex SHA-256 of canonical bytes
 // (signing.HashCanonical). It must not keep them: they may be in a buffer
@@ -54,25 +32,45 @@ type Hashes struct {
 var jsonNull = []byte("null")
 
 // Hashes computes the request's hashes, canonicalizing each part once.
-func (r *Request) Hashes(canon Canonicalizer, hash Hasher) (Hashes, error) {
-	return r.hashes(canon.appending(), hash, hashMemo{})
-}
-
-// Hashes is r.Hashes, except that what depends only on expected_schema, or
-// only on bounds and rules, is remembered by their bytes as sent (bounded
-// caches, below): a client that sends the same schema and rules with every
-// request has them canonicalized and hashed once. Equal bytes have one
-// canonical form, so the hashes are the same either way.
+// What depends only on expected_schema, or only on bounds and rules, is
+// remembered by their bytes as sent (bounded caches, below): a client that
+// sends the same schema and rules with every request has them
+// canonicalized and hashed once. Equal bytes have one canonical form, so
+// the hashes are the same either way. The parts that are not remembered are
+// canonicalized straight into the request document, in a reused buffer.
 func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes, error) {
-	return v.HashesAppend(r, canon.appending(), hash)
-}
-
-// HashesAppend is Hashes with a canonicalizer that appends: the parts that
-// are not remembered are canonicalized straight into the request document,
-// which is written into a reused buffer, so none of them is a buffer of its
-// own.
-func (v *Verifier) HashesAppend(r *Request, canon AppendCanonicalizer, hash Hasher) (Hashes, error) {
-	return r.hashes(canon, hash, hashMemo{schemas: v.schemaText, checks: v.checksText})
+	buf := requestDocuments.Get()
+	defer requestDocuments.Put(buf)
+	// submitted_output's canonical form is written first, hashed where it
+	// is, and copied into the request document, which follows it in the
+	// buffer. The parts are canonicalized in the order they always were, so
+	// a failure names the same part.
+	doc := slices.Grow((*buf)[:0], 2*len(r.raw[fieldOutput])+len(r.raw[fieldSchema])+256)
+	doc, err := r.appendCanonicalPart(canon, doc, fieldOutput)
+	*buf = doc
+	if err != nil {
+		return Hashes{}, err
+	}
+	output := len(doc)
+	schemaText, err := r.canonicalSchema(canon, hash, v.schemaText)
+	if err != nil {
+		return Hashes{}, err
+	}
+	checks, err := r.canonicalChecks(canon, hash, v.checksText)
+	if err != nil {
+		return Hashes{}, err
+	}
+	doc, err = r.appendRequestDocument(canon, doc, output, schemaText.canonical, checks)
+	*buf = doc
+	if err != nil {
+		return Hashes{}, err
+	}
+	return Hashes{
+		Output:  hash(doc[:output]),
+		Schema:  schemaText.hash,
+		Rules:   checks.rulesHash,
+		Request: hash(doc[output:]),
+	}, nil
 }
 
 // requestDocuments holds spare buffers for request documents, which live
@@ -104,13 +102,6 @@ func appendRememberKey(dst, rawBounds, rawRules []byte) (key []byte, ok bool) {
 // rules.
 type keyRoom [512]byte
 
-// hashMemo holds the caches of Verifier.Hashes; the zero value remembers
-// nothing.
-type hashMemo struct {
-	schemas *lru[canonicalSchema]
-	checks  *lru[canonicalChecks]
-}
-
 // canonicalSchema is an expected_schema's canonical form and its hash.
 type canonicalSchema struct {
 	canonical []byte // shared: never modified
@@ -124,54 +115,9 @@ type canonicalChecks struct {
 	bounds, rules []byte // shared: never modified
 }
 
-func (r *Request) hashes(canon AppendCanonicalizer, hash Hasher, memo hashMemo) (Hashes, error) {
-	buf := requestDocuments.Get()
-	defer requestDocuments.Put(buf)
-	// submitted_output's canonical form is written first, hashed where it
-	// is, and copied into the request document, which follows it in the
-	// buffer. The parts are canonicalized in the order they always were, so
-	// a failure names the same part.
-	doc := slices.Grow((*buf)[:0], 2*len(r.raw[fieldOutput])+len(r.raw[fieldSchema])+256)
-	doc, err := r.appendCanonicalPart(canon, doc, fieldOutput)
-	*buf = doc
-	if err != nil {
-		return Hashes{}, err
-	}
-	output := len(doc)
-	schemaText, err := r.canonicalSchema(canon, hash, memo.schemas)
-	if err != nil {
-		return Hashes{}, err
-	}
-	checks, err := r.canonicalChecks(canon, hash, memo.checks)
-	if err != nil {
-		return Hashes{}, err
-	}
-	doc, err = r.appendRequestDocument(canon, doc, output, schemaText.canonical, checks)
-	*buf = doc
-	if err != nil {
-		return Hashes{}, err
-	}
-	return Hashes{
-		Output:  hash(doc[:output]),
-		Schema:  schemaText.hash,
-		Rules:   checks.rulesHash,
-		Request: hash(doc[output:]),
-	}, nil
-}
-
-// canonicalPart is the canonical form of the top-level member field (an
-// index in topLevelFields) as sent, null when it was not sent, in memory of
-// its own.
-func (r *Request) canonicalPart(canon AppendCanonicalizer, field int) ([]byte, error) {
-	if r.raw[field] == nil {
-		return jsonNull, nil
-	}
-	return r.appendCanonicalPart(canon, nil, field)
-}
-
 // appendCanonicalPart appends the canonical form of the top-level member
 // field as sent to dst, null when it was not sent.
-func (r *Request) appendCanonicalPart(canon AppendCanonicalizer, dst []byte, field int) ([]byte, error) {
+func (r *Request) appendCanonicalPart(canon Canonicalizer, dst []byte, field int) ([]byte, error) {
 	raw := r.raw[field]
 	if raw == nil {
 		return append(dst, jsonNull...), nil
@@ -185,7 +131,7 @@ func (r *Request) appendCanonicalPart(canon AppendCanonicalizer, dst []byte, fie
 
 // canonicalSchema is expected_schema's canonical form and hash, from
 // remembered when it holds them.
-func (r *Request) canonicalSchema(canon AppendCanonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (canonicalSchema, error) {
+func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (canonicalSchema, error) {
 	raw := r.raw[fieldSchema]
 	if len(raw) > maxRemembered {
 		remembered = nil
@@ -193,7 +139,7 @@ func (r *Request) canonicalSchema(canon AppendCanonicalizer, hash Hasher, rememb
 	if c, ok := remembered.getBytes(raw); ok {
 		return c, nil
 	}
-	canonical, err := r.canonicalPart(canon, fieldSchema)
+	canonical, err := r.appendCanonicalPart(canon, nil, fieldSchema)
 	if err != nil {
 		return canonicalSchema{}, err
 	}
@@ -204,7 +150,7 @@ func (r *Request) canonicalSchema(canon AppendCanonicalizer, hash Hasher, rememb
 
 // canonicalChecks is what bounds and rules give the hashes, from remembered
 // when it holds them, keyed by the two members as sent.
-func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
+func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
 	var room keyRoom
 	key, ok := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
 	if !ok {
@@ -213,11 +159,11 @@ func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, rememb
 	if c, ok := remembered.getBytes(key); ok {
 		return c, nil
 	}
-	boundsSent, err := r.canonicalPart(canon, fieldBounds)
+	boundsSent, err := r.appendCanonicalPart(canon, nil, fieldBounds)
 	if err != nil {
 		return canonicalChecks{}, err
 	}
-	rulesSent, err := r.canonicalPart(canon, fieldRules)
+	rulesSent, err := r.appendCanonicalPart(canon, nil, fieldRules)
 	if err != nil {
 		return canonicalChecks{}, err
 	}
@@ -229,12 +175,12 @@ func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, rememb
 	doc = append(doc, '}')
 	c := canonicalChecks{rulesHash: hash(doc), bounds: jsonNull, rules: jsonNull}
 	if len(r.Bounds) > 0 {
-		if c.bounds, err = canonFilled(canon, r.appendFilledBounds); err != nil {
+		if c.bounds, err = canonFilled(canon, r.filledBounds()); err != nil {
 			return canonicalChecks{}, fmt.Errorf("canonicalizing bounds: %w", err)
 		}
 	}
 	if len(r.Rules) > 0 {
-		if c.rules, err = canonFilled(canon, r.appendFilledRules); err != nil {
+		if c.rules, err = canonFilled(canon, r.filledRules()); err != nil {
 			return canonicalChecks{}, fmt.Errorf("canonicalizing rules: %w", err)
 		}
 	}
@@ -247,7 +193,7 @@ func (r *Request) canonicalChecks(canon AppendCanonicalizer, hash Hasher, rememb
 // fixed ASCII names, so the canonical document is assembled in their sorted
 // order from canonical parts and the large parts are not canonicalized a
 // second time. submitted_output's canonical form is doc[:output].
-func (r *Request) appendRequestDocument(canon AppendCanonicalizer, doc []byte, output int, schemaBytes []byte, checks canonicalChecks) ([]byte, error) {
+func (r *Request) appendRequestDocument(canon Canonicalizer, doc []byte, output int, schemaBytes []byte, checks canonicalChecks) ([]byte, error) {
 	start := len(doc)
 	doc = slices.Grow(doc, output+len(schemaBytes)+len(checks.bounds)+len(checks.rules)+256)
 	// task_id and agent_id are strings as sent: their canonical form is
@@ -279,161 +225,62 @@ func (r *Request) appendRequestDocument(canon AppendCanonicalizer, doc []byte, o
 }
 
 // canonFilled canonicalizes one filled part of the request document
-// (bounds or rules, defaults filled in) that appendText writes as JSON
-// text, its objects' members already in sorted order. appendText declines
-// only a value no decoded request holds.
-func canonFilled(canon AppendCanonicalizer, appendText func([]byte) ([]byte, bool)) ([]byte, error) {
-	text, ok := appendText(make([]byte, 0, 256))
-	if !ok {
-		return nil, errors.New("a value is not one decoded from JSON")
+// (bounds or rules, defaults filled in), built from decoded request values.
+func canonFilled(canon Canonicalizer, filled any) ([]byte, error) {
+	text, err := json.Marshal(filled)
+	if err != nil {
+		return nil, err
 	}
 	return canon(nil, text)
 }
 
-// appendFilledBounds writes bounds as request_hash takes them: every bound
-// with min, max and if_present, defaults filled in.
-func (r *Request) appendFilledBounds(dst []byte) ([]byte, bool) {
-	dst = append(dst, '{')
-	for i, b := range r.Bounds {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		ok := utf8.ValidString(b.Key)
-		dst = ijson.AppendCanonicalString(dst, b.Key)
-		dst = append(dst, `:{"if_present":`...)
-		dst, ok = appendJSONAnd(dst, orFalse(b.decoded["if_present"]), ok)
-		dst = append(dst, `,"max":`...)
-		dst, ok = appendJSONAnd(dst, b.decoded["max"], ok)
-		dst = append(dst, `,"min":`...)
-		dst, ok = appendJSONAnd(dst, b.decoded["min"], ok)
-		if !ok {
-			return dst, false
-		}
-		dst = append(dst, '}')
+// filledBounds is bounds as request_hash takes them: every bound with min,
+// max and if_present, defaults filled in.
+func (r *Request) filledBounds() map[string]filledBound {
+	filled := make(map[string]filledBound, len(r.Bounds))
+	for _, b := range r.Bounds {
+		filled[b.Key] = filledBound{IfPresent: orFalse(b.decoded["if_present"]), Max: b.decoded["max"], Min: b.decoded["min"]}
 	}
-	return append(dst, '}'), true
+	return filled
 }
 
-func (rule *Rule) filledTolerance() any {
-	if t := rule.decoded["tolerance"]; t != nil {
-		return t
-	}
-	return json.RawMessage(defaultToleranceJSON)
+// filledBound and filledRule are a bound and a rule as request_hash takes
+// them. Structs, not maps: encoding/json writes them several times faster.
+type filledBound struct {
+	IfPresent any `json:"if_present"`
+	Max       any `json:"max"`
+	Min       any `json:"min"`
 }
 
-// sortedRuleFields are ruleFields in RFC 8785 order.
-var sortedRuleFields = []string{
-	"equals", "equals_field", "field", "if_present", "in_field",
-	"other_field", "tolerance", "type", "value", "values",
+type filledRule struct {
+	Equals      any `json:"equals"`
+	EqualsField any `json:"equals_field"`
+	Field       any `json:"field"`
+	IfPresent   any `json:"if_present"`
+	InField     any `json:"in_field"`
+	OtherField  any `json:"other_field"`
+	Tolerance   any `json:"tolerance"`
+	Type        any `json:"type"`
+	Value       any `json:"value"`
+	Values      any `json:"values"`
 }
 
-// appendFilledRules writes rules as request_hash takes them: every rule
-// with all ten rule fields, defaults filled in.
-func (r *Request) appendFilledRules(dst []byte) ([]byte, bool) {
-	ok := true
-	dst = append(dst, '[')
+// filledRules is rules as request_hash takes them: every rule with all ten
+// rule fields, defaults filled in.
+func (r *Request) filledRules() []filledRule {
+	filled := make([]filledRule, len(r.Rules))
 	for i := range r.Rules {
-		rule := &r.Rules[i]
-		if i > 0 {
-			dst = append(dst, ',')
+		d := r.Rules[i].decoded
+		filled[i] = filledRule{
+			Equals: d["equals"], EqualsField: d["equals_field"], Field: d["field"], IfPresent: orFalse(d["if_present"]),
+			InField: d["in_field"], OtherField: d["other_field"], Tolerance: d["tolerance"], Type: d["type"],
+			Value: d["value"], Values: d["values"],
 		}
-		for j, name := range sortedRuleFields {
-			if j == 0 {
-				dst = append(dst, '{')
-			} else {
-				dst = append(dst, ',')
-			}
-			dst = ijson.AppendCanonicalString(dst, name)
-			dst = append(dst, ':')
-			var v any
-			switch name {
-			case "tolerance":
-				v = rule.filledTolerance()
-			case "if_present":
-				v = orFalse(rule.decoded["if_present"])
-			default:
-				v = rule.decoded[name]
-			}
-			if dst, ok = appendJSONAnd(dst, v, ok); !ok {
-				return dst, false
-			}
-		}
-		dst = append(dst, '}')
-	}
-	return append(dst, ']'), true
-}
-
-// appendJSONAnd is appendJSON after earlier steps that reported ok.
-func appendJSONAnd(dst []byte, v any, ok bool) ([]byte, bool) {
-	if !ok {
-		return dst, false
-	}
-	return appendJSON(dst, v)
-}
-
-// appendJSON appends v, built from decoded request values, as JSON text:
-// the text json.Marshal would give up to escaping, which canonicalization
-// erases. ok is false for anything a decoded request cannot hold: another
-// type, a string that is not valid UTF-8, a number that is not a JSON
-// number.
-func appendJSON(dst []byte, v any) ([]byte, bool) {
-	switch x := v.(type) {
-	case nil:
-		return append(dst, "null"...), true
-	case bool:
-		return strconv.AppendBool(dst, x), true
-	case string:
-		if !utf8.ValidString(x) {
-			return dst, false
-		}
-		return ijson.AppendCanonicalString(dst, x), true
-	case json.Number:
-		if !ijson.ValidNumber(string(x)) {
-			return dst, false
-		}
-		return append(dst, x...), true
-	case json.RawMessage:
-		if !json.Valid(x) {
-			return dst, false
-		}
-		return append(dst, x...), true
-	case []any:
-		return appendJSONList(dst, x)
-	case map[string]any:
-		dst = append(dst, '{')
-		first := true
-		for k, e := range x {
-			if !first {
-				dst = append(dst, ',')
-			}
-			first = false
-			if !utf8.ValidString(k) {
-				return dst, false
-			}
-			dst = ijson.AppendCanonicalString(dst, k)
-			dst = append(dst, ':')
-			var ok bool
-			if dst, ok = appendJSON(dst, e); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, '}'), true
-	}
-	return dst, false
-}
-
-func appendJSONList(dst []byte, list []any) ([]byte, bool) {
-	dst = append(dst, '[')
-	for i, e := range list {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var ok bool
-		if dst, ok = appendJSON(dst, e); !ok {
-			return dst, false
+		if filled[i].Tolerance == nil {
+			filled[i].Tolerance = json.RawMessage(defaultToleranceJSON)
 		}
 	}
-	return append(dst, ']'), true
+	return filled
 }
 
 func orFalse(v any) any {

@@ -30,7 +30,7 @@ func TestRequestHashVectors(t *testing.T) {
 				t.Fatalf("DecodeRequest: %v", err)
 			}
 			var gotCanon []byte
-			hashes, err := req.Hashes(signing.Canonicalize, func(b []byte) string {
+			hashes, err := New(&Options{CacheSize: -1}).Hashes(req, signing.AppendCanonical, func(b []byte) string {
 				if bytes.HasPrefix(b, []byte(`{"agent_id":`)) {
 					gotCanon = bytes.Clone(b)
 				}
@@ -59,8 +59,8 @@ func TestRulesHashIsFieldsAsSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ha, _ := a.Hashes(signing.Canonicalize, signing.HashCanonical)
-	hb, _ := b.Hashes(signing.Canonicalize, signing.HashCanonical)
+	ha, _ := freshHashes(a)
+	hb, _ := freshHashes(b)
 	if ha.Rules == hb.Rules {
 		t.Error("rules_hash equal with and without an explicit default; it must hash the fields as sent")
 	}
@@ -71,6 +71,11 @@ func TestRulesHashIsFieldsAsSent(t *testing.T) {
 	if ha.Rules != want {
 		t.Errorf("rules_hash = %s, want %s", ha.Rules, want)
 	}
+}
+
+// freshHashes is Verifier.Hashes of a Verifier that remembers nothing.
+func freshHashes(r *Request) (Hashes, error) {
+	return New(&Options{CacheSize: -1}).Hashes(r, signing.AppendCanonical, signing.HashCanonical)
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -84,7 +89,7 @@ func readFile(t *testing.T, path string) []byte {
 
 // TestVerifierHashesRemembers: Verifier.Hashes, which remembers what small
 // schemas and small bounds and rules give the hashes by their bytes as
-// sent, gives the hashes Request.Hashes gives, on the first request and on
+// sent, gives the hashes a Verifier that remembers nothing gives, on the first request and on
 // every later one: for the vectors, one schema spelt two ways, the same
 // rules with and without bounds, absent, null and empty checks, and a
 // schema and rules too large to be remembered.
@@ -111,11 +116,11 @@ func TestVerifierHashesRemembers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("request %d: DecodeRequest: %v", i, err)
 			}
-			want, err := req.Hashes(signing.Canonicalize, signing.HashCanonical)
+			want, err := freshHashes(req)
 			if err != nil {
-				t.Fatalf("request %d: Request.Hashes: %v", i, err)
+				t.Fatalf("request %d: fresh Hashes: %v", i, err)
 			}
-			got, err := v.Hashes(req, signing.Canonicalize, signing.HashCanonical)
+			got, err := v.Hashes(req, signing.AppendCanonical, signing.HashCanonical)
 			if err != nil {
 				t.Fatalf("request %d: Verifier.Hashes: %v", i, err)
 			}
@@ -137,7 +142,7 @@ func TestVerifierHashesRemembers(t *testing.T) {
 
 // FuzzRememberedMatchesFresh: one Verifier, kept across every input so that
 // its remembered schemas, rules and bounds are hit by later inputs, decodes
-// and hashes each request exactly as a fresh Verifier's careful path does.
+// and hashes each request exactly as a fresh Verifier does.
 func FuzzRememberedMatchesFresh(f *testing.F) {
 	for _, seed := range fastPathSeeds(f) {
 		f.Add(seed)
@@ -145,7 +150,7 @@ func FuzzRememberedMatchesFresh(f *testing.F) {
 	opts := &Options{MaxDepth: 5}
 	shared := New(opts)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fresh, freshErr := New(opts).decodeRequest(body, false)
+		fresh, freshErr := New(opts).DecodeRequest(body)
 		got, err := shared.DecodeRequest(body)
 		if (err == nil) != (freshErr == nil) {
 			t.Fatalf("DecodeRequest(%q): remembered error %v, fresh error %v", body, err, freshErr)
@@ -153,14 +158,16 @@ func FuzzRememberedMatchesFresh(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := got.SchemaDocument(); err != nil {
-			t.Fatalf("DecodeRequest(%q): deferred schema: %v", body, err)
+		for _, r := range []*Request{fresh, got} {
+			if _, err := r.SchemaDocument(); err != nil {
+				t.Fatalf("DecodeRequest(%q): deferred schema: %v", body, err)
+			}
 		}
-		if diff := cmp.Diff(fresh, got, cmp.AllowUnexported(Request{}, Bound{}, Rule{}, Limit{}, timeValue{}, Path{}, step{})); diff != "" {
-			t.Fatalf("DecodeRequest(%q) differs from a fresh careful decode (-fresh +remembered):\n%s", body, diff)
+		if diff := cmp.Diff(fresh, got, cmp.AllowUnexported(Request{}, Bound{}, Rule{}, Limit{}, Path{}, step{})); diff != "" {
+			t.Fatalf("DecodeRequest(%q) differs from a fresh decode (-fresh +remembered):\n%s", body, diff)
 		}
-		want, wantErr := fresh.Hashes(signing.Canonicalize, signing.HashCanonical)
-		have, err := shared.Hashes(got, signing.Canonicalize, signing.HashCanonical)
+		want, wantErr := freshHashes(fresh)
+		have, err := shared.Hashes(got, signing.AppendCanonical, signing.HashCanonical)
 		if (err == nil) != (wantErr == nil) || have != want {
 			t.Fatalf("Hashes(%q) = %+v, %v; fresh %+v, %v", body, have, err, want, wantErr)
 		}

@@ -2,12 +2,11 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/verifier-dev/verifier/internal/ijson"
 )
@@ -37,8 +36,8 @@ type requestMembers [numFields][]byte
 
 // decodedMembers are a request's top-level members decoded, by index in
 // topLevelFields. has is false for a member not sent, or not decoded
-// because it is malformed; a member that is only checked (the fast path's
-// expected_schema, bounds and rules) has a nil value.
+// because it is malformed; a member that is only checked (expected_schema,
+// bounds and rules of a well-formed body) has a nil value.
 type decodedMembers struct {
 	value [numFields]any
 	has   [numFields]bool
@@ -50,44 +49,52 @@ func (d *decodedMembers) set(i int, v any) { d.value[i], d.has[i] = v, true }
 
 func (d *decodedMembers) drop(i int) { d.value[i], d.has[i] = nil, false }
 
-// decodeMembersFast is DecodeRequest's path for a well-formed request: one
-// pass over the body (ijson.DecodeMembers) instead of splitting it with
-// jsontext and then decoding every member again. It gives up on anything
-// unusual (malformed JSON, a duplicate name, invalid UTF-8, a number outside
-// I-JSON, too deep, an unknown field), and DecodeRequest then takes the
-// careful path, which names every problem. When it succeeds, that path would
-// have found nothing and produced the same members and values.
-func decodeMembersFast(body []byte, opts *ijson.Options, raw *requestMembers, decoded *decodedMembers) bool {
-	// More members than there are fields means an unknown one (names are
-	// unique): give up at once rather than after reading them all.
-	fastOpts := *opts
-	fastOpts.MaxMembers = numFields
+// readMembers reads a request body's top-level members: each known one's
+// value as sent into raw, and decoded into the result, expected_schema,
+// bounds and rules only checked (a nil value) when the body is well-formed.
+// It records a problem for every unknown member and every malformed one;
+// ok is false when the body does not even split into members (its problem
+// recorded).
+func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *problems) (decoded decodedMembers, ok bool) {
 	// The request outlives the caller's buffer: one copy serves every
 	// member, and one copy as a string every string and number of the
 	// decoded members (substrings of it cost no allocation).
 	var room [numFields]ijson.Member
-	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), &fastOpts, "expected_schema", "bounds", "rules")
+	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), opts, "expected_schema", "bounds", "rules")
 	if !ok {
-		return false
-	}
-	for _, m := range list {
-		i := slices.Index(topLevelFields, m.Name)
-		if i < 0 {
-			return false
+		// Something is malformed: split the body to find what, and where.
+		names, se := splitObject(body, opts.MaxDepth, raw)
+		if se != nil {
+			p.add(se.field, se.problem, se.fix)
+			return decoded, false
 		}
-		raw[i] = m.Raw
-		decoded.set(i, m.Value)
+		decodeMembers(names, raw, &decoded, opts, p)
+		return decoded, true
 	}
-	return true
+	unknown := false
+	for _, m := range list {
+		if i := slices.Index(topLevelFields, m.Name); i >= 0 {
+			raw[i] = m.Raw
+			decoded.set(i, m.Value)
+		} else {
+			unknown = true
+		}
+	}
+	if unknown {
+		names := make([]string, len(list))
+		for i, m := range list {
+			names[i] = m.Name
+		}
+		decodeMembers(names, raw, &decoded, opts, p)
+	}
+	return decoded, true
 }
 
-// decodeMembers decodes each known member of a split request, recording a
-// problem for every unknown or malformed one. Unknown members are named in
-// the order of their sorted names, each by its position in that order when
-// its name is not plain.
-func decodeMembers(split *splitBody, opts *ijson.Options, p *problems) decodedMembers {
-	var decoded decodedMembers
-	names := split.names
+// decodeMembers decodes each known member of raw that is not decoded yet,
+// recording a problem for every unknown or malformed one. names are every
+// member's; unknown members are named in the order of the sorted names,
+// each by its position in that order when its name is not plain.
+func decodeMembers(names []string, raw *requestMembers, decoded *decodedMembers, opts *ijson.Options, p *problems) {
 	slices.Sort(names)
 	for i, name := range names {
 		field := slices.Index(topLevelFields, name)
@@ -99,7 +106,10 @@ func decodeMembers(split *splitBody, opts *ijson.Options, p *problems) decodedMe
 				"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
 			continue
 		}
-		val, err := ijson.Decode(split.raw[field], opts)
+		if decoded.has[field] {
+			continue
+		}
+		val, err := ijson.Decode(raw[field], opts)
 		if err != nil {
 			var ie *ijson.Error
 			switch {
@@ -114,7 +124,6 @@ func decodeMembers(split *splitBody, opts *ijson.Options, p *problems) decodedMe
 		}
 		decoded.set(field, val)
 	}
-	return decoded
 }
 
 // depthProblem is the problem of a value nested past limit levels.
@@ -122,79 +131,131 @@ func depthProblem(limit int) string {
 	return fmt.Sprintf("%s: the limit is %d levels", ijson.ErrDepth, limit)
 }
 
-// splitBody is a request body split into its top-level members: the known
-// members' values as sent (copied), and every member's name.
-type splitBody struct {
-	raw   requestMembers
-	names []string // in the body's order
-}
-
 // splitObject reads a JSON object's members as raw values without decoding
-// them, rejecting duplicate names and invalid UTF-8 as it goes; a failure
-// names the field at fault. Only the values of known members are kept.
+// them (encoding/json's tokens), rejecting what is not I-JSON but for
+// numbers and depth, which decodeMembers reports, as it goes; a failure
+// names the field at fault (textProblem). It returns every member's name,
+// in the body's order, and copies the known members' values into raw.
 // maxDepth is the nesting limit of a member's value: one nested past it is
-// reported as such, not as invalid JSON (jsontext gives up, with a syntax
-// error, only far deeper).
-func splitObject(body []byte, maxDepth int) (*splitBody, *syntaxError) {
-	dec := jsontext.NewDecoder(bytes.NewReader(body))
-	tok, err := dec.ReadToken()
+// reported as such, not as invalid JSON (encoding/json gives up, with a
+// syntax error, only far deeper).
+func splitObject(body []byte, maxDepth int, raw *requestMembers) ([]string, *syntaxError) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
 	if err != nil {
-		return nil, bodyError(classify(err))
+		return nil, bodyError(textProblem(body, 0, err))
 	}
-	if tok.Kind() != '{' {
+	if tok != json.Delim('{') {
 		if ijson.Deeper(body, maxDepth+1) {
 			return nil, bodyError("must be a JSON object (and it " + depthProblem(maxDepth+1) + ")")
 		}
 		return nil, bodyError("must be a JSON object")
 	}
-	split := &splitBody{}
-	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			return nil, bodyError(classify(err))
+	var names []string
+	seen := make(map[string]bool)
+	for dec.More() {
+		tok, err := dec.Token()
+		key, isName := tok.(string)
+		switch {
+		case err != nil || !isName:
+			return nil, bodyError(textProblem(body, 0, err))
+		case seen[key]:
+			return nil, bodyError(duplicateKey)
 		}
-		key := name.String()
-		start := dec.InputOffset()
-		val, err := dec.ReadValue()
-		if err != nil {
-			field := memberName("", key, len(split.names))
-			if ijson.Deeper(body[start:], maxDepth) {
-				depth := &ijson.Error{Kind: ijson.ErrDepth, Offset: start, Limit: maxDepth}
-				return nil, &syntaxError{field: field, problem: depthProblem(maxDepth), fix: depth.Fix()}
-			}
-			return nil, &syntaxError{field: field, problem: classify(err), fix: bodyFix}
+		seen[key] = true
+		field := memberName("", key, len(names))
+		start, colon := valueStart(body, dec.InputOffset())
+		if !colon {
+			return nil, &syntaxError{field: field, problem: syntaxAt(start), fix: bodyFix}
+		}
+		var val json.RawMessage
+		err = dec.Decode(&val)
+		if err != nil && ijson.Deeper(body[start:], maxDepth) {
+			depth := &ijson.Error{Kind: ijson.ErrDepth, Offset: start, Limit: maxDepth}
+			return nil, &syntaxError{field: field, problem: depthProblem(maxDepth), fix: depth.Fix()}
+		}
+		text := body[start:]
+		if err == nil {
+			text = val
+		}
+		if problem := textProblem(text, start, err); problem != "" {
+			return nil, &syntaxError{field: field, problem: problem, fix: bodyFix}
 		}
 		if i := slices.Index(topLevelFields, key); i >= 0 {
-			split.raw[i] = bytes.Clone(val)
+			raw[i] = val
 		}
-		split.names = append(split.names, key)
+		names = append(names, key)
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return nil, bodyError(classify(err))
+	if _, err := dec.Token(); err != nil {
+		return nil, bodyError(textProblem(body, 0, err))
 	}
-	if _, err := dec.ReadToken(); err != io.EOF {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, bodyError("has data after the JSON object")
 	}
-	return split, nil
+	// The values are checked: what is left to find is a name that is not
+	// valid UTF-8.
+	if problem := textProblem(body, 0, nil); problem != "" {
+		return nil, bodyError(problem)
+	}
+	return names, nil
 }
 
-// classify describes a syntax error without quoting the input, as a
-// predicate of the field it is in ("is not valid JSON …").
-func classify(err error) string {
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return "is empty or truncated JSON"
+// valueStart is where a member's value starts, after offset, the end of its
+// name: past the colon and white space. colon is false when something else
+// follows the name; start is then where it is.
+func valueStart(body []byte, offset int64) (start int64, colon bool) {
+	rest := bytes.TrimLeft(body[offset:], jsonSpace)
+	after, colon := bytes.CutPrefix(rest, []byte(":"))
+	if !colon && len(rest) > 0 {
+		return int64(len(body) - len(rest)), false
 	}
-	var se *jsontext.SyntacticError
-	if errors.As(err, &se) {
-		switch {
-		case errors.Is(se.Err, jsontext.ErrDuplicateName):
-			return "has a duplicate object key (I-JSON forbids it)"
-		case bytes.Contains([]byte(se.Err.Error()), []byte("UTF-8")):
-			return fmt.Sprintf("has invalid UTF-8 at byte %d", se.ByteOffset)
+	return int64(len(body) - len(bytes.TrimLeft(after, jsonSpace))), true
+}
+
+const (
+	jsonSpace    = " \t\r\n"
+	duplicateKey = "has a duplicate object key (I-JSON forbids it)"
+	// splitDepth is deeper than any member depth limit: textProblem looks
+	// for every other problem first.
+	splitDepth = 10_000
+)
+
+// textProblem words what is wrong with text, a body or a member's value (and
+// what follows it when syntaxErr, encoding/json's error reading it, is not
+// nil), at byte base of the body, as a predicate of the field it is in and
+// without quoting the input: the first problem ijson finds in it. "" when
+// syntaxErr is nil and that problem, if any, is a number or a depth, which
+// decodeMembers reports.
+func textProblem(text []byte, base int64, syntaxErr error) string {
+	_, err := ijson.Decode(text, &ijson.Options{MaxDepth: splitDepth})
+	var ie *ijson.Error
+	if !errors.As(err, &ie) {
+		if syntaxErr == nil {
+			return ""
 		}
-		return fmt.Sprintf("is not valid JSON (syntax error at byte %d)", se.ByteOffset)
+		return "is not valid JSON"
 	}
-	return "is not valid JSON"
+	at := base + ie.Offset
+	escape := ie.Offset < int64(len(text)) && text[ie.Offset] == '\\'
+	switch {
+	case ie.Kind == ijson.ErrDuplicate:
+		return duplicateKey
+	case ie.Kind == ijson.ErrUTF8 && !escape:
+		return fmt.Sprintf("has invalid UTF-8 at byte %d", at)
+	case ie.Kind == ijson.ErrUTF8: // a lone surrogate
+		return syntaxAt(at)
+	case syntaxErr == nil:
+		return ""
+	case ie.Kind == ijson.ErrSyntax && ie.Offset >= int64(len(bytes.TrimRight(text, jsonSpace))):
+		return "is empty or truncated JSON"
+	case ie.Kind == ijson.ErrSyntax:
+		return syntaxAt(at)
+	}
+	return fmt.Sprintf("is not I-JSON: %s at byte %d", ie.Kind, at)
+}
+
+func syntaxAt(offset int64) string {
+	return fmt.Sprintf("is not valid JSON (syntax error at byte %d)", offset)
 }
 
 // bodyFix is the fix of a body that does not split into members.
@@ -210,5 +271,3 @@ type syntaxError struct {
 func bodyError(problem string) *syntaxError {
 	return &syntaxError{field: "body", problem: problem, fix: bodyFix}
 }
-
-func (e *syntaxError) Error() string { return e.field + " " + e.problem }

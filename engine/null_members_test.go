@@ -67,11 +67,11 @@ func TestNullMeansNotSet(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a, err := withNulls.Hashes(signing.Canonicalize, signing.HashCanonical)
+			a, err := freshHashes(withNulls)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := without.Hashes(signing.Canonicalize, signing.HashCanonical)
+			b, err := freshHashes(without)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestCanonicalFormsAreRequests(t *testing.T) {
 			if err != nil {
 				t.Fatalf("DecodeRequest(%s.canonical.json) = %v", name, err)
 			}
-			h, err := req.Hashes(signing.Canonicalize, signing.HashCanonical)
+			h, err := freshHashes(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +158,7 @@ func TestRulesHashOfCanonicalFormIsAsSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := req.Hashes(signing.Canonicalize, signing.HashCanonical)
+	h, err := freshHashes(req)
 	if err != nil {
 		t.Fatal(err)
 	}

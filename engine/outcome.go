@@ -138,20 +138,16 @@ func (o *Outcome) wants(blocking, integrity bool) bool {
 
 // add adds a finding: kept when wanted, else counted.
 func (o *Outcome) add(f Finding) {
-	if o.wants(f.Blocking, f.flagged()) {
+	kept := o.wants(f.Blocking, f.flagged())
+	if kept {
 		o.Findings = append(o.Findings, f)
-		o.count(1, f.Blocking, f.flagged(), f.Check, false)
-		return
 	}
-	o.count(1, f.Blocking, f.flagged(), f.Check, true)
+	o.count(1, f.Blocking, f.flagged(), f.Check, !kept)
 }
 
-// omit counts n findings of check, blocking or not, integrity or not, that
-// are not kept: the caller made sure none is wanted (wants).
-func (o *Outcome) omit(n int, blocking, integrity bool, check string) {
-	o.count(n, blocking, integrity, check, true)
-}
-
+// count counts n findings of check, blocking or not, integrity or not, and
+// omitted or not: the caller of an omitted count made sure none is wanted
+// (wants).
 func (o *Outcome) count(n int, blocking, integrity bool, check string, omitted bool) {
 	if n <= 0 {
 		return

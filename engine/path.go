@@ -208,17 +208,11 @@ func (l Location) String() string {
 	return b.String()
 }
 
-// Resolve returns every value the path reaches in root, in document order.
-// A key on a non-object, an index out of range or `[]` on a non-array
-// reaches nothing.
-func (p Path) Resolve(root any) []Match {
-	return p.appendMatches(nil, root, unlimited())
-}
-
-// appendMatches appends Resolve's matches to dst, so a caller can resolve
-// into memory of its own. The values a `[]` fans out to cost b a step per
-// valuesPerStep;
-// once b stops, the matches are incomplete and b.Err() says why.
+// appendMatches appends to dst every value the path reaches in root, in
+// document order; a key on a non-object, an index out of range or `[]` on a
+// non-array reaches nothing. The values a `[]` fans out to cost b a step
+// per valuesPerStep; once b stops, the matches are incomplete and b.Err()
+// says why.
 func (p Path) appendMatches(dst []Match, root any, b *schema.Budget) []Match {
 	var fan [8]int // the indexes taken at the `[]` steps, while they fit
 	var arena []int

@@ -21,20 +21,8 @@ var placeholderWords = map[string]bool{
 	"[todo]": true, "[tbd]": true, "insert here": true, "your text here": true,
 }
 
-// placeholderPatterns are the vocabulary's patterns, each anchored at a
-// literal and kept with the bytes its matches can start with, so that a
-// string is matched only against the patterns it could fit.
-var placeholderPatterns = []struct {
-	lead string
-	re   *regexp.Regexp
-}{
-	{"x", regexp.MustCompile(`^x{3,}$`)},
-	{".\xe2", regexp.MustCompile(`^(\.{3,}|…+)$`)}, // "…" is E2 80 A6
-	{"l", regexp.MustCompile(`^lorem ipsum`)},
-	{"<", regexp.MustCompile(`^<\s*insert\b.*>$`)},
-	{"[", regexp.MustCompile(`^\[\s*insert\b.*\]$`)},
-	{"{", regexp.MustCompile(`^\{\{.*\}\}$`)},
-}
+// placeholderPattern matches the vocabulary's patterns.
+var placeholderPattern = regexp.MustCompile(`^(?:x{3,}$|(?:\.{3,}|…+)$|lorem ipsum|<\s*insert\b.*>$|\[\s*insert\b.*\]$|\{\{.*\}\}$)`)
 
 // placeholderKind reports why s is a placeholder, or "" when it is real
 // content.
@@ -58,13 +46,8 @@ func lowerPlaceholderKind(t string) string {
 		}
 		return ""
 	}
-	if placeholderWords[t] {
+	if placeholderWords[t] || placeholderPattern.MatchString(t) {
 		return "placeholder text"
-	}
-	for _, p := range placeholderPatterns {
-		if strings.IndexByte(p.lead, t[0]) >= 0 && p.re.MatchString(t) {
-			return "placeholder text"
-		}
 	}
 	return ""
 }

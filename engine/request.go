@@ -3,11 +3,11 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"iter"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/internal/ijson"
@@ -56,7 +56,7 @@ type Request struct {
 	raw requestMembers // top-level members exactly as sent
 
 	// schema is expected_schema decoded (map[string]any or bool), or nil
-	// while schemaDeferred: the fast path checks the schema is I-JSON but
+	// while schemaDeferred: readMembers checks the schema is I-JSON but
 	// leaves decoding to SchemaDocument, which a hit of the compiled-schema
 	// cache never calls.
 	schema         any
@@ -79,21 +79,23 @@ type Bound struct {
 type Limit struct {
 	Number float64
 	IsTime bool
-	Time   timeValue
+	Time   time.Time
 	Text   string // as written, for messages
 }
 
 // Rule is one cross-field rule (SPEC §3.5).
 type Rule struct {
-	Type                             string
-	Field                            Path
-	EqualsField, OtherField, InField *Path
-	Equals, Value                    *float64
-	Values                           []any
-	HasValues                        bool
-	Tolerance                        float64
-	IfPresent                        bool
-	FieldText                        string // the field path as written
+	Type  string
+	Field Path
+	// Target is the path the rule compares with or looks values up in
+	// (equals_field, other_field or in_field, by Type); Number the number
+	// it compares with (equals or value) when it names no path.
+	Target    *Path
+	Number    *float64
+	Values    []any
+	Tolerance float64
+	IfPresent bool
+	FieldText string // the field path as written
 
 	decoded map[string]any // as sent, for request_hash
 }
@@ -138,38 +140,46 @@ func (e *InvalidRequestError) FieldNames() []string {
 	return names
 }
 
-// problems collects a request's problems: the first MaxReportedProblems,
-// and a count of the rest.
-type problems struct {
-	list    []FieldProblem
-	omitted int
-}
+// problems collects a request's problems as its InvalidRequestError does:
+// the first MaxReportedProblems, and a count of the rest.
+type problems InvalidRequestError
 
 func (p *problems) add(field, problem, fix string) {
 	if p.skip() {
 		return
 	}
-	p.list = append(p.list, FieldProblem{Field: field, Problem: problem, Fix: fix})
+	p.Fields = append(p.Fields, FieldProblem{Field: field, Problem: problem, Fix: fix})
 }
 
 // skip counts a problem without listing it when the list is full, and says
 // so: a caller may then spare itself the problem's wording.
 func (p *problems) skip() bool {
-	if len(p.list) < MaxReportedProblems {
+	if len(p.Fields) < MaxReportedProblems {
 		return false
 	}
-	p.omitted++
+	p.Omitted++
 	return true
 }
 
+// addUnknown records the problem of each key of m that is not in known,
+// named under parent by memberName, by its position among m's sorted keys.
+func (p *problems) addUnknown(parent string, m map[string]any, known []string, problem, fix string) {
+	for j, k := range sortedKeys(m) {
+		if !slices.Contains(known, k) && !p.skip() {
+			p.add(memberName(parent, k, j), problem, fix)
+		}
+	}
+}
+
 // count is how many problems were found, listed or not.
-func (p *problems) count() int { return len(p.list) + p.omitted }
+func (p *problems) count() int { return len(p.Fields) + p.Omitted }
 
 func (p *problems) err() error {
 	if p.count() == 0 {
 		return nil
 	}
-	return &InvalidRequestError{Fields: p.list, Omitted: p.omitted}
+	e := InvalidRequestError(*p)
+	return &e
 }
 
 var ruleFields = []string{
@@ -191,50 +201,29 @@ const maxSafeName = 64
 // found at once and reported as an *InvalidRequestError, which lists the
 // first MaxReportedProblems and counts the others.
 func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
-	return v.decodeRequest(body, true)
-}
-
-// decodeRequest is DecodeRequest; fast false skips decodeMembersFast, so
-// tests can hold the two paths to the same result.
-func (v *Verifier) decodeRequest(body []byte, fast bool) (*Request, error) {
 	var p problems
 	memberOpts := &ijson.Options{MaxDepth: v.opts.maxDepth() - 1}
 	r := &Request{Detail: DetailFull, maxDepth: memberOpts.MaxDepth}
-	var decoded decodedMembers
-	ok := false
-	if fast {
-		ok = decodeMembersFast(body, memberOpts, &r.raw, &decoded)
-	}
+	decoded, ok := readMembers(body, memberOpts, &r.raw, &p)
 	if !ok {
-		split, se := splitObject(body, memberOpts.MaxDepth)
-		if se != nil {
-			p.add(se.field, se.problem, se.fix)
-			return nil, p.err()
-		}
-		r.raw = split.raw
-		decoded = decodeMembers(split, memberOpts, &p)
+		return nil, p.err()
 	}
-	// On the fast path bounds and rules are checked, not decoded: bounds and
-	// rules sent before, byte for byte, are taken as decoded then.
+	// Bounds and rules sent before, byte for byte, are taken as decoded
+	// then; others that were only checked are decoded now.
 	var seen decodedChecks
 	var room keyRoom
-	var checksKey []byte
-	rememberable, remembered := false, false
-	if ok {
-		checksKey, rememberable = appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
-		if rememberable {
-			seen, remembered = v.checksDecoded.getBytes(checksKey)
-		}
-		if !remembered {
-			for _, i := range [...]int{fieldBounds, fieldRules} {
-				if raw := r.raw[i]; raw != nil {
-					val, err := ijson.Decode(raw, memberOpts)
-					if err != nil { // checked already: cannot happen
-						return nil, fmt.Errorf("decoding %s: %w", topLevelFields[i], err)
-					}
-					decoded.set(i, val)
-				}
+	checksKey, rememberable := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
+	remembered := false
+	if rememberable {
+		seen, remembered = v.checksDecoded.getBytes(checksKey)
+	}
+	for _, i := range [...]int{fieldBounds, fieldRules} {
+		if val, has := decoded.get(i); has && val == nil && !remembered {
+			val, err := ijson.Decode(r.raw[i], memberOpts)
+			if err != nil { // checked already: cannot happen
+				return nil, fmt.Errorf("decoding %s: %w", topLevelFields[i], err)
 			}
+			decoded.set(i, val)
 		}
 	}
 	r.decodeScalars(&decoded, &p)
@@ -265,8 +254,8 @@ type decodedChecks struct {
 }
 
 // SchemaDocument returns expected_schema decoded: a map[string]any or a
-// bool. A request decoded on the fast path has checked its schema without
-// decoding it, and decodes it here on first use.
+// bool. A well-formed request has its schema checked without decoding it,
+// and decodes it here on first use.
 func (r *Request) SchemaDocument() (any, error) {
 	if r.schemaDeferred {
 		doc, err := ijson.Decode(r.raw[fieldSchema], &ijson.Options{MaxDepth: r.maxDepth})
@@ -282,29 +271,12 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 	if r.raw[fieldTaskID] == nil {
 		p.add("task_id", "is required", "Add task_id: your id for this piece of work, 1 to 200 characters.")
 	} else if val, ok := decoded.get(fieldTaskID); ok {
-		s, isString := val.(string)
-		n := utf8.RuneCountInString(s)
-		switch {
-		case !isString:
-			p.add("task_id", "must be a string", "Send task_id as a string of 1 to 200 characters.")
-		case n == 0 || n > maxIDChars:
-			p.add("task_id", "must be 1 to 200 characters long", "Shorten task_id to at most 200 characters (and at least 1).")
-		default:
-			// task_id and agent_id go into the stored verdict: copies of
-			// their own, so that they do not hold the request's text.
-			r.TaskID = strings.Clone(s)
-		}
+		r.TaskID, _ = idString(val, "task_id", "must be a string", "Send task_id as a string of 1 to 200 characters.",
+			"Shorten task_id to at most 200 characters (and at least 1).", p)
 	}
 	if val, ok := decoded.get(fieldAgentID); ok && val != nil {
-		s, isString := val.(string)
-		n := utf8.RuneCountInString(s)
-		switch {
-		case !isString:
-			p.add("agent_id", "must be a string or null", "Send agent_id as a string of 1 to 200 characters, or null.")
-		case n == 0 || n > maxIDChars:
-			p.add("agent_id", "must be 1 to 200 characters long", "Send agent_id with 1 to 200 characters, or null when there is no agent.")
-		default:
-			s = strings.Clone(s)
+		if s, ok := idString(val, "agent_id", "must be a string or null", "Send agent_id as a string of 1 to 200 characters, or null.",
+			"Send agent_id with 1 to 200 characters, or null when there is no agent.", p); ok {
 			r.AgentID = &s
 		}
 	}
@@ -316,7 +288,7 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 		case map[string]any, bool:
 			isSchema = true
 			r.schema = val
-		case nil: // checked but not decoded (decodeMembersFast): look at its first byte
+		case nil: // checked but not decoded (readMembers): look at its first byte
 			raw := r.raw[fieldSchema]
 			isSchema = raw[0] == '{' || raw[0] == 't' || raw[0] == 'f'
 			r.schemaDeferred = isSchema
@@ -367,6 +339,22 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 	}
 }
 
+// idString reads task_id or agent_id, a string of 1 to 200 characters,
+// recording a problem when it is not one. The ids go into the stored
+// verdict: copies of their own, so that they do not hold the request's text.
+func idString(val any, field, typeProblem, typeFix, lengthFix string, p *problems) (string, bool) {
+	s, isString := val.(string)
+	switch n := utf8.RuneCountInString(s); {
+	case !isString:
+		p.add(field, typeProblem, typeFix)
+	case n == 0 || n > maxIDChars:
+		p.add(field, "must be 1 to 200 characters long", lengthFix)
+	default:
+		return strings.Clone(s), true
+	}
+	return "", false
+}
+
 func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 	obj := val.(map[string]any)
 	if len(obj) > v.opts.maxBounds() {
@@ -387,12 +375,7 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 			continue
 		}
 		b := Bound{Key: key, Path: path, decoded: entry}
-		for j, name := range unknownKeys(entry, boundFields) {
-			if p.skip() {
-				continue
-			}
-			p.add(memberName(field, name, j), "is not a known bound field", "Remove it; a bound has min, max and if_present.")
-		}
+		p.addUnknown(field, entry, boundFields, "is not a known bound field", "Remove it; a bound has min, max and if_present.")
 		var bad bool
 		b.Min, bad = decodeLimit(entry, "min", field, p)
 		if bad {
@@ -490,13 +473,8 @@ const ruleTypeFix = "Use one of: 'sum_equals', 'gte', 'lte', 'exists_in' or 'uni
 func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 	before := p.count()
 	r := Rule{Tolerance: DefaultTolerance, decoded: obj}
-	for j, name := range unknownKeys(obj, ruleFields) {
-		if p.skip() {
-			continue
-		}
-		p.add(memberName(field, name, j), "is not a known rule field",
-			"Remove it; a rule has type, field, equals_field, equals, other_field, value, in_field, values, tolerance and if_present.")
-	}
+	p.addUnknown(field, obj, ruleFields, "is not a known rule field",
+		"Remove it; a rule has type, field, equals_field, equals, other_field, value, in_field, values, tolerance and if_present.")
 	typ, isString := obj["type"].(string)
 	targets, known := ruleTargets[typ]
 	switch {
@@ -538,36 +516,25 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 				p.add(field+"."+pathName, "is not a valid path", "Write the path as in `total` or `items[].id`.")
 				break
 			}
-			switch pathName {
-			case "equals_field":
-				r.EqualsField = &path
-			case "other_field":
-				r.OtherField = &path
-			case "in_field":
-				r.InField = &path
-			}
+			r.Target = &path
 		case valueName == "values":
 			list, ok := obj["values"].([]any)
 			if !ok {
 				p.add(field+".values", "must be an array", "Send values as an array of allowed JSON values.")
 				break
 			}
-			r.Values, r.HasValues = list, true
+			r.Values = list
 		default:
-			n, ok := numberOf(obj[valueName])
+			n, ok := asNumber(obj[valueName])
 			if !ok {
 				p.add(field+"."+valueName, "must be a number", "Send a finite number.")
 				break
 			}
-			if valueName == "equals" {
-				r.Equals = &n
-			} else {
-				r.Value = &n
-			}
+			r.Number = &n
 		}
 	}
 	if t, sent := member(obj, "tolerance"); sent {
-		n, ok := numberOf(t)
+		n, ok := asNumber(t)
 		if !ok || n < 0 {
 			p.add(field+".tolerance", "must be a number ≥ 0", "Send a small non-negative number such as 0.01 (the default is 1e-9).")
 		} else {
@@ -604,15 +571,6 @@ func ruleFieldFix(typ string) string {
 	}
 }
 
-func numberOf(v any) (float64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	f, err := jsonnum.ParseFloat(string(n))
-	return f, err == nil
-}
-
 // memberName names an object member in an error: its own name when that is
 // a plain identifier, otherwise its position, so nothing the caller wrote is
 // echoed.
@@ -630,50 +588,14 @@ func memberName(parent, name string, position int) string {
 // boundName names a bound in an error by its path key when that is a valid,
 // plain path, or else by its position among the sorted keys.
 func boundName(key string, position int, valid bool) string {
-	if valid && len(key) <= 100 && isSafePathKey(key) {
+	if valid && safePathKey.MatchString(key) {
 		return "bounds[" + strconv.Quote(key) + "]"
 	}
 	return fmt.Sprintf("bounds(entry #%d)", position+1)
 }
 
-// isSafePathKey reports whether key matches ^[A-Za-z0-9_.$\[\]-]+$. It is
-// a loop rather than a regular expression because it runs for every bound
-// of every request, not only on errors.
-func isSafePathKey(key string) bool {
-	for i := 0; i < len(key); i++ {
-		switch c := key[i]; {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case c == '_', c == '.', c == '$', c == '[', c == ']', c == '-':
-		default:
-			return false
-		}
-	}
-	return key != ""
-}
-
-// unknownKeys returns, by position among m's sorted keys, the keys of m
-// that are not in known. It sorts only when there is one: that is the
-// uncommon case, and sorting every rule's and bound's keys cost more than
-// checking them.
-func unknownKeys(m map[string]any, known []string) iter.Seq2[int, string] {
-	return func(yield func(int, string) bool) {
-		allKnown := true
-		for k := range m {
-			if !slices.Contains(known, k) {
-				allKnown = false
-				break
-			}
-		}
-		if allKnown {
-			return
-		}
-		for j, k := range sortedKeys(m) {
-			if !slices.Contains(known, k) && !yield(j, k) {
-				return
-			}
-		}
-	}
-}
+// safePathKey matches bound keys short and plain enough to name in an error.
+var safePathKey = regexp.MustCompile(`^[A-Za-z0-9_.$\[\]-]{1,100}$`)
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

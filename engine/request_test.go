@@ -165,6 +165,51 @@ func TestDecodeRequestCapsProblems(t *testing.T) {
 	}
 }
 
+// TestDecodeRequestMalformedWording: a body that is not I-JSON is refused
+// with its first problem, named at the member whose value holds it (or the
+// body), in the words the jsontext splitter used to give: the same field,
+// predicate and byte offset. Only a number outside I-JSON before a syntax
+// error is now named for itself, not for the syntax error after it.
+func TestDecodeRequestMalformedWording(t *testing.T) {
+	for _, tt := range []struct{ body, field, problem string }{
+		{"", "body", "is empty or truncated JSON"},
+		{"  ", "body", "is empty or truncated JSON"},
+		{"{\"task_id\":\"MARKER", "task_id", "is empty or truncated JSON"},
+		{"{MARKER", "body", "is not valid JSON (syntax error at byte 1)"},
+		{"{\"task_id\":\"t\",\"task_id\":\"u\"}", "body", "has a duplicate object key (I-JSON forbids it)"},
+		{"{\"a\":1} x", "body", "has data after the JSON object"},
+		{"[1]", "body", "must be a JSON object"},
+		{"\"x\"", "body", "must be a JSON object"},
+		{"{\"submitted_output\":[[1}}", "submitted_output", "is not valid JSON (syntax error at byte 23)"},
+		{"{\"a\":1,}", "body", "is not valid JSON (syntax error at byte 6)"},
+		{"{\"a\" 1}", "a", "is not valid JSON (syntax error at byte 5)"},
+		{"{\"submitted_output\":{\"a\":1,\"a\":2}", "submitted_output", "has a duplicate object key (I-JSON forbids it)"},
+		{"{\"submitted_output\":[\"\xff\",}", "submitted_output", "has invalid UTF-8 at byte 22"},
+		{"{\"submitted_output\":[\"\xff\"]}", "submitted_output", "has invalid UTF-8 at byte 22"},
+		{"{\"submitted_output\":{\"a\":1,\"a\":2}}", "submitted_output", "has a duplicate object key (I-JSON forbids it)"},
+		{"{\"submitted_output\":\"\\ud800\"}", "submitted_output", "is not valid JSON (syntax error at byte 21)"},
+		{"{\"submitted_output\":[\"\\ud800\",}", "submitted_output", "is not valid JSON (syntax error at byte 22)"},
+		{"{\"submitted_output\":1e999}", "submitted_output", "is not I-JSON: has a number outside the I-JSON range"},
+		{"{\"submitted_output\":[1e999,}", "submitted_output", "is not I-JSON: has a number outside the I-JSON range at byte 26"},
+		{"{\"t\xff\":1}", "body", "has invalid UTF-8 at byte 3"},
+		{"{\"<x>\":tru", "(member #1)", "is empty or truncated JSON"},
+		{"{\"a\":{\"b\":1,\"b\":2},\"c\" 1}", "a", "has a duplicate object key (I-JSON forbids it)"},
+		{"{\"task_id\":\"t\"", "body", "is empty or truncated JSON"},
+		{"{\"task_id\":\"t\",", "body", "is empty or truncated JSON"},
+		{"{", "body", "is empty or truncated JSON"},
+		{"{\"submitted_output\": \n [1,,2]}", "submitted_output", "is not valid JSON (syntax error at byte 26)"},
+	} {
+		_, err := New(nil).DecodeRequest([]byte(tt.body))
+		var inv *InvalidRequestError
+		if !errors.As(err, &inv) {
+			t.Fatalf("DecodeRequest(%q) error = %v, want *InvalidRequestError", tt.body, err)
+		}
+		if f := inv.Fields[0]; f.Field != tt.field || f.Problem != tt.problem {
+			t.Errorf("DecodeRequest(%q) = %s %q, want %s %q", tt.body, f.Field, f.Problem, tt.field, tt.problem)
+		}
+	}
+}
+
 // TestDecodeRequestNestedTooDeeply checks that nesting past the depth limit
 // is reported as such, with the limit, however deep it goes: 100,000
 // levels used to be "not valid JSON", because jsontext gives up at 10,000

@@ -52,7 +52,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			sum += n
 			addends = append(addends, m.Value.(json.Number))
 		}
-		target, label, tf := r.target(out, r.EqualsField, r.Equals, "equals_field", b)
+		target, label, tf := r.target(out, b)
 		if b.Stopped() {
 			return nil, false
 		}
@@ -63,7 +63,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			return fail(r.Field.String(), failSum, failureArgs{"sum": formatSum(sum, addends), "target": label})
 		}
 	case RuleGTE, RuleLTE:
-		target, label, tf := r.target(out, r.OtherField, r.Value, "other_field", b)
+		target, label, tf := r.target(out, b)
 		if b.Stopped() {
 			return nil, false
 		}
@@ -89,9 +89,9 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 	case RuleExistsIn:
 		allowed := r.Values
 		label := "the given values"
-		if r.InField != nil {
+		if r.Target != nil {
 			allowed = nil
-			for _, m := range r.InField.appendMatches(nil, out, b) {
+			for _, m := range r.Target.appendMatches(nil, out, b) {
 				allowed = append(allowed, m.Value)
 			}
 			if b.Stopped() {
@@ -99,32 +99,34 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			}
 			label = "the values at " + r.memberText("in_field")
 		}
-		set := newValueIndex(len(allowed))
-		for i, a := range allowed {
-			if !set.add(a, i, b) {
+		set := make(map[string]bool, len(allowed))
+		for _, a := range allowed {
+			key, ok := chargedKey(a, b)
+			if !ok {
 				return nil, false
 			}
+			set[key] = true
 		}
 		for _, m := range matches {
-			_, ok := set.find(m.Value, b)
-			if b.Stopped() {
+			key, ok := chargedKey(m.Value, b)
+			if !ok {
 				return nil, false
 			}
-			if !ok {
+			if !set[key] {
 				return fail(m.Loc().String(), failExistsIn, failureArgs{"at": at(m), "value": valueText(m.Value), "allowed": label})
 			}
 		}
 	case RuleUnique:
-		seen := newValueIndex(len(matches)) // value → index of its first match
+		seen := make(map[string]int, len(matches)) // value → index of its first match
 		for i, m := range matches {
-			first, dup := seen.find(m.Value, b)
-			if b.Stopped() {
+			key, ok := chargedKey(m.Value, b)
+			if !ok {
 				return nil, false
 			}
-			if dup {
+			if first, dup := seen[key]; dup {
 				return fail(m.Loc().String(), failUnique, failureArgs{"at": at(m), "value": valueText(m.Value), "first": at(matches[first])})
 			}
-			seen.add(m.Value, i, nil)
+			seen[key] = i
 		}
 	}
 	return nil, true
@@ -138,20 +140,17 @@ type targetFailure struct {
 }
 
 // target reads the number a rule compares with, spending from b: the
-// single number at path, or the literal. label names it in the rule's
+// single number at r.Target, or r.Number. label names it in the rule's
 // words: the path as the caller wrote it with the number as written there
-// (`total (135.0)`), or the literal as the caller wrote it.
-func (r *Rule) target(out any, path *Path, literal *float64, member string, b *schema.Budget) (n float64, label string, tf *targetFailure) {
-	if path == nil {
-		name := "equals"
-		if member == "other_field" {
-			name = "value"
-		}
-		return *literal, valueText(r.decoded[name]), nil
+// (`total (135.0)`), or the number as the caller wrote it.
+func (r *Rule) target(out any, b *schema.Budget) (n float64, label string, tf *targetFailure) {
+	member, literal := ruleTargets[r.Type][0], ruleTargets[r.Type][1]
+	if r.Target == nil {
+		return *r.Number, valueText(r.decoded[literal]), nil
 	}
 	written := r.memberText(member)
 	var room [2]Match
-	matches := path.appendMatches(room[:0], out, b)
+	matches := r.Target.appendMatches(room[:0], out, b)
 	args := failureArgs{"member": member, "field": written}
 	switch {
 	case len(matches) == 0:
@@ -175,6 +174,7 @@ func (r *Rule) memberText(member string) string {
 	return s
 }
 
+// asNumber is v as a float64 when it is a finite JSON number.
 func asNumber(v any) (float64, bool) {
 	n, ok := v.(json.Number)
 	if !ok {
@@ -184,64 +184,22 @@ func asNumber(v any) (float64, bool) {
 	return f, err == nil
 }
 
-// valueIndex maps JSON values to ints, JSON-equal values to the same entry.
-// Strings, the usual values of exists_in and unique, are their own keys;
-// every other value goes by its equalityKey.
-type valueIndex struct {
-	strs, others map[string]int
-	size         int // the entries expected, for each map when first used
-}
-
-func newValueIndex(size int) *valueIndex {
-	return &valueIndex{size: size}
-}
-
-// add maps v to i, unless v has an entry already. It spends from b (nil:
-// nothing) and reports false, adding nothing, once b stops.
-func (x *valueIndex) add(v any, i int, b *schema.Budget) bool {
-	m, k, ok := x.entry(v, b)
-	if !ok {
-		return false
-	}
-	if _, ok := m[k]; !ok {
-		m[k] = i
-	}
-	return true
-}
-
-// find returns the int v maps to. It spends from b (nil: nothing), and
-// finds nothing once b stops.
-func (x *valueIndex) find(v any, b *schema.Budget) (int, bool) {
-	m, k, ok := x.entry(v, b)
-	if !ok {
-		return 0, false
-	}
-	i, ok := m[k]
-	return i, ok
-}
-
-// entry is v's map and key, found at the cost of a step and a step per
-// bytesPerStep bytes of the key, which b (when not nil) is charged; ok is
-// false once b stops. A map is made, sized for every entry, when first
-// needed: the values of a list are mostly all strings or all not.
-func (x *valueIndex) entry(v any, b *schema.Budget) (m map[string]int, key string, ok bool) {
-	if s, isStr := v.(string); isStr {
-		if x.strs == nil {
-			x.strs = make(map[string]int, x.size)
-		}
-		m, key = x.strs, s
-	} else {
-		if x.others == nil {
-			x.others = make(map[string]int, x.size)
-		}
-		m, key = x.others, equalityKey(v)
-	}
-	return m, key, b == nil || b.Charge(1+len(key)/bytesPerStep)
+// chargedKey is v's equalityKey, found at the cost of a step and a step
+// per bytesPerStep bytes of the key, which b is charged; ok is false once b
+// stops.
+func chargedKey(v any, b *schema.Budget) (key string, ok bool) {
+	key = equalityKey(v)
+	return key, b.Charge(1 + len(key)/bytesPerStep)
 }
 
 // equalityKey maps a value to a string that is equal for JSON-equal values:
-// numbers by float64 value (1 and 1.0 are equal), objects by sorted keys.
+// numbers by float64 value (1 and 1.0 are equal), objects by sorted keys. A
+// string, the usual value of exists_in and unique, is its text after a NUL,
+// which no other key starts with: one allocation, not a quoted copy.
 func equalityKey(v any) string {
+	if s, ok := v.(string); ok {
+		return "\x00" + s
+	}
 	var b strings.Builder
 	writeEqualityKey(&b, v)
 	return b.String()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -48,10 +49,5 @@ func stringifiedKind(s string) string {
 // wantsType reports whether a type failure's expected text (`object`,
 // `object or array`, …) names kind.
 func wantsType(expected, kind string) bool {
-	for _, w := range strings.FieldsFunc(expected, func(r rune) bool { return r == ' ' || r == ',' }) {
-		if w == kind {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(strings.FieldsFunc(expected, func(r rune) bool { return r == ' ' || r == ',' }), kind)
 }

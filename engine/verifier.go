@@ -56,11 +56,17 @@ func (v *Verifier) CachedSchemas() int {
 // ListCap is the cap applied to each list of the answer.
 func (v *Verifier) ListCap() int { return v.opts.listCap() }
 
-// Compile compiles a schema, reusing a cached one with the same hash.
-// Problems with the schema come back as *InvalidRequestError.
-func (v *Verifier) Compile(doc any, schemaHash string) (*schema.Schema, error) {
+// CompileRequest compiles the request's expected_schema, reusing a cached
+// one with the same hash ("" skips the cache): it decodes the schema only
+// when the cache does not hold it already. Problems with the schema come
+// back as *InvalidRequestError.
+func (v *Verifier) CompileRequest(req *Request, schemaHash string) (*schema.Schema, error) {
 	if s, ok := v.cache.get(schemaHash); ok {
 		return s, nil
+	}
+	doc, err := req.SchemaDocument()
+	if err != nil {
+		return nil, err
 	}
 	s, err := schema.Compile(doc, &v.opts.Schema)
 	if err != nil {
@@ -74,19 +80,6 @@ func (v *Verifier) Compile(doc any, schemaHash string) (*schema.Schema, error) {
 	}
 	v.cache.put(schemaHash, s, 0)
 	return s, nil
-}
-
-// CompileRequest is Compile for the request's expected_schema, which it
-// decodes only when the cache does not hold it already.
-func (v *Verifier) CompileRequest(req *Request, schemaHash string) (*schema.Schema, error) {
-	if s, ok := v.cache.get(schemaHash); ok {
-		return s, nil
-	}
-	doc, err := req.SchemaDocument()
-	if err != nil {
-		return nil, err
-	}
-	return v.Compile(doc, schemaHash)
 }
 
 // schemaField names a place inside expected_schema as a field path. A key
@@ -137,12 +130,7 @@ func (v *Verifier) Check(req *Request, schemaHash string) (*Outcome, error) {
 // the steps. The outcome keeps the findings an answer can show, and counts
 // the rest (Outcome.Omitted).
 func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash string) (*Outcome, error) {
-	return v.check(ctx, req, schemaHash, v.opts.listCap())
-}
-
-// check is CheckContext keeping keep findings per list of the answer (0:
-// every finding).
-func (v *Verifier) check(ctx context.Context, req *Request, schemaHash string, keep int) (*Outcome, error) {
+	keep := v.opts.listCap()
 	compiled, err := v.CompileRequest(req, schemaHash)
 	if err != nil {
 		return nil, err
@@ -164,9 +152,9 @@ func (v *Verifier) check(ctx context.Context, req *Request, schemaHash string, k
 	if om := res.Omitted; om != nil && om.Failures > 0 {
 		// One finding per keyword names it; the others repeat the first.
 		for _, kw := range om.Keywords {
-			out.omit(1, true, false, "schema:"+kw)
+			out.count(1, true, false, "schema:"+kw, true)
 		}
-		out.omit(om.Failures-len(om.Keywords), true, false, "schema:"+om.Keywords[0])
+		out.count(om.Failures-len(om.Keywords), true, false, "schema:"+om.Keywords[0], true)
 	}
 	var integrity tally
 	for i := range req.Bounds {

@@ -105,53 +105,25 @@ func formatSum(sum float64, addends []json.Number) string {
 	return pythonFloat(sum)
 }
 
-// pythonFloat is Python's repr of a float.
+// pythonFloat is Python's repr of a float: the shortest digits that
+// round-trip, in exponent form below 1e-4 and from 1e16, else with a
+// fraction (`.0` when integral).
 func pythonFloat(f float64) string {
 	switch {
-	case math.IsInf(f, 1):
+	case math.IsInf(f, 0) && f > 0:
 		return "inf"
-	case math.IsInf(f, -1):
+	case math.IsInf(f, 0):
 		return "-inf"
 	case math.IsNaN(f):
 		return "nan"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
 	}
-	// The shortest digits that round-trip, and the decimal exponent.
-	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
-	mantissa, expText, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expText)
-	sign := ""
-	if mantissa[0] == '-' {
-		sign, mantissa = "-", mantissa[1:]
+	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX, as Python writes it
+	if exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:]); exp < -4 || exp >= 16 {
+		return e
 	}
-	digits := strings.Replace(mantissa, ".", "", 1)
-	if exp < -4 || exp >= 16 {
-		m := digits[:1]
-		if len(digits) > 1 {
-			m += "." + digits[1:]
-		}
-		es := "+"
-		if exp < 0 {
-			es, exp = "-", -exp
-		}
-		return sign + m + "e" + es + leftPad2(strconv.Itoa(exp))
-	}
-	if exp < 0 {
-		return sign + "0." + strings.Repeat("0", -exp-1) + digits
-	}
-	if len(digits) <= exp+1 {
-		return sign + digits + strings.Repeat("0", exp+1-len(digits)) + ".0"
-	}
-	return sign + digits[:exp+1] + "." + digits[exp+1:]
-}
-
-func leftPad2(s string) string {
-	if len(s) < 2 {
-		return "0" + s
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
 	}
 	return s
 }

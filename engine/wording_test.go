@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 )
@@ -69,6 +70,23 @@ func TestWordingsComplete(t *testing.T) {
 				}
 				rest = tail
 			}
+		}
+	}
+}
+
+// TestPythonFloat: pythonFloat is Python's repr at the edges of its forms.
+func TestPythonFloat(t *testing.T) {
+	for _, tt := range []struct {
+		f    float64
+		want string
+	}{
+		{math.Inf(1), "inf"}, {math.Inf(-1), "-inf"}, {math.NaN(), "nan"},
+		{0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1e-4, "0.0001"}, {-1e-5, "-1e-05"},
+		{9999999999999998, "9999999999999998.0"}, {-1e16, "-1e+16"}, {5e-324, "5e-324"},
+		{1.7976931348623157e308, "1.7976931348623157e+308"}, {0.5, "0.5"}, {-123.25, "-123.25"},
+	} {
+		if got := pythonFloat(tt.f); got != tt.want {
+			t.Errorf("pythonFloat(%v) = %s, want %s", tt.f, got, tt.want)
 		}
 	}
 }

@@ -119,7 +119,7 @@ func TestHTTPAgentCard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hashes, err := req.Hashes(signing.Canonicalize, signing.HashCanonical)
+			hashes, err := f.svc.Engine.Hashes(req, signing.AppendCanonical, signing.HashCanonical)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,7 @@ import (
 // call leaves it to the work. Any other fault is left to the work to report.
 func (s *Service) compileSchema(req *engine.Request) *Error {
 	key := "" // no cache entry when the hashes fail: the work says why
-	if h, err := s.Engine.Hashes(req, signing.Canonicalize, signing.HashCanonical); err == nil {
+	if h, err := s.Engine.Hashes(req, signing.AppendCanonical, signing.HashCanonical); err == nil {
 		key = h.Schema
 	}
 	_, err := s.Engine.CompileRequest(req, key)
