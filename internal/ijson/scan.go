@@ -5,6 +5,8 @@ import (
 	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
 // The package's one scanner reads a JSON text in one pass over its bytes and,
@@ -480,7 +482,8 @@ func (d *scanner) utf8Char() bool {
 // profile (checkNumber).
 func (d *scanner) number() (any, bool) {
 	start := d.pos
-	fraction, exponent, ok := d.numberText()
+	end, fraction, exponent, ok := jsonnum.Scan(d.in, d.pos)
+	d.pos = end
 	switch {
 	case !ok:
 		return nil, false
@@ -498,54 +501,8 @@ func (d *scanner) number() (any, bool) {
 	return nil, true
 }
 
-// numberText steps over an RFC 8259 number,
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; what may follow it is
-// the caller's to check. It is the package's only number grammar:
-// ValidNumber is it for a whole text.
-func (d *scanner) numberText() (fraction, exponent, ok bool) {
-	if d.pos < len(d.in) && d.in[d.pos] == '-' {
-		d.pos++
-	}
-	switch {
-	case d.pos < len(d.in) && d.in[d.pos] == '0':
-		d.pos++
-	case d.pos < len(d.in) && d.in[d.pos] >= '1' && d.in[d.pos] <= '9':
-		d.digits()
-	default:
-		return false, false, false
-	}
-	if d.pos < len(d.in) && d.in[d.pos] == '.' {
-		d.pos++
-		if d.digits() == 0 {
-			return false, false, false
-		}
-		fraction = true
-	}
-	if d.pos < len(d.in) && (d.in[d.pos] == 'e' || d.in[d.pos] == 'E') {
-		d.pos++
-		if d.pos < len(d.in) && (d.in[d.pos] == '+' || d.in[d.pos] == '-') {
-			d.pos++
-		}
-		if d.digits() == 0 {
-			return false, false, false
-		}
-		exponent = true
-	}
-	return fraction, exponent, true
-}
-
 // ValidNumber reports whether s is exactly one RFC 8259 number.
 func ValidNumber[T string | []byte](s T) bool {
-	d := scanner{in: []byte(s)}
-	_, _, ok := d.numberText()
-	return ok && d.pos == len(d.in)
-}
-
-func (d *scanner) digits() int {
-	n := 0
-	for d.pos < len(d.in) && d.in[d.pos] >= '0' && d.in[d.pos] <= '9' {
-		d.pos++
-		n++
-	}
-	return n
+	end, _, _, ok := jsonnum.Scan(s, 0)
+	return ok && end == len(s)
 }
