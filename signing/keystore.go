@@ -59,19 +59,10 @@ type KeyStoreOptions struct {
 }
 
 func (o *KeyStoreOptions) now() time.Time {
-	if o == nil || o.Now == nil {
+	if o.Now == nil {
 		return time.Now().UTC()
 	}
 	return o.Now().UTC()
-}
-
-func (o *KeyStoreOptions) noCreate() bool { return o != nil && o.NoCreate }
-
-func (o *KeyStoreOptions) envSeed() string {
-	if o == nil {
-		return ""
-	}
-	return o.EnvSeed
 }
 
 // KeyStore holds the current signer and every public key ever used. It is
@@ -97,15 +88,16 @@ func OpenKeyStore(dir string, opts *KeyStoreOptions) (*KeyStore, error) {
 	if dir == "" {
 		return nil, errors.New("opening key store: no folder given")
 	}
+	opts = cmp.Or(opts, &KeyStoreOptions{})
 	var env *Signer
-	if seed := opts.envSeed(); seed != "" {
+	if seed := opts.EnvSeed; seed != "" {
 		var err error
 		if env, err = signerFromEnv(seed); err != nil {
 			return nil, fmt.Errorf("opening key store: %w", err)
 		}
 	}
 	readOrInit := openOrInit
-	if env != nil || opts.noCreate() {
+	if env != nil || opts.NoCreate {
 		readOrInit = readStateIfExists // the folder's keys are only read
 	}
 	st, err := readOrInit(dir, opts)
@@ -172,7 +164,7 @@ func RotateKey(dir string, opts *KeyStoreOptions) (PublicKey, error) {
 	if dir == "" {
 		return PublicKey{}, errors.New("rotating key: no folder given")
 	}
-	if opts.envSeed() != "" {
+	if opts = cmp.Or(opts, &KeyStoreOptions{}); opts.EnvSeed != "" {
 		return PublicKey{}, errors.New("rotating key: VERIFIER_SIGNING_KEY is set and overrides the key store; " +
 			"rotate by giving every replica a new VERIFIER_SIGNING_KEY, or unset it to use the key store")
 	}

@@ -7,6 +7,7 @@ package ijson
 
 import (
 	"encoding/hex"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -29,21 +30,10 @@ func decodeEscape(in []byte, pos int) (r rune, next int, ok bool) {
 	}
 	c := in[pos+1]
 	pos += 2
-	switch c {
-	case '"', '\\', '/':
-		return rune(c), pos, true
-	case 'b':
-		return '\b', pos, true
-	case 'f':
-		return '\f', pos, true
-	case 'n':
-		return '\n', pos, true
-	case 'r':
-		return '\r', pos, true
-	case 't':
-		return '\t', pos, true
-	case 'u':
-	default:
+	if i := strings.IndexByte(`"\/bfnrt`, c); i >= 0 {
+		return rune("\"\\/\b\f\n\r\t"[i]), pos, true // the two-character escapes
+	}
+	if c != 'u' {
 		return 0, pos, false
 	}
 	hi, ok := hex4(in, pos)
@@ -54,14 +44,15 @@ func decodeEscape(in []byte, pos int) (r rune, next int, ok bool) {
 	if !utf16.IsSurrogate(hi) {
 		return hi, pos, true
 	}
-	if hi > 0xdbff || pos+2 > len(in) || in[pos] != '\\' || in[pos+1] != 'u' {
+	if pos+2 > len(in) || in[pos] != '\\' || in[pos+1] != 'u' {
 		return 0, pos, false
 	}
 	lo, ok := hex4(in, pos+2)
-	if !ok || lo < 0xdc00 || lo > 0xdfff {
+	// DecodeRune gives U+FFFD unless hi and lo are a high and a low surrogate.
+	if r = utf16.DecodeRune(hi, lo); !ok || r == utf8.RuneError {
 		return 0, pos, false
 	}
-	return utf16.DecodeRune(hi, lo), pos + 6, true
+	return r, pos + 6, true
 }
 
 // hex4 reads four hex digits at in[pos].

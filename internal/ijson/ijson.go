@@ -2,9 +2,9 @@
 // I-JSON (RFC 7493) strictly into plain Go values (Decode, DecodeMembers),
 // only checks it, or writes a text's RFC 8785 canonical form
 // (Canonicalizer); with the one string escaper (AppendCanonicalString, and
-// AppendMarshalString for encoding/json's form) and the one number grammar
-// (ValidNumber). gowebpki/jcs and jsontext are the references the tests
-// hold it to.
+// AppendMarshalString for encoding/json's form); numbers are read by
+// jsonnum's grammar (ValidNumber). gowebpki/jcs and jsontext are the
+// references the tests hold it to.
 //
 // encoding/json accepts duplicate object names (the last wins), replaces
 // invalid UTF-8 with U+FFFD and reads integers beyond 2^53 that a canonical

@@ -3,8 +3,11 @@ package ijson
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
 // The package's one scanner reads a JSON text in one pass over its bytes and,
@@ -87,7 +90,7 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkO
 		}
 		d.skipSpace()
 		nameStart, nameEnd, ok := d.name()
-		if !ok {
+		if !ok || !d.colon() {
 			return nil, false
 		}
 		name := d.stringAt(nameStart, nameEnd)
@@ -258,7 +261,10 @@ func (d *scanner) object(depth int) (any, bool) {
 		name := d.stringAt(start, end)
 		d.drop(start)
 		if _, dup := obj[name]; dup {
-			return nil, d.fail(ErrDuplicate)
+			return nil, d.fail(ErrDuplicate) // before the colon, as jsontext
+		}
+		if !d.colon() {
+			return nil, false
 		}
 		d.skipSpace()
 		v, ok := d.value(depth + 1)
@@ -294,7 +300,7 @@ func (d *scanner) members(depth int) bool {
 			d.skipSpace()
 			start := len(d.out)
 			nameStart, nameEnd, ok := d.name()
-			if !ok {
+			if !ok || !d.colon() {
 				return false
 			}
 			d.skipSpace()
@@ -330,21 +336,23 @@ func (d *scanner) members(depth int) bool {
 	return true
 }
 
-// name reads a member name, as str, and the colon after it.
+// name reads a member name, as str does.
 func (d *scanner) name() (start, end int, ok bool) {
 	if d.pos >= len(d.in) || d.in[d.pos] != '"' {
 		return 0, 0, false
 	}
-	if start, end, ok = d.str(); !ok {
-		return 0, 0, false
-	}
+	return d.str()
+}
+
+// colon steps over the white space and the colon after a member name.
+func (d *scanner) colon() bool {
 	d.skipSpace()
 	if d.pos >= len(d.in) || d.in[d.pos] != ':' {
-		return 0, 0, false
+		return false
 	}
 	d.pos++
 	d.put(':')
-	return start, end, true
+	return true
 }
 
 func (d *scanner) array(depth int) (any, bool) {
@@ -422,7 +430,7 @@ func (d *scanner) escapedStr(from int) (start, end int, ok bool) {
 		case c == '\\':
 			r, next, ok := decodeEscape(d.in, d.pos)
 			if !ok {
-				if hi, hex := hex4(d.in, d.pos+2); hex && d.in[d.pos+1] == 'u' && utf16.IsSurrogate(hi) {
+				if loneSurrogate(d.in, d.pos) {
 					d.kind = ErrUTF8
 				}
 				return 0, 0, false
@@ -443,6 +451,29 @@ func (d *scanner) escapedStr(from int) (start, end int, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// loneSurrogate reports whether decodeEscape refused the escape at pos
+// for a surrogate without its pair, as jsontext words it: a \u escape of a
+// surrogate not followed by the escape of its pair. When the text ends
+// where that escape could still follow, the problem is the end.
+func loneSurrogate(in []byte, pos int) bool {
+	if r, ok := hex4(in, pos+2); !ok || in[pos+1] != 'u' || !utf16.IsSurrogate(r) {
+		return false
+	}
+	next := in[pos+6:]
+	if len(next) >= 6 {
+		return true
+	}
+	for i, c := range next { // a prefix of \uDC00…\uDFFF?
+		lower := c | 0x20
+		switch {
+		case i == 0 && c != '\\', i == 1 && c != 'u', i == 2 && lower != 'd', i == 3 && (lower < 'c' || lower > 'f'),
+			i == 4 && strings.IndexByte("0123456789abcdefABCDEF", c) < 0:
+			return true
+		}
+	}
+	return false
 }
 
 // stringAt returns the decoded text str located as a string: a substring
@@ -469,7 +500,10 @@ func (d *scanner) drop(start int) {
 func (d *scanner) utf8Char() bool {
 	r, size := utf8.DecodeRune(d.in[d.pos:])
 	if r == utf8.RuneError && size <= 1 {
-		return d.fail(ErrUTF8)
+		if utf8.FullRune(d.in[d.pos:]) { // else the text ends inside it: a syntax error
+			d.kind = ErrUTF8
+		}
+		return false
 	}
 	d.pos += size
 	return true
@@ -480,7 +514,8 @@ func (d *scanner) utf8Char() bool {
 // profile (checkNumber).
 func (d *scanner) number() (any, bool) {
 	start := d.pos
-	fraction, exponent, ok := d.numberText()
+	end, fraction, exponent, ok := jsonnum.Scan(d.in, d.pos)
+	d.pos = end
 	switch {
 	case !ok:
 		return nil, false
@@ -498,54 +533,8 @@ func (d *scanner) number() (any, bool) {
 	return nil, true
 }
 
-// numberText steps over an RFC 8259 number,
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?; what may follow it is
-// the caller's to check. It is the package's only number grammar:
-// ValidNumber is it for a whole text.
-func (d *scanner) numberText() (fraction, exponent, ok bool) {
-	if d.pos < len(d.in) && d.in[d.pos] == '-' {
-		d.pos++
-	}
-	switch {
-	case d.pos < len(d.in) && d.in[d.pos] == '0':
-		d.pos++
-	case d.pos < len(d.in) && d.in[d.pos] >= '1' && d.in[d.pos] <= '9':
-		d.digits()
-	default:
-		return false, false, false
-	}
-	if d.pos < len(d.in) && d.in[d.pos] == '.' {
-		d.pos++
-		if d.digits() == 0 {
-			return false, false, false
-		}
-		fraction = true
-	}
-	if d.pos < len(d.in) && (d.in[d.pos] == 'e' || d.in[d.pos] == 'E') {
-		d.pos++
-		if d.pos < len(d.in) && (d.in[d.pos] == '+' || d.in[d.pos] == '-') {
-			d.pos++
-		}
-		if d.digits() == 0 {
-			return false, false, false
-		}
-		exponent = true
-	}
-	return fraction, exponent, true
-}
-
 // ValidNumber reports whether s is exactly one RFC 8259 number.
 func ValidNumber[T string | []byte](s T) bool {
-	d := scanner{in: []byte(s)}
-	_, _, ok := d.numberText()
-	return ok && d.pos == len(d.in)
-}
-
-func (d *scanner) digits() int {
-	n := 0
-	for d.pos < len(d.in) && d.in[d.pos] >= '0' && d.in[d.pos] <= '9' {
-		d.pos++
-		n++
-	}
-	return n
+	end, _, _, ok := jsonnum.Scan(s, 0)
+	return ok && end == len(s)
 }

@@ -1,6 +1,6 @@
-// Package jsonnum converts JSON number literals to float64 exactly as
-// strconv.ParseFloat does, without strconv's slow path for numbers in the
-// subnormal range.
+// Package jsonnum holds the module's one JSON number grammar (Scan) and
+// converts JSON number literals to float64 exactly as strconv.ParseFloat
+// does, without strconv's slow path for numbers in the subnormal range.
 //
 // strconv.ParseFloat falls back to multiprecision decimal shifting for
 // results below 2^-1022: about 18 µs for "5e-324", against 50 ns for an
@@ -79,69 +79,89 @@ func parseTiny(s string) (f float64, ok bool) {
 	return math.Float64frombits(bits), true
 }
 
-// decompose splits a decimal literal -?D*(.D*)?([eE][+-]?D+)? into its
-// sign and value digits × 10^exp, digits being its significant digits
-// without leading zeros, appended to buf. ok is false for zero, for
-// anything that is not such a literal, and for more than maxExactDigits
-// significant digits.
-func decompose(s string, buf []byte) (neg bool, digits []byte, exp int, ok bool) {
-	i := 0
+// Scan steps over the RFC 8259 number at s[i:],
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, and returns where it ends
+// and whether it has a fraction and an exponent; ok is false when s[i:]
+// does not start with one. What may follow it is the caller's to check. It
+// is the module's only number grammar.
+func Scan[T string | []byte](s T, i int) (end int, fraction, exponent, ok bool) {
 	if i < len(s) && s[i] == '-' {
-		neg = true
 		i++
 	}
-	digits = buf // significant digits, without leading zeros; value = digits × 10^exp
-	point := false
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c == '.' && !point {
-			point = true
-			continue
-		}
-		if c < '0' || c > '9' {
-			break
-		}
-		if point {
-			exp--
-		}
-		if c == '0' && len(digits) == 0 {
-			continue
-		}
-		if len(digits) == maxExactDigits {
-			return false, nil, 0, false
-		}
-		digits = append(digits, c)
-	}
-	if len(digits) == 0 {
-		return false, nil, 0, false // zero, or not a number: strconv decides
-	}
-	if i < len(s) {
-		if s[i] != 'e' && s[i] != 'E' {
-			return false, nil, 0, false
-		}
+	switch {
+	case i < len(s) && s[i] == '0':
 		i++
-		eneg := false
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = skipDigits(s, i)
+	default:
+		return i, false, false, false
+	}
+	if i < len(s) && s[i] == '.' {
+		if i = skipDigits(s, i+1); s[i-1] == '.' {
+			return i, false, false, false
+		}
+		fraction = true
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			eneg = s[i] == '-'
 			i++
 		}
-		if i == len(s) {
-			return false, nil, 0, false
+		start := i
+		if i = skipDigits(s, i); i == start {
+			return i, false, false, false
 		}
-		e := 0
-		for ; i < len(s); i++ {
-			c := s[i]
-			if c < '0' || c > '9' {
+		exponent = true
+	}
+	return i, fraction, exponent, true
+}
+
+// skipDigits returns the end of the run of decimal digits at s[i:].
+func skipDigits[T string | []byte](s T, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// decompose splits s, an RFC 8259 number (Scan), into its sign and value
+// digits × 10^exp, digits being its significant digits without leading
+// zeros, appended to buf. ok is false for zero, for anything that is not
+// such a number, and for more than maxExactDigits significant digits.
+func decompose(s string, buf []byte) (neg bool, digits []byte, exp int, ok bool) {
+	if end, _, _, valid := Scan(s, 0); !valid || end != len(s) {
+		return false, nil, 0, false
+	}
+	neg = s[0] == '-'
+	digits = buf
+	point := false
+	i := 0
+	for ; i < len(s) && s[i] != 'e' && s[i] != 'E'; i++ {
+		switch c := s[i]; {
+		case c == '-':
+		case c == '.':
+			point = true
+		default:
+			if point {
+				exp--
+			}
+			if c == '0' && len(digits) == 0 {
+				continue
+			}
+			if len(digits) == maxExactDigits {
 				return false, nil, 0, false
 			}
-			if e < 1_000_000 { // far outside the range either way
-				e = e*10 + int(c-'0')
-			}
+			digits = append(digits, c)
 		}
-		if eneg {
-			e = -e
-		}
-		exp += e
+	}
+	if len(digits) == 0 {
+		return false, nil, 0, false // zero: strconv decides
+	}
+	if i < len(s) {
+		// Past ±10^7 the literal is far outside the range either way (Atoi
+		// gives the nearest int on overflow).
+		e, _ := strconv.Atoi(s[i+1:])
+		exp += max(-10_000_000, min(e, 10_000_000))
 	}
 	return neg, digits, exp, true
 }
