@@ -169,7 +169,8 @@ func TestDecodeRequestCapsProblems(t *testing.T) {
 // with its first problem, named at the member whose value holds it (or the
 // body), in the words the jsontext splitter used to give: the same field,
 // predicate and byte offset. Only a number outside I-JSON before a syntax
-// error is now named for itself, not for the syntax error after it.
+// error is now named for itself, not for the syntax error after it, and a
+// name missing after a comma is placed where it is missing.
 func TestDecodeRequestMalformedWording(t *testing.T) {
 	for _, tt := range []struct{ body, field, problem string }{
 		{"", "body", "is empty or truncated JSON"},
@@ -181,7 +182,7 @@ func TestDecodeRequestMalformedWording(t *testing.T) {
 		{"[1]", "body", "must be a JSON object"},
 		{"\"x\"", "body", "must be a JSON object"},
 		{"{\"submitted_output\":[[1}}", "submitted_output", "is not valid JSON (syntax error at byte 23)"},
-		{"{\"a\":1,}", "body", "is not valid JSON (syntax error at byte 6)"},
+		{"{\"a\":1,}", "body", "is not valid JSON (syntax error at byte 7)"}, // jsontext named the comma, 6
 		{"{\"a\" 1}", "a", "is not valid JSON (syntax error at byte 5)"},
 		{"{\"submitted_output\":{\"a\":1,\"a\":2}", "submitted_output", "has a duplicate object key (I-JSON forbids it)"},
 		{"{\"submitted_output\":[\"\xff\",}", "submitted_output", "has invalid UTF-8 at byte 22"},

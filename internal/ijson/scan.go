@@ -232,8 +232,13 @@ func (d *scanner) value(depth int) (any, bool) {
 	return nil, false
 }
 
+// literal reads word at pos. A text that ends inside it stops the scan at
+// its end, so that the error reads as a truncation, not as a syntax error.
 func (d *scanner) literal(word string) bool {
 	if len(d.in)-d.pos < len(word) || string(d.in[d.pos:d.pos+len(word)]) != word {
+		if rest := d.in[d.pos:]; len(rest) < len(word) && word[:len(rest)] == string(rest) {
+			d.pos = len(d.in)
+		}
 		return false
 	}
 	d.pos += len(word)
