@@ -524,8 +524,8 @@ func (e *evaluator) child(n *node, v any, pf *frame, key string, idx int, count 
 	return e.descend(n, v, pf, key, idx, count)
 }
 
-// descend is child past its leaf test: the loops over properties and
-// items make that test themselves, sparing most values a call.
+// descend is child past its leaf test, which object's loop over properties
+// makes itself.
 func (e *evaluator) descend(n *node, v any, pf *frame, key string, idx int, count bool) bool {
 	if n.boolean > 0 {
 		return true

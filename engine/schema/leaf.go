@@ -9,17 +9,18 @@ import (
 )
 
 // checks charges steps (the caller's) and the cost of n's assertions on
-// the value v (valueSteps, spelt out for its cases here), then runs every assertion of n on v itself:
-// type, enum, const, and the string or the number keywords, all exact,
-// recording nothing. It returns how many held and the mask of those that
-// failed (bit kw for keyword kw, so that failures are recorded in keyword
-// order), or held -1 when the evaluation must stop or v is no value the
-// evaluator supports (a json.Number that is no JSON number, a Go type of
-// its own). When count is set and every check held, it counts them.
+// the value v (valueSteps, spelt out for its cases here), then runs every
+// assertion of n on v itself: type, enum, const, and the string or the
+// number keywords, all exact, recording nothing. It returns how many held
+// and the mask of those that failed (bit kw for keyword kw, so that
+// failures are recorded in keyword order), or held -1 when the evaluation
+// must stop or v is no value the evaluator supports (a json.Number that is
+// no JSON number, a Go type of its own). When count is set and every check
+// held, it counts them.
 //
 // Applied to a leaf schema's child value (count set, steps 1 for the
 // application), a failure or held -1 sends the caller to the recording
-// path: leafFailed, or child, which evaluates v again.
+// path: leafFailed, or descend, which evaluates v again.
 func (e *evaluator) checks(n *node, v any, steps int, count bool) (held int, failed uint64) {
 	if e.abort {
 		return -1, 0
