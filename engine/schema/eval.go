@@ -531,6 +531,16 @@ func (e *evaluator) descend(n *node, v any, pf *frame, key string, idx int, coun
 		return true
 	}
 	f := frame{parent: pf, key: key, idx: idx, declStart: len(e.decls), dStart: len(e.described)}
+	if n.leaf {
+		// What eval does for a schema without applicators: nothing here
+		// looks at the dynamic scope or annotations, or describes.
+		if !e.enter() {
+			return false
+		}
+		ok := e.value(n, v, &f, count)
+		e.depth--
+		return ok
+	}
 	ok := e.eval(n, v, &f, count, nil)
 	if len(e.decls) > f.declStart || f.descents > 1 {
 		e.finishFrame(&f, v)

@@ -416,7 +416,12 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 	}
 	if n.items != nil && len(arr) > len(n.prefix) {
 		for i := len(n.prefix); i < len(arr); i++ {
-			if !e.child(n.items, arr[i], f, "", i, count) {
+			if n.items.leaf {
+				if held, failed := e.checks(n.items, arr[i], 1, count); held >= 0 && failed == 0 {
+					continue
+				}
+			}
+			if !e.descend(n.items, arr[i], f, "", i, count) {
 				if !count {
 					return false
 				}
