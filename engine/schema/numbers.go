@@ -34,52 +34,98 @@ var pow10 = [...]uint64{
 
 // parseNumber sets *n to the exact value of the JSON number literal s and
 // reports whether s is one. It allocates only for literals with more than
-// 19 digits from the first non-zero one.
+// 19 significant digits. Most literals have no exponent and at most 19
+// characters, so that their digits make the coefficient: they are read
+// here in one pass; the others, malformed ones included, go to parseAny.
 func parseNumber(s string, n *number) bool {
 	i := 0
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg = true
+		i = 1
+	}
+	start := i
+	if i >= len(s) || len(s) > 19 || (s[i] == '0' && i+1 < len(s) && s[i+1] != '.') {
+		return parseAny(s, n)
+	}
+	var coef uint64
+	frac := -1
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			coef = coef*10 + uint64(c-'0')
+			if frac >= 0 {
+				frac++
+			}
+			continue
+		}
+		if c == '.' && frac < 0 && i > start && i+1 < len(s) {
+			frac = 0
+			continue
+		}
+		return parseAny(s, n)
+	}
+	if coef == 0 {
+		*n = number{small: true}
+		return true
+	}
+	exp := int64(0)
+	if frac > 0 {
+		exp = -int64(frac)
+	}
+	for coef%10 == 0 {
+		coef /= 10
+		exp++
+	}
+	*n = number{neg: neg, small: true, coef: coef, exp: exp}
+	return true
+}
+
+// parseAny is parseNumber for any literal.
+func parseAny(s string, n *number) bool {
+	*n = number{}
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		n.neg = true
 		i++
 	}
-	// The digits before and after the point make coef, those from the
-	// first non-zero one counted in k (coef wraps past 19, then unused).
-	var coef uint64
-	k, intStart, dot := 0, i, -1
-scan:
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			if k > 0 || c != '0' {
-				coef = coef*10 + uint64(c-'0')
-				k++
-			}
-		case c == '.' && dot < 0:
-			dot = i
-		default:
-			break scan
-		}
+	intStart := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
 	}
-	intEnd, fracStart, fracEnd := i, i, i
-	if dot >= 0 {
-		intEnd, fracStart = dot, dot+1
-	}
-	if intEnd == intStart || s[intStart] == '0' && intEnd-intStart > 1 || dot >= 0 && fracStart == fracEnd {
+	intEnd := i
+	if intEnd == intStart || (s[intStart] == '0' && intEnd-intStart > 1) {
 		return false
+	}
+	fracStart, fracEnd := i, i
+	if i < len(s) && s[i] == '.' {
+		i++
+		fracStart = i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		fracEnd = i
+		if fracEnd == fracStart {
+			return false
+		}
 	}
 	var e10 int64
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
-		eneg := i < len(s) && s[i] == '-'
+		eneg := false
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			eneg = s[i] == '-'
 			i++
 		}
-		if i == len(s) {
-			return false
-		}
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		st := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 			if e10 < maxExp {
 				e10 = e10*10 + int64(s[i]-'0')
 			}
+			i++
+		}
+		if i == st {
+			return false
 		}
 		if eneg {
 			e10 = -e10
@@ -88,26 +134,63 @@ scan:
 	if i != len(s) {
 		return false
 	}
-	exp := e10 - int64(fracEnd-fracStart)
-	if k > 19 {
-		all := s[intStart:intEnd] + s[fracStart:fracEnd]
-		sig := strings.TrimRight(all, "0")
-		exp += int64(len(all) - len(sig))
-		if sig = strings.TrimLeft(sig, "0"); len(sig) > 19 {
-			*n = number{neg: neg, digits: sig, exp: exp}
-			return true
+	// Walk the significant digits of the int part then the fraction part.
+	segs := [2][2]int{{intStart, intEnd}, {fracStart, fracEnd}}
+	var coef uint64
+	nsig := 0    // digits accumulated into coef
+	pending := 0 // zeros after the last non-zero digit, not yet accumulated
+	overflow := false
+	pos := 0 // index of the digit in the concatenation int+frac
+	firstNZ, lastNZ := -1, -1
+	for _, seg := range segs {
+		for k := seg[0]; k < seg[1]; k++ {
+			d := s[k] - '0'
+			if d == 0 {
+				if firstNZ >= 0 {
+					pending++
+				}
+				pos++
+				continue
+			}
+			if firstNZ < 0 {
+				firstNZ = pos
+			}
+			lastNZ = pos
+			if !overflow {
+				if nsig+pending+1 > 19 {
+					overflow = true
+				} else {
+					coef = coef*pow10[pending+1] + uint64(d)
+					nsig += pending + 1
+				}
+			}
+			pending = 0
+			pos++
 		}
-		coef, _ = strconv.ParseUint(sig, 10, 64)
 	}
-	if coef == 0 {
+	if firstNZ < 0 {
 		*n = number{small: true}
 		return true
 	}
-	for coef%10 == 0 {
-		coef /= 10
-		exp++
+	// exponent of the last significant digit
+	n.exp = e10 - int64(fracEnd-fracStart) + int64(pos-1-lastNZ)
+	if !overflow {
+		n.small = true
+		n.coef = coef
+		return true
 	}
-	*n = number{neg: neg, small: true, coef: coef, exp: exp}
+	var b strings.Builder
+	b.Grow(lastNZ - firstNZ + 1)
+	pos = 0
+	for _, seg := range segs {
+		for k := seg[0]; k < seg[1]; k++ {
+			if pos >= firstNZ && pos <= lastNZ {
+				b.WriteByte(s[k])
+			}
+			pos++
+		}
+	}
+	n.digits = b.String()
 	return true
 }
 
@@ -272,7 +355,16 @@ func isMultiple(a, d *number) bool {
 	if a.small && d.small {
 		k := a.exp - d.exp
 		if k >= 0 {
-			return timesPow10Mod(a.coef%d.coef, k, d.coef) == 0
+			// d.coef | a.coef × 10^k; powers of ten beyond 64 add nothing
+			// once every factor 2 and 5 of d.coef (< 2^64) is covered.
+			if k > 64 {
+				k = 64
+			}
+			r := a.coef % d.coef
+			for ; k > 0 && r != 0; k-- {
+				r = mulmod10(r, d.coef)
+			}
+			return r == 0
 		}
 		dd, ok := scaleU(d.coef, -k)
 		if !ok {
@@ -387,14 +479,11 @@ func longIsMultiple(a, d *number) bool {
 		}
 		r = s % d.coef
 	}
-	return timesPow10Mod(r, k, d.coef) == 0
-}
-
-// timesPow10Mod returns (r × 10^k) mod m for r < m. Powers of ten beyond
-// 64 add nothing once every factor 2 and 5 of m (< 2^64) is covered.
-func timesPow10Mod(r uint64, k int64, m uint64) uint64 {
-	for k = min(k, 64); k > 0 && r != 0; k-- {
-		r = mulmod10(r, m)
+	if k > 64 {
+		k = 64 // as in isMultiple: every factor 2 and 5 of d.coef is covered
 	}
-	return r
+	for ; k > 0 && r != 0; k-- {
+		r = mulmod10(r, d.coef)
+	}
+	return r == 0
 }
