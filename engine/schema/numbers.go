@@ -81,51 +81,54 @@ func parseNumber(s string, n *number) bool {
 	return true
 }
 
-// parseAny is parseNumber for any literal.
+// parseAny is parseNumber for any literal: it reads the digits before and
+// after the point into coef as long as there are at most 19 from the first
+// non-zero one, and keeps the significant digits as a string past that.
 func parseAny(s string, n *number) bool {
-	*n = number{}
 	i := 0
-	if i < len(s) && s[i] == '-' {
-		n.neg = true
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
 		i++
 	}
-	intStart := i
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
+	// The digits before and after the point make coef, those from the
+	// first non-zero one counted in k (coef wraps past 19, then unused).
+	var coef uint64
+	k, intStart, dot := 0, i, -1
+scan:
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			if k > 0 || c != '0' {
+				coef = coef*10 + uint64(c-'0')
+				k++
+			}
+		case c == '.' && dot < 0:
+			dot = i
+		default:
+			break scan
+		}
 	}
-	intEnd := i
-	if intEnd == intStart || (s[intStart] == '0' && intEnd-intStart > 1) {
+	intEnd, fracStart, fracEnd := i, i, i
+	if dot >= 0 {
+		intEnd, fracStart = dot, dot+1
+	}
+	if intEnd == intStart || s[intStart] == '0' && intEnd-intStart > 1 || dot >= 0 && fracStart == fracEnd {
 		return false
-	}
-	fracStart, fracEnd := i, i
-	if i < len(s) && s[i] == '.' {
-		i++
-		fracStart = i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		fracEnd = i
-		if fracEnd == fracStart {
-			return false
-		}
 	}
 	var e10 int64
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
-		eneg := false
+		eneg := i < len(s) && s[i] == '-'
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			eneg = s[i] == '-'
 			i++
 		}
-		st := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		if i == len(s) {
+			return false
+		}
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
 			if e10 < maxExp {
 				e10 = e10*10 + int64(s[i]-'0')
 			}
-			i++
-		}
-		if i == st {
-			return false
 		}
 		if eneg {
 			e10 = -e10
@@ -134,63 +137,26 @@ func parseAny(s string, n *number) bool {
 	if i != len(s) {
 		return false
 	}
-	// Walk the significant digits of the int part then the fraction part.
-	segs := [2][2]int{{intStart, intEnd}, {fracStart, fracEnd}}
-	var coef uint64
-	nsig := 0    // digits accumulated into coef
-	pending := 0 // zeros after the last non-zero digit, not yet accumulated
-	overflow := false
-	pos := 0 // index of the digit in the concatenation int+frac
-	firstNZ, lastNZ := -1, -1
-	for _, seg := range segs {
-		for k := seg[0]; k < seg[1]; k++ {
-			d := s[k] - '0'
-			if d == 0 {
-				if firstNZ >= 0 {
-					pending++
-				}
-				pos++
-				continue
-			}
-			if firstNZ < 0 {
-				firstNZ = pos
-			}
-			lastNZ = pos
-			if !overflow {
-				if nsig+pending+1 > 19 {
-					overflow = true
-				} else {
-					coef = coef*pow10[pending+1] + uint64(d)
-					nsig += pending + 1
-				}
-			}
-			pending = 0
-			pos++
+	exp := e10 - int64(fracEnd-fracStart)
+	if k > 19 {
+		all := s[intStart:intEnd] + s[fracStart:fracEnd]
+		sig := strings.TrimRight(all, "0")
+		exp += int64(len(all) - len(sig))
+		if sig = strings.TrimLeft(sig, "0"); len(sig) > 19 {
+			*n = number{neg: neg, digits: sig, exp: exp}
+			return true
 		}
+		coef, _ = strconv.ParseUint(sig, 10, 64)
 	}
-	if firstNZ < 0 {
+	if coef == 0 {
 		*n = number{small: true}
 		return true
 	}
-	// exponent of the last significant digit
-	n.exp = e10 - int64(fracEnd-fracStart) + int64(pos-1-lastNZ)
-	if !overflow {
-		n.small = true
-		n.coef = coef
-		return true
+	for coef%10 == 0 {
+		coef /= 10
+		exp++
 	}
-	var b strings.Builder
-	b.Grow(lastNZ - firstNZ + 1)
-	pos = 0
-	for _, seg := range segs {
-		for k := seg[0]; k < seg[1]; k++ {
-			if pos >= firstNZ && pos <= lastNZ {
-				b.WriteByte(s[k])
-			}
-			pos++
-		}
-	}
-	n.digits = b.String()
+	*n = number{neg: neg, small: true, coef: coef, exp: exp}
 	return true
 }
 
