@@ -3,9 +3,13 @@ package schema
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/verifier-dev/verifier/engine/format"
 )
 
 // evaluator is the state of one Evaluate call; Schema pools them. Strings
@@ -373,27 +377,154 @@ func (e *evaluator) body(n *node, v any, f *frame, count bool, ann *annot) bool 
 // value evaluates the assertions on the value itself: type, enum, const and
 // the string and number keywords.
 func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
-	held, failed := e.checks(n, v, 0, false)
-	if held < 0 {
-		if !e.abort {
-			e.bad = v
-		}
+	if e.steps += valueSteps(n, v); e.over() {
 		return false
 	}
-	e.record(n, v, f, count, held, failed)
+	switch v.(type) {
+	case string, map[string]any, []any, bool, nil:
+	default:
+		return e.number(n, v, f, count)
+	}
+	valid := true
+	if n.types != 0 {
+		if typeMatches(n.types, v, false) {
+			e.pass(count)
+		} else {
+			e.fail(count, f, failure{kw: kwType, node: n.id, v: v})
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.enum != nil {
+		if n.enum.has(v) {
+			e.pass(count)
+		} else {
+			e.fail(count, f, failure{kw: kwEnum, node: n.id, v: v})
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.hasConst {
+		if jsonEqual(n.constVal, v) {
+			e.pass(count)
+		} else {
+			e.fail(count, f, failure{kw: kwConst, node: n.id, v: v})
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if x, ok := v.(string); ok && n.anyStr && !e.str(n, x, f, count) {
+		valid = false
+	}
+	return valid
+}
+
+// number is value for a number v: every check runs (numberChecks) and each
+// that failed is recorded, in numChecks' order.
+func (e *evaluator) number(n *node, v any, f *frame, count bool) bool {
+	var num number
+	if !numberOf(v, &num) {
+		e.bad = v
+		return false
+	}
+	held, failed := numberChecks(n, &num, v)
+	e.recordNumber(n, v, f, count, held, failed)
 	return failed == 0
 }
 
-// leafFailed records at the location of property p under pf the failures
-// checks found for p's leaf schema on d.v: what child records, with the same
-// steps charged, without evaluating again.
-func (e *evaluator) leafFailed(p *propEntry, d pending, pf *frame, count bool) {
+// recordNumber counts the checks of n on the number v at location f that
+// held and records those in failed, in numChecks' order.
+func (e *evaluator) recordNumber(n *node, v any, f *frame, count bool, held int, failed uint8) {
+	if count {
+		e.total += held
+		e.passed += held
+	}
+	for m := failed; m != 0; m &= m - 1 {
+		e.fail(count, f, failure{kw: numChecks[bits.TrailingZeros8(m)], node: n.id, v: v})
+	}
+}
+
+// numberFailed records at the location of property p under pf the
+// failures leaf found for p's number leaf on d.v: what descend records,
+// with the same steps charged, without evaluating again.
+func (e *evaluator) numberFailed(p *propEntry, d pending, pf *frame, count bool) {
 	if e.steps += 1 + valueSteps(p.n, d.v); e.depth+1 > maxEvalDepth || e.over() {
 		e.abort = true
 		return
 	}
 	f := frame{parent: pf, key: p.name, idx: p.seg}
-	e.record(p.n, d.v, &f, count, int(d.held), d.failed)
+	e.recordNumber(p.n, d.v, &f, count, int(d.held), d.failed)
+}
+
+func typeMatches(types uint8, v any, isInt bool) bool {
+	switch v.(type) {
+	case string:
+		return types&typeString != 0
+	case map[string]any:
+		return types&typeObject != 0
+	case []any:
+		return types&typeArray != 0
+	case bool:
+		return types&typeBool != 0
+	case nil:
+		return types&typeNull != 0
+	}
+	return types&typeNumber != 0 || (isInt && types&typeInteger != 0)
+}
+
+func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
+	valid := true
+	if n.minLength >= 0 || n.maxLength >= 0 {
+		l := utf8.RuneCountInString(s)
+		if n.minLength >= 0 {
+			if l >= n.minLength {
+				e.pass(count)
+			} else {
+				e.fail(count, f, failure{kw: kwMinLength, node: n.id, v: s, a: l})
+				if !count {
+					return false
+				}
+				valid = false
+			}
+		}
+		if n.maxLength >= 0 {
+			if l <= n.maxLength {
+				e.pass(count)
+			} else {
+				e.fail(count, f, failure{kw: kwMaxLength, node: n.id, v: s, a: l})
+				if !count {
+					return false
+				}
+				valid = false
+			}
+		}
+	}
+	if n.pattern != nil {
+		if n.pattern.match(s) {
+			e.pass(count)
+		} else {
+			e.fail(count, f, failure{kw: kwPattern, node: n.id, v: s})
+			if !count {
+				return false
+			}
+			valid = false
+		}
+	}
+	if n.formatAssert {
+		if format.Valid(n.format, s) {
+			e.pass(count)
+		} else {
+			e.fail(count, f, failure{kw: kwFormat, node: n.id, v: s})
+			valid = false
+		}
+	}
+	return valid
 }
 
 // inPlace evaluates the applicators that apply to the same location.
@@ -517,7 +648,7 @@ func (e *evaluator) branch(s *node, v any, f *frame, ann *annot) bool {
 // of its own.
 func (e *evaluator) child(n *node, v any, pf *frame, key string, idx int, count bool) bool {
 	if n.leaf {
-		if held, failed := e.checks(n, v, 1, count); held >= 0 && failed == 0 {
+		if held, failed := e.leaf(n, v, count); held >= 0 && failed == 0 {
 			return true
 		}
 	}
@@ -531,6 +662,16 @@ func (e *evaluator) descend(n *node, v any, pf *frame, key string, idx int, coun
 		return true
 	}
 	f := frame{parent: pf, key: key, idx: idx, declStart: len(e.decls), dStart: len(e.described)}
+	if n.leaf {
+		// What eval does for a schema without applicators: nothing here
+		// looks at the dynamic scope or annotations, or describes.
+		if !e.enter() {
+			return false
+		}
+		ok := e.value(n, v, &f, count)
+		e.depth--
+		return ok
+	}
 	ok := e.eval(n, v, &f, count, nil)
 	if len(e.decls) > f.declStart || f.descents > 1 {
 		e.finishFrame(&f, v)

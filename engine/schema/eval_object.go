@@ -94,13 +94,13 @@ func (e *evaluator) eachKey(obj map[string]any, f *frame, count bool, visit func
 }
 
 // pending is the value of the object's key props[i] waiting for object's
-// ordered pass, and what checks found: the mask of the checks that failed,
-// and how many held.
+// ordered pass, and what leaf found for a number: the mask of the checks
+// that failed, and how many held.
 type pending struct {
 	v      any
-	failed uint64
 	i      int32
 	held   int32
+	failed uint8
 }
 
 func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
@@ -144,8 +144,8 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		}
 		if !p.n.leaf {
 			e.pend = append(e.pend, pending{v: v, i: int32(i)})
-		} else if held, failed := e.checks(p.n, v, 1, count); held < 0 || failed != 0 {
-			e.pend = append(e.pend, pending{v, failed, int32(i), int32(held)})
+		} else if held, failed := e.leaf(p.n, v, count); held < 0 || failed != 0 {
+			e.pend = append(e.pend, pending{v, int32(i), int32(held), failed})
 		}
 	}
 	if n.hasRequired {
@@ -192,7 +192,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		d := e.pend[k] // a copy: the evaluation below pushes on e.pend
 		p := &n.props[d.i]
 		if d.failed != 0 {
-			e.leafFailed(p, d, f, count)
+			e.numberFailed(p, d, f, count)
 			if !count {
 				return false
 			}
@@ -416,7 +416,12 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 	}
 	if n.items != nil && len(arr) > len(n.prefix) {
 		for i := len(n.prefix); i < len(arr); i++ {
-			if !e.child(n.items, arr[i], f, "", i, count) {
+			if n.items.leaf {
+				if held, failed := e.leaf(n.items, arr[i], count); held >= 0 && failed == 0 {
+					continue
+				}
+			}
+			if !e.descend(n.items, arr[i], f, "", i, count) {
 				if !count {
 					return false
 				}

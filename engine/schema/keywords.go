@@ -250,7 +250,7 @@ func (k *kwCompiler) regex(ptr, src string) (*pattern, error) {
 		}
 		return nil, k.c.errAt(k.loc.doc, ptr, problem, fix)
 	}
-	return &pattern{src: src, re: re, fixed: newFixedMatcher(re)}, nil
+	return &pattern{src: src, re: re, fast: newFastMatcher(re)}, nil
 }
 
 func (k *kwCompiler) validation() error {

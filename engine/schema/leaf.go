@@ -2,145 +2,186 @@ package schema
 
 import (
 	"encoding/json"
-	"math/bits"
 	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/engine/format"
 )
 
-// checks charges steps (the caller's) and the cost of n's assertions on
-// the value v (valueSteps, spelt out for its cases here), then runs every assertion of n on v itself:
-// type, enum, const, and the string or the number keywords, all exact,
-// recording nothing. It returns how many held and the mask of those that
-// failed (bit kw for keyword kw, so that failures are recorded in keyword
-// order), or held -1 when the evaluation must stop or v is no value the
-// evaluator supports (a json.Number that is no JSON number, a Go type of
-// its own). When count is set and every check held, it counts them.
-//
-// Applied to a leaf schema's child value (count set, steps 1 for the
-// application), a failure or held -1 sends the caller to the recording
-// path: leafFailed, or child, which evaluates v again.
-func (e *evaluator) checks(n *node, v any, steps int, count bool) (held int, failed uint64) {
+// leaf applies leaf schema n to v without recording anything, and counts
+// its checks when they all hold (and count is set). Its steps are charged
+// before the checks, one of which can cost as much as the value is long.
+// It returns how many checks held, or -1 when one failed, v is no valid
+// value or the evaluation must stop: the caller then evaluates v again on
+// the recording path (descend), which charges the steps again. For a
+// number, failed is the mask of the checks that failed (numChecks), with
+// held counting the others, uncounted: what recordNumber records.
+func (e *evaluator) leaf(n *node, v any, count bool) (held int, failed uint8) {
 	if e.abort {
 		return -1, 0
 	}
-	var t uint8 // the type bits v matches
-	var s string
-	lit, isLit := v.(json.Number)
+	k := 0
+	var num number
 	switch x := v.(type) {
 	case string:
-		t, s = typeString, x
-		steps += stringSteps(n, x)
-	case map[string]any:
-		t = typeObject
-	case []any:
-		t = typeArray
-	case bool:
-		t = typeBool
-	case nil:
-		t = typeNull
-	case json.Number:
-		steps += numSteps(n, x)
-	}
-	if t&(typeObject|typeArray) != 0 {
-		steps += valueSteps(n, v)
-	}
-	if e.steps += steps; e.over() {
-		return -1, 0
-	}
-	test := func(pass bool, kw kwID) {
-		if pass {
-			held++
-		} else {
-			failed |= 1 << kw
-		}
-	}
-	var num number
-	if t == 0 {
-		if isLit && !parseNumber(string(lit), &num) || !isLit && !numberOf(v, &num) {
+		if e.steps += 1 + stringSteps(n, x); e.over() {
 			return -1, 0
 		}
-		t = typeNumber
-		if num.isInt() {
-			t |= typeInteger
+		if n.types != 0 {
+			if n.types&typeString == 0 {
+				return -1, 0
+			}
+			k++
+		}
+		if n.enum != nil {
+			if !n.enum.hasString(x) {
+				return -1, 0
+			}
+			k++
+		}
+		if n.hasConst {
+			if c, ok := n.constVal.(string); !ok || c != x {
+				return -1, 0
+			}
+			k++
+		}
+		if n.anyStr {
+			if n.minLength >= 0 || n.maxLength >= 0 {
+				// b bytes of UTF-8 hold between ceil(b/4) and b
+				// characters; when those decide, nothing is counted.
+				l := len(x)
+				if n.maxLength >= 0 && l > n.maxLength || n.minLength >= 0 && (l+3)/4 < n.minLength {
+					l = utf8.RuneCountInString(x)
+				}
+				if n.minLength >= 0 {
+					if l < n.minLength {
+						return -1, 0
+					}
+					k++
+				}
+				if n.maxLength >= 0 {
+					if l > n.maxLength {
+						return -1, 0
+					}
+					k++
+				}
+			}
+			if n.pattern != nil {
+				if !n.pattern.match(x) {
+					return -1, 0
+				}
+				k++
+			}
+			if n.formatAssert {
+				if !format.Valid(n.format, x) {
+					return -1, 0
+				}
+				k++
+			}
+		}
+		return e.held(k, count), 0
+	case json.Number:
+		if e.steps += 1 + numSteps(n, x); e.over() || !parseNumber(string(x), &num) {
+			return -1, 0
+		}
+	case map[string]any, []any, bool, nil:
+		if e.steps += 1 + valueSteps(n, v); e.over() {
+			return -1, 0
+		}
+		if n.types != 0 {
+			if !typeMatches(n.types, v, false) {
+				return -1, 0
+			}
+			k++
+		}
+		if n.enum != nil {
+			if !n.enum.has(v) {
+				return -1, 0
+			}
+			k++
+		}
+		if n.hasConst {
+			if !jsonEqual(n.constVal, v) {
+				return -1, 0
+			}
+			k++
+		}
+		return e.held(k, count), 0
+	default:
+		if e.steps += 1 + valueSteps(n, v); e.over() || !numberOf(v, &num) {
+			return -1, 0
+		}
+	}
+	if k, failed = numberChecks(n, &num, v); failed == 0 {
+		e.held(k, count)
+	}
+	return k, failed
+}
+
+// held counts k checks that held, when count is set, and returns k.
+func (e *evaluator) held(k int, count bool) int {
+	if count {
+		e.total += k
+		e.passed += k
+	}
+	return k
+}
+
+// The bits of numberChecks' mask of failed checks, in the order value
+// reports them.
+const (
+	numFailType uint8 = 1 << iota
+	numFailEnum
+	numFailConst
+	numFailMultipleOf
+	numFailMinimum
+	numFailMaximum
+	numFailExclMin
+	numFailExclMax
+)
+
+// numChecks names the keyword of each bit of numberChecks' mask: bit i
+// stands for numChecks[i].
+var numChecks = [...]kwID{kwType, kwEnum, kwConst, kwMultipleOf, kwMinimum, kwMaximum, kwExclusiveMinimum, kwExclusiveMaximum}
+
+// numberChecks runs every check of n on the number num (the instance value
+// v): type, enum, const, multipleOf and the bounds, all exact. It returns
+// how many held and a mask of those that failed.
+func numberChecks(n *node, num *number, v any) (held int, failed uint8) {
+	test := func(ok bool, bit uint8) {
+		if ok {
+			held++
+		} else {
+			failed |= bit
 		}
 	}
 	if n.types != 0 {
-		test(n.types&t != 0, kwType)
+		test(n.types&typeNumber != 0 || n.types&typeInteger != 0 && num.isInt(), numFailType)
 	}
 	if n.enum != nil {
-		switch {
-		case t == typeString:
-			test(n.enum.hasString(s), kwEnum)
-		case t&typeNumber != 0:
-			test(n.enum.hasNumber(&num), kwEnum)
-		default:
-			test(n.enum.has(v), kwEnum)
-		}
+		test(n.enum.hasNumber(num), numFailEnum)
 	}
 	if n.hasConst {
-		test(jsonEqual(n.constVal, v), kwConst)
+		test(jsonEqual(n.constVal, v), numFailConst)
 	}
-	if t == typeString && n.anyStr {
-		if n.minLength >= 0 || n.maxLength >= 0 {
-			// b bytes of UTF-8 hold between ceil(b/4) and b characters;
-			// when those decide, the characters are not counted.
-			l := len(s)
-			if n.maxLength >= 0 && l > n.maxLength || n.minLength >= 0 && (l+3)/4 < n.minLength {
-				l = utf8.RuneCountInString(s)
-			}
-			if n.minLength >= 0 {
-				test(l >= n.minLength, kwMinLength)
-			}
-			if n.maxLength >= 0 {
-				test(l <= n.maxLength, kwMaxLength)
-			}
-		}
-		if n.pattern != nil {
-			test(n.pattern.match(s), kwPattern)
-		}
-		if n.formatAssert {
-			test(format.Valid(n.format, s), kwFormat)
-		}
+	if !n.anyNum {
+		return held, failed
 	}
-	if t&typeNumber != 0 && n.anyNum {
-		if n.multipleOf != nil {
-			test(isMultiple(&num, &n.multipleOf.n), kwMultipleOf)
-		}
-		if n.minimum != nil {
-			test(cmpNumber(&num, &n.minimum.n) >= 0, kwMinimum)
-		}
-		if n.maximum != nil {
-			test(cmpNumber(&num, &n.maximum.n) <= 0, kwMaximum)
-		}
-		if n.exclMin != nil {
-			test(cmpNumber(&num, &n.exclMin.n) > 0, kwExclusiveMinimum)
-		}
-		if n.exclMax != nil {
-			test(cmpNumber(&num, &n.exclMax.n) < 0, kwExclusiveMaximum)
-		}
+	if n.multipleOf != nil {
+		test(isMultiple(num, &n.multipleOf.n), numFailMultipleOf)
 	}
-	if failed == 0 && count {
-		e.total += held
-		e.passed += held
+	if n.minimum != nil {
+		test(cmpNumber(num, &n.minimum.n) >= 0, numFailMinimum)
+	}
+	if n.maximum != nil {
+		test(cmpNumber(num, &n.maximum.n) <= 0, numFailMaximum)
+	}
+	if n.exclMin != nil {
+		test(cmpNumber(num, &n.exclMin.n) > 0, numFailExclMin)
+	}
+	if n.exclMax != nil {
+		test(cmpNumber(num, &n.exclMax.n) < 0, numFailExclMax)
 	}
 	return held, failed
-}
-
-// record counts the held checks of n on v and records at location f each
-// that failed, in keyword order.
-func (e *evaluator) record(n *node, v any, f *frame, count bool, held int, failed uint64) {
-	if count {
-		e.total += held
-		e.passed += held
-	}
-	for m := failed; m != 0; m &= m - 1 {
-		r := failure{kw: kwID(bits.TrailingZeros64(m)), node: n.id, v: v}
-		if r.kw == kwMinLength || r.kw == kwMaxLength {
-			r.a = utf8.RuneCountInString(v.(string))
-		}
-		e.fail(count, f, r)
-	}
 }
 
 func (s *enumSet) hasNumber(num *number) bool {

@@ -99,14 +99,14 @@ type numKw struct {
 }
 
 type pattern struct {
-	src   string
-	re    *regexp.Regexp
-	fixed fixedMatcher // nil when the pattern is not of fixedMatcher's shape
+	src  string
+	re   *regexp.Regexp
+	fast *fastMatcher // nil when the pattern is not in the fast subset
 }
 
 func (p *pattern) match(s string) bool {
-	if p.fixed != nil {
-		return p.fixed.match(s)
+	if p.fast != nil {
+		return p.fast.match(s)
 	}
 	return p.re.MatchString(s)
 }

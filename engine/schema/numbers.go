@@ -34,8 +34,57 @@ var pow10 = [...]uint64{
 
 // parseNumber sets *n to the exact value of the JSON number literal s and
 // reports whether s is one. It allocates only for literals with more than
-// 19 digits from the first non-zero one.
+// 19 significant digits. Most literals have no exponent and at most 19
+// characters, so that their digits make the coefficient: they are read
+// here in one pass; the others, malformed ones included, go to parseAny.
 func parseNumber(s string, n *number) bool {
+	i := 0
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg = true
+		i = 1
+	}
+	start := i
+	if i >= len(s) || len(s) > 19 || (s[i] == '0' && i+1 < len(s) && s[i+1] != '.') {
+		return parseAny(s, n)
+	}
+	var coef uint64
+	frac := -1
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c >= '0' && c <= '9' {
+			coef = coef*10 + uint64(c-'0')
+			if frac >= 0 {
+				frac++
+			}
+			continue
+		}
+		if c == '.' && frac < 0 && i > start && i+1 < len(s) {
+			frac = 0
+			continue
+		}
+		return parseAny(s, n)
+	}
+	if coef == 0 {
+		*n = number{small: true}
+		return true
+	}
+	exp := int64(0)
+	if frac > 0 {
+		exp = -int64(frac)
+	}
+	for coef%10 == 0 {
+		coef /= 10
+		exp++
+	}
+	*n = number{neg: neg, small: true, coef: coef, exp: exp}
+	return true
+}
+
+// parseAny is parseNumber for any literal: it reads the digits before and
+// after the point into coef as long as there are at most 19 from the first
+// non-zero one, and keeps the significant digits as a string past that.
+func parseAny(s string, n *number) bool {
 	i := 0
 	neg := len(s) > 0 && s[0] == '-'
 	if neg {
@@ -272,7 +321,16 @@ func isMultiple(a, d *number) bool {
 	if a.small && d.small {
 		k := a.exp - d.exp
 		if k >= 0 {
-			return timesPow10Mod(a.coef%d.coef, k, d.coef) == 0
+			// d.coef | a.coef × 10^k; powers of ten beyond 64 add nothing
+			// once every factor 2 and 5 of d.coef (< 2^64) is covered.
+			if k > 64 {
+				k = 64
+			}
+			r := a.coef % d.coef
+			for ; k > 0 && r != 0; k-- {
+				r = mulmod10(r, d.coef)
+			}
+			return r == 0
 		}
 		dd, ok := scaleU(d.coef, -k)
 		if !ok {
@@ -387,14 +445,11 @@ func longIsMultiple(a, d *number) bool {
 		}
 		r = s % d.coef
 	}
-	return timesPow10Mod(r, k, d.coef) == 0
-}
-
-// timesPow10Mod returns (r × 10^k) mod m for r < m. Powers of ten beyond
-// 64 add nothing once every factor 2 and 5 of m (< 2^64) is covered.
-func timesPow10Mod(r uint64, k int64, m uint64) uint64 {
-	for k = min(k, 64); k > 0 && r != 0; k-- {
-		r = mulmod10(r, m)
+	if k > 64 {
+		k = 64 // as in isMultiple: every factor 2 and 5 of d.coef is covered
 	}
-	return r
+	for ; k > 0 && r != 0; k-- {
+		r = mulmod10(r, d.coef)
+	}
+	return r == 0
 }
