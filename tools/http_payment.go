@@ -58,24 +58,12 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 			Probe:         call.Probe,
 			RequestKey:    payment.RequestKey(r.Method+" "+r.URL.Path, call.Body),
 		}
-		// call.Check runs before a payment is verified, else only before a
-		// refusal: a free call leaves it to the work.
-		paying := g.PaymentOn() && preq.PaymentHeader != "" && !call.Probe
-		if paying && call.Check != nil {
-			if e := call.Check(); e != nil {
-				writeError(w, e)
-				return Admitted{}, false
-			}
+		adm, invalid, err := s.AdmitPayment(r.Context(), g, preq, call.Check)
+		if invalid != nil {
+			writeError(w, invalid)
+			return Admitted{}, false
 		}
-		adm, err := g.Admit(r.Context(), preq)
-		s.Metrics.observeAdmit(preq.Route.Kind == payment.KindVerify && !call.Probe, adm, err)
 		if err != nil {
-			if !paying && call.Check != nil {
-				if e := call.Check(); e != nil {
-					writeError(w, e)
-					return Admitted{}, false
-				}
-			}
 			s.writePaymentError(w, r, err)
 			return Admitted{}, false
 		}
@@ -91,8 +79,7 @@ func (s *Service) paymentGate(g *payment.Gate) Gate {
 			return Admitted{}, false
 		}
 		settle := func(w http.ResponseWriter, ans GateAnswer) bool {
-			settled, err := adm.Settle(r.Context(), payment.Answer{Body: ans.Body, Verdict: ans.Verdict})
-			s.Metrics.observeSettle(adm, err)
+			settled, err := s.SettlePayment(r.Context(), adm, payment.Answer{Body: ans.Body, Verdict: ans.Verdict})
 			if err != nil {
 				s.writePaymentError(w, r, err)
 				return false
@@ -120,8 +107,7 @@ func (s *Service) sizeGate(g *payment.Gate) func(w http.ResponseWriter, r *http.
 			PaymentHeader: r.Header.Get(payment.HeaderPaymentSignature),
 			BodySize:      bodyBytes,
 		}
-		if err := g.RefuseUnpaidBody(r.Context(), preq); err != nil {
-			s.Metrics.observeAdmit(false, nil, err)
+		if err := s.RefuseUnpaidBody(r.Context(), g, preq); err != nil {
 			s.writePaymentError(w, r, err)
 			return false
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/store"
 )
 
@@ -43,40 +44,60 @@ func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
 		h.emptyVerify(w, r, call)
 		return
 	}
-	if h.opts.SizeGate != nil && !h.opts.SizeGate(w, r, int64(len(body))) {
-		return
-	}
-	req, err := h.svc.Engine.DecodeRequest(body)
-	if err != nil {
-		h.fail(w, r, AsError(err))
-		return
-	}
 	call.BodyBytes, call.Body = int64(len(body)), body
-	call.Check = func() *Error { return h.svc.compileSchema(req) }
-	adm, ok := h.admit(w, r, call)
-	if !ok {
+	vc := VerifyCall{Body: body, Timeout: h.opts.VerifyTimeout}
+	if h.opts.SizeGate != nil {
+		vc.RefuseBody = func(size int64) error {
+			if !h.opts.SizeGate(w, r, size) {
+				return errAnswered
+			}
+			return nil
+		}
+	}
+	if h.opts.Gate != nil {
+		vc.Admit = func(_ int64, check func() *Error) (Charge, error) {
+			call.Check = check
+			adm, ok := h.opts.Gate(w, r, call)
+			if !ok {
+				return nil, errAnswered
+			}
+			return gateCharge{adm: adm, w: w}, nil
+		}
+	}
+	v, err := h.svc.VerifyCall(r.Context(), vc)
+	if errors.Is(err, errAnswered) {
 		return
 	}
-	defer adm.release() // a call that is not answered gives back its free call
-	ctx, cancel := context.WithTimeout(r.Context(), h.opts.VerifyTimeout)
-	defer cancel()
-	res, err := h.svc.verifyRequest(ctx, req, !adm.Paid)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	ans := GateAnswer{Body: res.Answer}
-	if adm.Paid {
-		ans.Verdict = &res.Verdict
+	if v.Logged {
+		w.Header().Set(LogIndexHeader, strconv.FormatInt(v.LogIndex, 10))
 	}
-	if !adm.settle(w, ans) {
-		return
-	}
-	if index, ok := h.svc.logIndex(ctx, res.Verdict.VerificationID); ok {
-		w.Header().Set(LogIndexHeader, strconv.FormatInt(index, 10))
-	}
-	writeJSON(w, http.StatusOK, res.Answer)
+	writeJSON(w, http.StatusOK, v.Answer)
 }
+
+// errAnswered ends a call whose response a Gate or SizeGate wrote itself.
+var errAnswered = errors.New("the gate wrote the response")
+
+// gateCharge is the Charge of a call a Gate admitted: its settlement
+// writes the payment headers, or the response of a failed settlement.
+type gateCharge struct {
+	adm Admitted
+	w   http.ResponseWriter
+}
+
+func (c gateCharge) Paid() bool { return c.adm.Paid }
+
+func (c gateCharge) Settle(_ context.Context, _ *Verified, ans payment.Answer) error {
+	if !c.adm.settle(c.w, GateAnswer{Body: ans.Body, Verdict: ans.Verdict}) {
+		return errAnswered
+	}
+	return nil
+}
+
+func (c gateCharge) Release() { c.adm.release() }
 
 // emptyVerify answers a verify POST with no body: the x402 discovery probe,
 // which a Gate answers, else a 422.

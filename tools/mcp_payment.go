@@ -30,20 +30,11 @@ func (s *Service) mcpAdmit(ctx context.Context, g *payment.Gate, req *mcp.CallTo
 	}
 	preq := s.mcpPaymentRequest(g, req, bodySize)
 	preq.RequestKey = payment.RequestKey("mcp "+req.Params.Name, req.Params.Arguments)
-	paying := g.PaymentOn() && len(preq.PaymentJSON) > 0
-	if paying && check != nil {
-		if e := check(); e != nil {
-			return nil, errorResult(e)
-		}
+	adm, invalid, err := s.AdmitPayment(ctx, g, preq, check)
+	if invalid != nil {
+		return nil, errorResult(invalid)
 	}
-	adm, err := g.Admit(ctx, preq)
-	s.Metrics.observeAdmit(preq.Route.Kind == payment.KindVerify, adm, err)
 	if err != nil {
-		if !paying && check != nil {
-			if e := check(); e != nil {
-				return nil, errorResult(e)
-			}
-		}
 		return nil, s.paymentResult(err)
 	}
 	if kept, settled, ok := adm.Kept(); ok {
@@ -82,8 +73,7 @@ func (s *Service) mcpRefuseUnpaidBody(ctx context.Context, g *payment.Gate, req 
 	if g == nil {
 		return nil
 	}
-	if err := g.RefuseUnpaidBody(ctx, s.mcpPaymentRequest(g, req, bodySize)); err != nil {
-		s.Metrics.observeAdmit(false, nil, err)
+	if err := s.RefuseUnpaidBody(ctx, g, s.mcpPaymentRequest(g, req, bodySize)); err != nil {
 		return s.paymentResult(err)
 	}
 	return nil
@@ -115,8 +105,7 @@ func keptResult(kept payment.Answer, settled *payment.SettleResponse) *mcp.CallT
 // result of an unknown outcome (charged "unknown", the answer kept for a
 // retry with the same payment).
 func (s *Service) mcpSettle(ctx context.Context, adm *payment.Admission, result *mcp.CallToolResult, ans payment.Answer) *mcp.CallToolResult {
-	settled, err := adm.Settle(ctx, ans)
-	s.Metrics.observeSettle(adm, err)
+	settled, err := s.SettlePayment(ctx, adm, ans)
 	if err != nil {
 		return s.paymentResult(err)
 	}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -121,51 +122,84 @@ func (s *Service) mcpVerifySchema(ctx context.Context, req *mcp.CallToolRequest)
 	// A body over the free tier's limit sent unpaid is refused before it
 	// is decoded. Otherwise decode first, and compile the schema before any
 	// payment step (mcpAdmit's check): an invalid request is never charged.
-	if refused := s.mcpRefuseUnpaidBody(ctx, s.Payment, req, int64(len(body))); refused != nil {
-		s.logCall(ctx, ToolVerifySchema, start, "payment_refused")
-		return refused, nil
+	charge := &toolCharge{svc: s}
+	v, err := s.VerifyCall(ctx, VerifyCall{
+		Body: body,
+		RefuseBody: func(size int64) error {
+			if refused := s.mcpRefuseUnpaidBody(ctx, s.Payment, req, size); refused != nil {
+				return &toolRefusal{result: refused, outcome: "payment_refused"}
+			}
+			return nil
+		},
+		Admit: func(size int64, check func() *Error) (Charge, error) {
+			adm, refused := s.mcpAdmit(ctx, s.Payment, req, size, check)
+			if refused != nil {
+				return nil, &toolRefusal{result: refused, outcome: refusedOutcome(refused)}
+			}
+			charge.adm = adm
+			return charge, nil
+		},
+	})
+	var refusal *toolRefusal
+	if errors.As(err, &refusal) {
+		s.logCall(ctx, ToolVerifySchema, start, refusal.outcome)
+		return refusal.result, nil
 	}
-	vreq, err := s.Engine.DecodeRequest(body)
-	if err != nil {
-		e := AsError(err)
-		s.logCall(ctx, ToolVerifySchema, start, e.Code)
-		return errorResult(e), nil
-	}
-	adm, refused := s.mcpAdmit(ctx, s.Payment, req, int64(len(body)), func() *Error { return s.compileSchema(vreq) })
-	if refused != nil {
-		s.logCall(ctx, ToolVerifySchema, start, refusedOutcome(refused))
-		return refused, nil
-	}
-	defer adm.Release()                               // a call that is not answered gives back its free call or payment (a no-op once settled)
-	v, err := s.verifyRequest(ctx, vreq, !adm.Paid()) // a paid verdict is stored once its answer is released
 	if err != nil {
 		e := AsError(err)
 		s.logCall(ctx, ToolVerifySchema, start, e.Code)
 		return errorResult(e), nil
 	}
 	s.logCall(ctx, ToolVerifySchema, start, v.Outcome.Result())
-	text := verifyText(v)
-	if s.Store == nil && s.StoreErr != nil {
-		text += "\nThis verdict was NOT recorded in the agent's reputation: " + s.StoreErr.Error()
-	}
-	ans := payment.Answer{Body: v.Answer, Text: text}
-	if adm.Paid() {
-		ans.Verdict = &v.Verdict
-	}
-	result := answerResult(text, v.Answer)
-	if settled := s.mcpSettle(ctx, adm, result, ans); settled != result {
-		return settled, nil // the settlement failed: no verdict was stored
-	}
-	if index, ok := s.logIndex(ctx, v.Verdict.VerificationID); ok {
+	result := charge.result
+	if v.Logged {
 		meta := result.GetMeta()
 		if meta == nil {
 			meta = map[string]any{}
 		}
-		meta[MetaLogIndex] = index
+		meta[MetaLogIndex] = v.LogIndex
 		result.SetMeta(meta)
 	}
 	return result, nil
 }
+
+// toolRefusal ends a tool call with a result the payment steps rendered:
+// a refusal, a kept answer or a failed settlement.
+type toolRefusal struct {
+	result  *mcp.CallToolResult
+	outcome string // how the call log names it
+}
+
+func (r *toolRefusal) Error() string { return "tool call answered by its payment step: " + r.outcome }
+
+// toolCharge is the Charge of a verify_schema call: its settlement keeps
+// the result's text with a payment and puts the settlement in the result's
+// _meta (result), or withholds the answer for the result that says why.
+type toolCharge struct {
+	svc    *Service
+	adm    *payment.Admission
+	result *mcp.CallToolResult // the answer, once settled
+}
+
+func (c *toolCharge) Paid() bool { return c.adm.Paid() }
+
+func (c *toolCharge) Settle(ctx context.Context, v *Verified, ans payment.Answer) error {
+	s := c.svc
+	ans.Text = verifyText(v)
+	if s.Store == nil && s.StoreErr != nil {
+		ans.Text += "\nThis verdict was NOT recorded in the agent's reputation: " + s.StoreErr.Error()
+	}
+	result := answerResult(ans.Text, v.Answer)
+	if settled := s.mcpSettle(ctx, c.adm, result, ans); settled != result {
+		// The settlement failed: no verdict was stored. The call log
+		// names the verification's result, as it was before settling.
+		return &toolRefusal{result: settled, outcome: v.Outcome.Result()}
+	}
+	c.result = result
+	return nil
+}
+
+func (c *toolCharge) Release() { c.adm.Release() }
 
 // verifyText renders a verification for a person: verdict, ratios, the
 // first hints and what to do next. It is built by appending, as fmt would

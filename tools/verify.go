@@ -19,17 +19,17 @@ type Verified struct {
 	Outcome *engine.Outcome
 	Request *engine.Request
 	Verdict store.Verdict // what was (or would be) stored
+	// LogIndex is the verdict's record index in the transparency log, when
+	// Logged (set by VerifyCall where the log is served).
+	LogIndex int64
+	Logged   bool
 }
 
 // Verify runs one verification request from its raw JSON body to a signed
 // answer, and stores the verdict before returning when the service has a
 // store. Errors are *Error values.
 func (s *Service) Verify(ctx context.Context, body []byte) (*Verified, error) {
-	req, err := s.Engine.DecodeRequest(body)
-	if err != nil {
-		return nil, AsError(err)
-	}
-	return s.VerifyRequest(ctx, req)
+	return s.VerifyCall(ctx, VerifyCall{Body: body})
 }
 
 // VerifyRequest verifies an already decoded request. It holds a slot of
