@@ -52,9 +52,9 @@ type VerifyCall struct {
 // freeCharge is the charge of a call no payment step admitted.
 type freeCharge struct{}
 
-func (freeCharge) Paid() bool                                  { return false }
+func (freeCharge) Paid() bool                                              { return false }
 func (freeCharge) Settle(context.Context, *Verified, payment.Answer) error { return nil }
-func (freeCharge) Release()                                    {}
+func (freeCharge) Release()                                                {}
 
 // VerifyCall runs the one chain every transport serves a verification
 // with: decode, the size limit and admission of call's payment steps,

@@ -2,8 +2,8 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
