@@ -2,9 +2,11 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/store"
 )
 
 // Charge is the payment of one chargeable call, as a transport's payment
@@ -142,4 +144,33 @@ func (s *Service) RefuseUnpaidBody(ctx context.Context, g *payment.Gate, preq pa
 		s.Metrics.observeAdmit(false, nil, err)
 	}
 	return err
+}
+
+// logIndex returns the log index of the stored verdict verificationID;
+// ok is false when no log is served, the verdict was not stored, or the
+// log could not be read (logged: the answer is still given, without it).
+func (s *Service) logIndex(ctx context.Context, verificationID string) (int64, bool) {
+	if s.LogKey == nil || s.Store == nil {
+		return 0, false
+	}
+	l, ok := store.LogOf(s.Store)
+	if !ok {
+		return 0, false
+	}
+	index, err := l.LogIndex(ctx, verificationID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			s.log().Error("reading the log index of a verdict", "verification_id", verificationID, "err", err)
+		}
+		return 0, false
+	}
+	return index, true
+}
+
+// nameMCPEndpoint puts this server's MCP URL into a refusal's free_trial
+// (its url member), which the payment gate cannot know.
+func (s *Service) nameMCPEndpoint(refused *payment.Error) {
+	if refused.FreeTrial != nil {
+		refused.FreeTrial.URL = s.publicURL() + "/mcp"
+	}
 }

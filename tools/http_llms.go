@@ -127,28 +127,3 @@ func (h *HTTPHandler) llmsTxt(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b.Bytes())
 }
-
-// exampleRequest is the request llms.txt shows: an invoice whose line
-// totals must add up.
-const exampleRequest = `{
-  "task_id": "invoice-42",
-  "agent_id": "seller-7",
-  "expected_schema": {
-    "type": "object",
-    "required": ["invoice_id", "line_items", "total"],
-    "properties": {
-      "invoice_id": {"type": "string", "minLength": 1},
-      "line_items": {"type": "array", "minItems": 1, "items": {
-        "type": "object", "required": ["sku", "line_total"],
-        "properties": {"sku": {"type": "string"}, "line_total": {"type": "number", "minimum": 0}}}},
-      "total": {"type": "number"}
-    }
-  },
-  "submitted_output": {
-    "invoice_id": "INV-2026-0042",
-    "line_items": [{"sku": "A-1", "line_total": 100.0}, {"sku": "B-2", "line_total": 35.0}],
-    "total": 135.0
-  },
-  "rules": [{"type": "sum_equals", "field": "line_items[].line_total", "equals_field": "total", "tolerance": 0.005}],
-  "enforce_rules": true
-}`

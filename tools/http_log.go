@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -25,34 +24,10 @@ const (
 )
 
 // LogIndexHeader is the REST verify answer's header carrying the stored
-// receipt's record index in the transparency log; MetaLogIndex is the
-// same in an MCP verify_schema result's _meta. Both are set only when the
-// transparency log is served, and outside the signed answer.
-const (
-	LogIndexHeader = "Log-Index"
-	MetaLogIndex   = "verifier/log-index"
-)
-
-// logIndex returns the log index of the stored verdict verificationID;
-// ok is false when no log is served, the verdict was not stored, or the
-// log could not be read (logged: the answer is still given, without it).
-func (s *Service) logIndex(ctx context.Context, verificationID string) (int64, bool) {
-	if s.LogKey == nil || s.Store == nil {
-		return 0, false
-	}
-	l, ok := store.LogOf(s.Store)
-	if !ok {
-		return 0, false
-	}
-	index, err := l.LogIndex(ctx, verificationID)
-	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			s.log().Error("reading the log index of a verdict", "verification_id", verificationID, "err", err)
-		}
-		return 0, false
-	}
-	return index, true
-}
+// receipt's record index in the transparency log (the MCP result's
+// _meta carries it as MetaLogIndex). It is set only when the transparency
+// log is served, and outside the signed answer.
+const LogIndexHeader = "Log-Index"
 
 // Cache lifetimes of the log's documents: a full tile or entry bundle
 // never changes; a checkpoint and a partial tile are replaced as the log
@@ -240,25 +215,6 @@ func (s *Service) logReceipts(w http.ResponseWriter, r *http.Request, l store.Lo
 		cache = cacheCheckpoint
 	}
 	writeLogDocument(w, "application/json", cache, body)
-}
-
-// LogProof is the answer of GET /log/proof/{verification_id}: where a
-// stored receipt is in the log and the proof that the signed checkpoint's
-// tree includes it.
-type LogProof struct {
-	VerificationID string `json:"verification_id"`
-	// LogIndex is the receipt's record index in the log.
-	LogIndex int64 `json:"log_index"`
-	// Entry is the log entry, the base64 SHA-256 of the RFC 8785 form of
-	// the stored receipt (GET /receipts/{verification_id}).
-	Entry string `json:"entry"`
-	// TreeSize is the size of the checkpoint's tree.
-	TreeSize int64 `json:"tree_size"`
-	// InclusionProof is the RFC 6962 inclusion proof, base64 hashes from
-	// the leaf up.
-	InclusionProof []string `json:"inclusion_proof"`
-	// Checkpoint is the signed note the proof is against.
-	Checkpoint string `json:"checkpoint"`
 }
 
 // logProof serves GET /log/proof/{verification_id}. The checkpoint is

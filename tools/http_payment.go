@@ -136,21 +136,6 @@ func (s *Service) writePaymentError(w http.ResponseWriter, r *http.Request, err 
 	writeError(w, AsError(err))
 }
 
-// nameMCPEndpoint puts this server's MCP URL into a refusal's free_trial
-// (its url member), which the payment gate cannot know.
-func (s *Service) nameMCPEndpoint(refused *payment.Error) {
-	if refused.FreeTrial != nil {
-		refused.FreeTrial.URL = s.publicURL() + "/mcp"
-	}
-}
-
-// errRequestEnded is the 503 of a call whose request ended (the client
-// disconnected or the deadline passed) before it could be served.
-func errRequestEnded() *Error {
-	return NewError(CodeUnavailable, http.StatusServiceUnavailable,
-		"The request ended before it could be served. Nothing was charged; send it again.").WithRetryAfter(1)
-}
-
 // routeDoc is the bazaar description of a verify route's input.
 type routeDoc struct{ input, example json.RawMessage }
 

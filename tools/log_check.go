@@ -200,3 +200,22 @@ func LogVerifierKey(card []byte) string {
 	}
 	return ""
 }
+
+// LogProof is the answer of GET /log/proof/{verification_id}: where a
+// stored receipt is in the log and the proof that the signed checkpoint's
+// tree includes it.
+type LogProof struct {
+	VerificationID string `json:"verification_id"`
+	// LogIndex is the receipt's record index in the log.
+	LogIndex int64 `json:"log_index"`
+	// Entry is the log entry, the base64 SHA-256 of the RFC 8785 form of
+	// the stored receipt (GET /receipts/{verification_id}).
+	Entry string `json:"entry"`
+	// TreeSize is the size of the checkpoint's tree.
+	TreeSize int64 `json:"tree_size"`
+	// InclusionProof is the RFC 6962 inclusion proof, base64 hashes from
+	// the leaf up.
+	InclusionProof []string `json:"inclusion_proof"`
+	// Checkpoint is the signed note the proof is against.
+	Checkpoint string `json:"checkpoint"`
+}

@@ -252,17 +252,3 @@ func argsSyntaxProblem(err error) string {
 	}
 	return "is not valid JSON"
 }
-
-// jsonKind returns the JSON kind of a raw value: '{', '[', '"', '0', 't'/'f' or 'n'.
-func jsonKind(raw []byte) byte {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return 0
-	}
-	switch c := raw[0]; {
-	case c == '-' || (c >= '0' && c <= '9'):
-		return '0'
-	default:
-		return c
-	}
-}

@@ -263,3 +263,9 @@ func appendRatio(b []byte, r engine.Ratio) []byte {
 	b = strconv.AppendFloat(append(b, " ("...), r.Ratio, 'g', -1, 64)
 	return append(b, ')')
 }
+
+// MetaLogIndex is the member of a verify_schema result's _meta carrying
+// the stored receipt's record index in the transparency log (REST's
+// LogIndexHeader). It is set only when the transparency log is served, and
+// outside the signed answer.
+const MetaLogIndex = "verifier/log-index"

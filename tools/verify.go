@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -139,4 +140,18 @@ func (s *Service) sign(a *engine.Answer) ([]byte, error) {
 		return nil, fmt.Errorf("signing answer: %w", err)
 	}
 	return receipt, nil
+}
+
+// jsonKind returns the JSON kind of a raw value: '{', '[', '"', '0', 't'/'f' or 'n'.
+func jsonKind(raw []byte) byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return 0
+	}
+	switch c := raw[0]; {
+	case c == '-' || (c >= '0' && c <= '9'):
+		return '0'
+	default:
+		return c
+	}
 }
