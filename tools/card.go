@@ -89,10 +89,10 @@ type AgentSkill struct {
 	OutputModes []string `json:"outputModes"`
 }
 
-// transparencyLog is the card's description of the log, nil without one.
-func (s *Service) transparencyLog() *TransparencyLogParams {
+// TransparencyLog is the card's description of the log, nil without one.
+func (s *Service) TransparencyLog() *TransparencyLogParams {
 	if s.LogKey == nil {
 		return nil
 	}
-	return &TransparencyLogParams{Origin: s.LogKey.Name(), VerifierKey: s.LogKey.VerifierKey(), URL: s.publicURL() + "/log"}
+	return &TransparencyLogParams{Origin: s.LogKey.Name(), VerifierKey: s.LogKey.VerifierKey(), URL: s.BaseURL() + "/log"}
 }

@@ -98,7 +98,7 @@ func (s *Service) VerifyCall(ctx context.Context, call VerifyCall) (*Verified, e
 	if err := charge.Settle(ctx, v, ans); err != nil {
 		return nil, err
 	}
-	v.LogIndex, v.Logged = s.logIndex(ctx, v.Verdict.VerificationID)
+	v.LogIndex, v.Logged = s.LogIndex(ctx, v.Verdict.VerificationID)
 	return v, nil
 }
 
@@ -146,10 +146,10 @@ func (s *Service) RefuseUnpaidBody(ctx context.Context, g *payment.Gate, preq pa
 	return err
 }
 
-// logIndex returns the log index of the stored verdict verificationID;
+// LogIndex returns the log index of the stored verdict verificationID;
 // ok is false when no log is served, the verdict was not stored, or the
 // log could not be read (logged: the answer is still given, without it).
-func (s *Service) logIndex(ctx context.Context, verificationID string) (int64, bool) {
+func (s *Service) LogIndex(ctx context.Context, verificationID string) (int64, bool) {
 	if s.LogKey == nil || s.Store == nil {
 		return 0, false
 	}
@@ -160,17 +160,17 @@ func (s *Service) logIndex(ctx context.Context, verificationID string) (int64, b
 	index, err := l.LogIndex(ctx, verificationID)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			s.log().Error("reading the log index of a verdict", "verification_id", verificationID, "err", err)
+			s.Logger().Error("reading the log index of a verdict", "verification_id", verificationID, "err", err)
 		}
 		return 0, false
 	}
 	return index, true
 }
 
-// nameMCPEndpoint puts this server's MCP URL into a refusal's free_trial
+// NameMCPEndpoint puts this server's MCP URL into a refusal's free_trial
 // (its url member), which the payment gate cannot know.
-func (s *Service) nameMCPEndpoint(refused *payment.Error) {
+func (s *Service) NameMCPEndpoint(refused *payment.Error) {
 	if refused.FreeTrial != nil {
-		refused.FreeTrial.URL = s.publicURL() + "/mcp"
+		refused.FreeTrial.URL = s.BaseURL() + "/mcp"
 	}
 }

@@ -45,7 +45,7 @@ func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Veri
 // answer's verdict is stored with its settlement, once the answer is
 // released.
 func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeVerdict bool) (*Verified, error) {
-	release, busy := s.Limiter.acquire(ctx, ExpectedMemory(req.Size()))
+	release, busy := s.Limiter.Acquire(ctx, ExpectedMemory(req.Size()))
 	if busy != nil {
 		return nil, busy
 	}
@@ -67,7 +67,7 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 		return nil, AsError(err)
 	}
 	signer := s.Keys.Current()
-	now := s.now().UTC()
+	now := s.CurrentTime().UTC()
 	meta := engine.AnswerMeta{
 		VerificationID: uuid.NewString(),
 		VerifiedAt:     now,
@@ -120,7 +120,7 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 		return v, nil
 	}
 	if err := s.Store.PutVerdict(ctx, v.Verdict); err != nil {
-		s.log().Error("storing verdict", "verification_id", meta.VerificationID, "err", err)
+		s.Logger().Error("storing verdict", "verification_id", meta.VerificationID, "err", err)
 		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
 			"The verdict could not be stored, so no receipt was issued. Nothing was charged; send the request again.").WithRetryAfter(1)
 	}
@@ -142,8 +142,8 @@ func (s *Service) sign(a *engine.Answer) ([]byte, error) {
 	return receipt, nil
 }
 
-// jsonKind returns the JSON kind of a raw value: '{', '[', '"', '0', 't'/'f' or 'n'.
-func jsonKind(raw []byte) byte {
+// JSONKind returns the JSON kind of a raw value: '{', '[', '"', '0', 't'/'f' or 'n'.
+func JSONKind(raw []byte) byte {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return 0
