@@ -33,17 +33,13 @@ func (s *Service) Verify(ctx context.Context, body []byte) (*Verified, error) {
 	return s.VerifyCall(ctx, VerifyCall{Body: body})
 }
 
-// VerifyRequest verifies an already decoded request. It holds a slot of
-// s.Limiter, and the memory its size is expected to need, while it works,
-// and fails with 503 unavailable when they cannot be had.
-func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Verified, error) {
-	return s.verifyRequest(ctx, req, true)
-}
-
-// verifyRequest is VerifyRequest; with storeVerdict false the verdict
-// (its compact receipt included) is left for the caller to store: a paid
-// answer's verdict is stored with its settlement, once the answer is
-// released.
+// verifyRequest verifies an already decoded request: checks, signs and,
+// with storeVerdict, stores its verdict. With storeVerdict false the
+// verdict (its compact receipt included) is left for the caller to store: a
+// paid answer's verdict is stored with its settlement, once the answer is
+// released. It holds a slot of s.Limiter, and the memory its size is
+// expected to need, while it works, and fails with 503 unavailable when
+// they cannot be had.
 func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeVerdict bool) (*Verified, error) {
 	release, busy := s.Limiter.Acquire(ctx, ExpectedMemory(req.Size()))
 	if busy != nil {
