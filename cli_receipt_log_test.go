@@ -16,6 +16,7 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/rest"
 )
 
 // logServer serves verification and the transparency log of a bbolt store.
@@ -31,15 +32,15 @@ func logServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	logKey, err := signing.OpenLogKey(filepath.Join(dir, signing.LogKeyFile), tools.LogOrigin("http://verifier.test"))
+	logKey, err := signing.OpenLogKey(filepath.Join(dir, signing.LogKeyFile), rest.LogOrigin("http://verifier.test"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	svc := &tools.Service{Engine: engine.New(nil), Keys: keys, Store: st, Version: "test",
 		PublicURL: "http://verifier.test", Log: slog.New(slog.DiscardHandler)}
-	opts := &tools.HTTPOptions{}
-	svc.WithLog(opts, logKey)
-	h, err := tools.NewHTTPHandler(svc, opts)
+	opts := &rest.HTTPOptions{}
+	rest.WithLog(svc, opts, logKey)
+	h, err := rest.NewHTTPHandler(svc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestReceiptVerifyLog(t *testing.T) {
 	}
 	p.InclusionProof[0] = p.Entry
 	tampered, _ := json.Marshal(p)
-	otherKey, err := signing.OpenLogKey(filepath.Join(dir, signing.LogKeyFile), tools.LogOrigin("http://verifier.test"))
+	otherKey, err := signing.OpenLogKey(filepath.Join(dir, signing.LogKeyFile), rest.LogOrigin("http://verifier.test"))
 	if err != nil {
 		t.Fatal(err)
 	}

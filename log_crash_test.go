@@ -22,6 +22,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/rest"
 )
 
 // TestLogKilledUnderLoad SIGKILLs a real bbolt server while 8 clients post
@@ -82,7 +83,7 @@ func TestLogKilledUnderLoad(t *testing.T) {
 				}
 				index, err := strconv.ParseInt(reply.logIndex, 10, 64)
 				if err != nil || index < 0 {
-					t.Errorf("verdict %s acknowledged with %s %q", reply.id, tools.LogIndexHeader, reply.logIndex)
+					t.Errorf("verdict %s acknowledged with %s %q", reply.id, rest.LogIndexHeader, reply.logIndex)
 					return
 				}
 				mu.Lock()
@@ -131,11 +132,11 @@ func TestLogKilledUnderLoad(t *testing.T) {
 	indexes := map[int64]string{}
 	for id, index := range acked {
 		if other, dup := indexes[index]; dup {
-			t.Errorf("verdicts %s and %s were both answered with %s %d", other, id, tools.LogIndexHeader, index)
+			t.Errorf("verdicts %s and %s were both answered with %s %d", other, id, rest.LogIndexHeader, index)
 		}
 		indexes[index] = id
 		if got := checkLogProof(t, again.base, id, tree); got != index {
-			t.Errorf("verdict %s: proof of index %d, want the answered %s %d", id, got, tools.LogIndexHeader, index)
+			t.Errorf("verdict %s: proof of index %d, want the answered %s %d", id, got, rest.LogIndexHeader, index)
 		}
 	}
 

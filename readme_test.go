@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/verifier-dev/verifier/internal/mdtable"
-	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/rest"
 )
 
 // readme returns README.md.
@@ -24,7 +24,7 @@ func readme(t *testing.T) string {
 }
 
 // TestReadmeErrorTable: README.md's error table has one row per code of the
-// error registry (tools.ErrorCodes), no other, each with its HTTP status and
+// error registry (rest.ErrorCodes), no other, each with its HTTP status and
 // whether it is retryable.
 func TestReadmeErrorTable(t *testing.T) {
 	rows, err := mdtable.Find(readme(t), "code", "HTTP", "retryable", "when")
@@ -39,13 +39,13 @@ func TestReadmeErrorTable(t *testing.T) {
 		}
 		got = append(got, []string{r[0], r[1], retryable})
 	}
-	for _, c := range tools.ErrorCodes() {
+	for _, c := range rest.ErrorCodes() {
 		want = append(want, []string{c.Code, strconv.Itoa(c.Status), strconv.FormatBool(c.Retryable)})
 	}
 	byCode := func(a, b []string) int { return strings.Compare(a[0], b[0]) }
 	slices.SortFunc(got, byCode)
 	slices.SortFunc(want, byCode)
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("README.md's error table differs from tools.ErrorCodes() (code, HTTP, retryable; -registry +README):\n%s", diff)
+		t.Errorf("README.md's error table differs from rest.ErrorCodes() (code, HTTP, retryable; -registry +README):\n%s", diff)
 	}
 }

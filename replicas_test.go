@@ -27,7 +27,7 @@ import (
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
-	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/rest"
 )
 
 // replica is a real `verifier --http` process.
@@ -121,7 +121,7 @@ func postVerify(base, client string, body []byte) (verifyReply, error) {
 	if err != nil {
 		return verifyReply{}, err
 	}
-	reply := verifyReply{status: resp.StatusCode, logIndex: resp.Header.Get(tools.LogIndexHeader)}
+	reply := verifyReply{status: resp.StatusCode, logIndex: resp.Header.Get(rest.LogIndexHeader)}
 	if resp.StatusCode == http.StatusOK {
 		var v struct {
 			VerificationID string `json:"verification_id"`

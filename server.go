@@ -18,6 +18,8 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/mcpserver"
+	"github.com/verifier-dev/verifier/tools/rest"
 )
 
 // Server defaults, each a flag.
@@ -59,8 +61,8 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	f.logKeySeed = getenv("VERIFIER_LOG_KEY") // a secret: an environment variable, never a flag
 	fs.StringVar(&f.storeURL, "store", getenv("VERIFIER_STORE"), "where verdicts, allowances and payments are kept: empty for the bbolt file "+storeFile+" in --data-dir, or a postgres://… URL for one PostgreSQL database shared by replicas (env VERIFIER_STORE; keys stay in --data-dir or VERIFIER_SIGNING_KEY)")
 	fs.StringVar(&f.publicURL, "public-url", "", "base URL that answers and documents advertise (default: derived from the listen address)")
-	fs.Int64Var(&f.maxBody, "max-body", tools.DefaultMaxBodyBytes, "largest request body in bytes (HTTP); larger is a 413")
-	fs.DurationVar(&f.verifyTimeout, "verify-timeout", tools.DefaultVerifyTimeout, "deadline of one verification (HTTP)")
+	fs.Int64Var(&f.maxBody, "max-body", rest.DefaultMaxBodyBytes, "largest request body in bytes (HTTP); larger is a 413")
+	fs.DurationVar(&f.verifyTimeout, "verify-timeout", rest.DefaultVerifyTimeout, "deadline of one verification (HTTP)")
 	fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time to read a request's headers (HTTP)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", defaultReadTimeout, "time to read a whole request (HTTP)")
 	fs.DurationVar(&f.writeTimeout, "write-timeout", defaultWriteTimeout, "time to answer a request once read; must exceed --verify-timeout (HTTP)")
@@ -176,11 +178,11 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 		log.Info("serving MCP over stdio", "version", svc.Version, "data_dir", f.dataDir, "key_version", keys.Current().KeyVersion())
 		if file, ok := stdin.(*os.File); ok {
-			in, restore := tools.PollableInput(file)
+			in, restore := mcpserver.PollableInput(file)
 			defer restore()
 			stdin = in
 		}
-		return tools.ServeStdio(ctx, svc, stdin, stdout)
+		return mcpserver.ServeStdio(ctx, svc, stdin, stdout)
 	}
 	if err != nil {
 		return err
@@ -194,7 +196,7 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 // the log key: envSeed (VERIFIER_LOG_KEY) when set, else the key file in
 // dataDir (made on first start). Replicas on one PostgreSQL database serve
 // one log: give them the same VERIFIER_LOG_KEY, or the same key file.
-func serveLog(svc *tools.Service, opts *tools.HTTPOptions, dataDir, envSeed string, log *slog.Logger) error {
+func serveLog(svc *tools.Service, opts *rest.HTTPOptions, dataDir, envSeed string, log *slog.Logger) error {
 	if _, ok := store.LogOf(svc.Store); !ok {
 		log.Info("this store keeps no transparency log: /log/ is not served")
 		return nil
@@ -206,14 +208,14 @@ func serveLog(svc *tools.Service, opts *tools.HTTPOptions, dataDir, envSeed stri
 	var key *signing.LogKey
 	var err error
 	if envSeed != "" {
-		key, err = signing.LogKeyFromSeed(envSeed, tools.LogOrigin(base))
+		key, err = signing.LogKeyFromSeed(envSeed, rest.LogOrigin(base))
 		if err != nil {
 			return fmt.Errorf("VERIFIER_LOG_KEY: %w", err)
 		}
-	} else if key, err = signing.OpenLogKey(filepath.Join(dataDir, signing.LogKeyFile), tools.LogOrigin(base)); err != nil {
+	} else if key, err = signing.OpenLogKey(filepath.Join(dataDir, signing.LogKeyFile), rest.LogOrigin(base)); err != nil {
 		return err
 	}
-	svc.WithLog(opts, key)
+	rest.WithLog(svc, opts, key)
 	return nil
 }
 
@@ -308,14 +310,14 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 		ln.Close()
 		return err
 	}
-	opts := &tools.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log, ClientAddr: gate.ClientID}
-	svc.WithPayment(opts, gate)
-	svc.WithMetrics(opts, metrics)
+	opts := &rest.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log, ClientAddr: gate.ClientID}
+	rest.WithPayment(svc, opts, gate)
+	rest.WithMetrics(svc, opts, metrics)
 	if err := serveLog(svc, opts, f.dataDir, f.logKeySeed, log); err != nil {
 		ln.Close()
 		return err
 	}
-	h, err := tools.NewHTTPHandler(svc, opts)
+	h, err := rest.NewHTTPHandler(svc, opts)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("building HTTP handler: %w", err)

@@ -58,7 +58,7 @@ shots="${HTTP_E2E_SCREENSHOTS:-/tmp/verifier-http-e2e-screenshots}"
 mkdir -p "$shots"
 rm -f "$shots"/*.png
 (cd "$work" && VERIFIER_BIN="$work/verifier" CHROMIUM_PATH=/usr/bin/chromium SCREENSHOT_DIR="$shots" \
-  HOSTED_CARD="$root/testdata/hosted-agent-card.json" LOG_VECTOR="$root/tools/testdata/log-inclusion-vector.json" node --test pages.test.mjs)
+  HOSTED_CARD="$root/testdata/hosted-agent-card.json" LOG_VECTOR="$root/tools/rest/testdata/log-inclusion-vector.json" node --test pages.test.mjs)
 echo "http-e2e: screenshots of the pages at desktop and phone width are in $shots:"
 ls "$shots"
 
@@ -77,5 +77,5 @@ curl -fsS "http://$addr/openapi.json" -o "$work/served-openapi.json"
 kill "$pid"
 wait "$pid"
 pid=""
-(cd "$work" && npx --no-install redocly lint --config redocly.yaml served-openapi.json "$root/tools/docs/openapi.json")
+(cd "$work" && npx --no-install redocly lint --config redocly.yaml served-openapi.json "$root/tools/rest/docs/openapi.json")
 echo "== http-e2e: ok"

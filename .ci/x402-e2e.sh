@@ -42,6 +42,6 @@ curl -fsS "http://127.0.0.1:$port/supported" >/dev/null
 echo "== x402-e2e: go build"
 go build -o "$work/verifier" .
 
-echo "== x402-e2e: go test -tags x402e2e ./payment/ ./tools/ ."
+echo "== x402-e2e: go test -tags x402e2e ./payment/ ./tools/rest/ ."
 X402_E2E=1 X402_TOOLS="$work" X402_FACILITATOR="http://127.0.0.1:$port" X402_VERIFIER_BIN="$work/verifier" \
-  go test -tags x402e2e -count=1 -p 1 -run 'TestE2E' -v ./payment/ ./tools/ .
+  go test -tags x402e2e -count=1 -p 1 -run 'TestE2E' -v ./payment/ ./tools/rest/ .

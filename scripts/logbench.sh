@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The transparency log's cost on the stored REST path (BENCHMARKS.md,
-# "Transparency log"): BenchmarkRESTLogCost in ./tools/, round by round —
+# "Transparency log"): BenchmarkRESTLogCost in ./tools/rest/, round by round —
 # log on, log off (store.Options.NoLog) and a compact answer (one
 # signature) — each a fresh server process with fsync on under 32
 # keep-alive connections, its CPU per request read from /proc. Prints each
@@ -21,12 +21,15 @@ requests=${2:-4000}
 if [ -n "${QUICK:-}" ]; then rounds=1 requests=100; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go test -c -o "$work/tools.test" ./tools/
+go test -c -o "$work/tools.test" ./tools/rest/
 configs=(log-on/full log-off/full log-on/compact)
 if [ -n "${BASE:-}" ]; then
 	mkdir "$work/base"
 	git archive "$BASE" | tar -x -C "$work/base"
-	(cd "$work/base" && go test -c -o "$work/base.test" ./tools/)
+	# A commit from before the split of tools/ has the benchmark in ./tools/.
+	base_pkg=tools/rest
+	[ -d "$work/base/tools/rest" ] || base_pkg=tools
+	(cd "$work/base" && go test -c -o "$work/base.test" "./$base_pkg/")
 	configs+=(base:log-on/full)
 fi
 n=${#configs[@]}
@@ -36,11 +39,11 @@ for round in $(seq "$rounds"); do
 	# round, so that none is always the first after a pause.
 	for k in $(seq 0 $((n - 1))); do
 		config=${configs[$(((round + k) % n))]}
-		bin=$work/tools.test prefix=
+		bin=$work/tools.test prefix= dir=tools/rest
 		if [ "${config#base:}" != "$config" ]; then
-			bin=$work/base.test prefix=base: config=${config#base:}
+			bin=$work/base.test prefix=base: config=${config#base:} dir=$base_pkg
 		fi
-		(cd tools && "$bin" -test.run '^$' -test.bench "^BenchmarkRESTLogCost\$/^${config%/*}\$/^${config#*/}\$" \
+		(cd "$dir" && "$bin" -test.run '^$' -test.bench "^BenchmarkRESTLogCost\$/^${config%/*}\$/^${config#*/}\$" \
 			-test.benchtime "${requests}x" -test.count 1) |
 			awk -v r="$round" -v p="$prefix" '/^BenchmarkRESTLogCost\// {
 				for (i = 1; i < NF; i++) if ($(i + 1) == "server-cpu-µs/op") cpu = $i

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Vendors the Swagger UI that the /docs page serves into tools/docs/swagger-ui,
+# Vendors the Swagger UI that the /docs page serves into tools/rest/docs/swagger-ui,
 # and the RFC 8785 canonicalizer that the /check page runs into
-# tools/docs/canonicalize, from the swagger-ui-dist and canonicalize versions
+# tools/rest/docs/canonicalize, from the swagger-ui-dist and canonicalize versions
 # pinned in e2e/browser/package-lock.json (npm ci, no install scripts), so the
 # binary embeds them and the pages work with the network off.
 #
-#   scripts/vendor-docs.sh            refresh tools/docs/swagger-ui and tools/docs/canonicalize
+#   scripts/vendor-docs.sh            refresh tools/rest/docs/swagger-ui and tools/rest/docs/canonicalize
 #   scripts/vendor-docs.sh --check    fail when the committed files differ
 #
 # To upgrade: bump the package in e2e/browser/package.json, run npm
 # install --ignore-scripts there, then this script, and commit all three.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-dest="$root/tools/docs/swagger-ui"
-canon_dest="$root/tools/docs/canonicalize"
+dest="$root/tools/rest/docs/swagger-ui"
+canon_dest="$root/tools/rest/docs/canonicalize"
 check=false
 [[ "${1:-}" == "--check" ]] && check=true
 
@@ -58,21 +58,21 @@ NOTE
 
 if $check; then
   if ! diff -r "$out" "$dest" >/dev/null; then
-    echo "tools/docs/swagger-ui differs from swagger-ui-dist $version of the lock file; run scripts/vendor-docs.sh" >&2
+    echo "tools/rest/docs/swagger-ui differs from swagger-ui-dist $version of the lock file; run scripts/vendor-docs.sh" >&2
     diff -rq "$out" "$dest" >&2 || true
     exit 1
   fi
-  echo "tools/docs/swagger-ui matches swagger-ui-dist $version"
+  echo "tools/rest/docs/swagger-ui matches swagger-ui-dist $version"
   if ! diff -r "$canon_out" "$canon_dest" >/dev/null; then
-    echo "tools/docs/canonicalize differs from canonicalize $canon_version of the lock file; run scripts/vendor-docs.sh" >&2
+    echo "tools/rest/docs/canonicalize differs from canonicalize $canon_version of the lock file; run scripts/vendor-docs.sh" >&2
     diff -rq "$canon_out" "$canon_dest" >&2 || true
     exit 1
   fi
-  echo "tools/docs/canonicalize matches canonicalize $canon_version"
+  echo "tools/rest/docs/canonicalize matches canonicalize $canon_version"
   exit 0
 fi
 rm -rf "$dest" "$canon_dest"
 mkdir -p "$dest" "$canon_dest"
 cp "$out"/* "$dest/"
 cp "$canon_out"/* "$canon_dest/"
-echo "vendored swagger-ui-dist $version into tools/docs/swagger-ui and canonicalize $canon_version into tools/docs/canonicalize"
+echo "vendored swagger-ui-dist $version into tools/rest/docs/swagger-ui and canonicalize $canon_version into tools/rest/docs/canonicalize"

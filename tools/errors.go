@@ -87,3 +87,10 @@ func NewError(code string, status int, message string) *Error {
 	}
 	return e
 }
+
+// RequestEnded is the 503 of a call whose request ended (the client
+// disconnected or the deadline passed) before it could be served.
+func RequestEnded() *Error {
+	return NewError(CodeUnavailable, http.StatusServiceUnavailable,
+		"The request ended before it could be served. Nothing was charged; send it again.").WithRetryAfter(1)
+}

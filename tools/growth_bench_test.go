@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
 
 	"github.com/verifier-dev/verifier/engine"
 )
@@ -73,7 +76,7 @@ func BenchmarkGrowthSchemaChecks(b *testing.B) {
 
 // runGrowth runs one sub-benchmark per case.
 func runGrowth(b *testing.B, cases []growthCase, unit string) {
-	svc := newTestService(b, false)
+	svc := testkit.NewTestService(b, false)
 	for _, c := range cases {
 		checks, peak := -1, -1.0
 		b.Run(c.name, func(b *testing.B) {
@@ -95,13 +98,13 @@ func runGrowth(b *testing.B, cases []growthCase, unit string) {
 				peak = peakHeap(b, svc, c.body)
 			}
 			b.ReportAllocs()
-			cpu := startCPU()
+			cpu := testkit.StartCPU()
 			for b.Loop() {
 				if _, err := svc.Verify(context.Background(), c.body); err != nil {
 					b.Fatal(err)
 				}
 			}
-			cpu.report(b)
+			cpu.Report(b)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/c.units, "ns/"+unit)
 			if peak >= 0 {
 				b.ReportMetric(peak, "peak-B")
@@ -117,7 +120,7 @@ func runGrowth(b *testing.B, cases []growthCase, unit string) {
 // in bytes above the heap before it: the least of peakRuns measurements by
 // heapPeakOnce, since every error of one (garbage not yet freed, a
 // collection that came late) makes it larger.
-func peakHeap(tb testing.TB, svc *Service, body []byte) float64 {
+func peakHeap(tb testing.TB, svc *tools.Service, body []byte) float64 {
 	tb.Helper()
 	least := math.Inf(1)
 	for range peakRuns {
@@ -139,7 +142,7 @@ const peakRuns = 3
 // slack; one that allocates less is never collected and comes out at about
 // everything it allocates. Each sample stops the world for a moment, which
 // slows the verification but not what it holds.
-func heapPeakOnce(tb testing.TB, svc *Service, body []byte) float64 {
+func heapPeakOnce(tb testing.TB, svc *tools.Service, body []byte) float64 {
 	tb.Helper()
 	read := func() uint64 {
 		var ms runtime.MemStats
@@ -183,7 +186,7 @@ func heapPeakOnce(tb testing.TB, svc *Service, body []byte) float64 {
 // the smallest request) and at exactly 4 KB … 1 MB.
 func documentGrowth(tb testing.TB) []growthCase {
 	tb.Helper()
-	invoice := readTestdata(tb, "invoice-pass.json")
+	invoice := testkit.ReadTestdata(tb, "invoice-pass.json")
 	var cases []growthCase
 	for _, size := range []int{1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20} {
 		body := invoiceOfSize(tb, invoice, size)
@@ -236,7 +239,7 @@ func invoiceOfSize(tb testing.TB, invoice []byte, size int) []byte {
 func rulesGrowth(tb testing.TB) []growthCase {
 	tb.Helper()
 	var req map[string]any
-	if err := json.Unmarshal(invoiceWithItems(tb, readTestdata(tb, "invoice-pass.json"), 50), &req); err != nil {
+	if err := json.Unmarshal(invoiceWithItems(tb, testkit.ReadTestdata(tb, "invoice-pass.json"), 50), &req); err != nil {
 		tb.Fatal(err)
 	}
 	var cases []growthCase
@@ -322,7 +325,7 @@ func propertiesRequest(tb testing.TB, n int) []byte {
 // request to the largest are within a factor of two of those added from
 // the smallest to the middle.
 func TestGrowthAllocations(t *testing.T) {
-	svc := newTestService(t, false)
+	svc := testkit.NewTestService(t, false)
 	for _, family := range []struct {
 		name  string
 		cases []growthCase

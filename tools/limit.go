@@ -159,14 +159,14 @@ func (l *Limiter) InUse() int {
 	return len(l.slots)
 }
 
-// acquire takes a slot and, with a memory budget, memory bytes of it
+// Acquire takes a slot and, with a memory budget, memory bytes of it
 // (ExpectedMemory of the request), waiting in the waiting room when there
 // is one. It returns the function that gives both back — once: later calls
 // do nothing, so a caller may give them back early (before waiting on the
 // disk) and still defer it — or the 503 when they could not be had: the
 // busy one, or the request-ended one when the client went away while
 // waiting.
-func (l *Limiter) acquire(ctx context.Context, memory int64) (release func(), err *Error) {
+func (l *Limiter) Acquire(ctx context.Context, memory int64) (release func(), err *Error) {
 	if l == nil {
 		return func() {}, nil
 	}
@@ -182,7 +182,7 @@ func (l *Limiter) acquire(ctx context.Context, memory int64) (release func(), er
 	select {
 	case l.queue <- struct{}{}: // a nil queue never takes: no waiting room
 	default:
-		return nil, l.refuse()
+		return nil, l.Refuse()
 	}
 	defer func() { <-l.queue }()
 	timer := time.NewTimer(l.wait)
@@ -197,16 +197,16 @@ func (l *Limiter) acquire(ctx context.Context, memory int64) (release func(), er
 		l.mem.give(memory)
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
-		return nil, errRequestEnded()
+		return nil, RequestEnded()
 	}
-	return nil, l.refuse()
+	return nil, l.Refuse()
 }
 
-// full reports whether a verification arriving now would be refused: every
+// Full reports whether a verification arriving now would be refused: every
 // slot and every waiting place taken. It is a hint, checked before a
 // request is read and decoded so that load shedding costs next to nothing;
 // acquire decides.
-func (l *Limiter) full() bool {
+func (l *Limiter) Full() bool {
 	return l != nil && len(l.slots) == cap(l.slots) && len(l.queue) == cap(l.queue)
 }
 
@@ -232,8 +232,8 @@ func (l *Limiter) release(memory int64) {
 	}
 }
 
-// refuse counts a refusal and returns its 503.
-func (l *Limiter) refuse() *Error {
+// Refuse counts a refusal and returns its 503.
+func (l *Limiter) Refuse() *Error {
 	l.refused.Add(1)
 	l.reportRefusals()
 	return errBusy()
@@ -265,9 +265,9 @@ func errBusy() *Error {
 	return NewError(CodeUnavailable, http.StatusServiceUnavailable, busyMessage).WithRetryAfter(BusyRetryAfter)
 }
 
-// isBusy reports whether err is the Limiter's 503: load shedding, expected
+// IsBusy reports whether err is the Limiter's 503: load shedding, expected
 // under load.
-func isBusy(err error) bool {
+func IsBusy(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == CodeUnavailable && e.Message == busyMessage
 }

@@ -3,9 +3,7 @@ package tools
 import (
 	"bytes"
 	"log/slog"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -32,120 +30,25 @@ func TestNewLimiter(t *testing.T) {
 	}
 }
 
-// TestLimiterRefusesExcess fills every slot and checks that a verification
-// over REST, over MCP and through the typed core gets the retryable 503 in
-// the one error shape, then that a freed slot serves again.
-func TestLimiterRefusesExcess(t *testing.T) {
-	f := newHTTPFixture(t, nil, nil)
-	f.svc.Limiter = NewLimiter(2)
-	var held []func()
-	for range 2 {
-		release, err := f.svc.Limiter.acquire(t.Context(), 0)
-		if err != nil {
-			t.Fatalf("acquire on a free limiter: %v", err)
-		}
-		held = append(held, release)
-	}
-	body := invoice(t, "invoice-pass.json", map[string]any{"task_id": marker})
-
-	resp, got := f.postJSON(t, "/verify/schema", body)
-	e := checkErrorShape(t, resp, got, http.StatusServiceUnavailable, CodeUnavailable)
-	if e["retryable"] != true || e["retry_after"] != float64(BusyRetryAfter) || resp.Header.Get("Retry-After") != "1" {
-		t.Errorf("busy 503 = %s (Retry-After %q); want retryable after %d s", got, resp.Header.Get("Retry-After"), BusyRetryAfter)
-	}
-
-	_, err := f.svc.Verify(t.Context(), body)
-	if e := AsError(err); err == nil || e.Status != http.StatusServiceUnavailable || e.Code != CodeUnavailable {
-		t.Errorf("Service.Verify while full = %v, want 503 %s", err, CodeUnavailable)
-	}
-
-	c := connectMCP(t, f.svc)
-	res := c.call(t, ToolVerifySchema, string(body))
-	if !res.IsError || structured(t, res)["code"] != CodeUnavailable {
-		t.Errorf("verify_schema while full: isError %v, %v; want the %s error", res.IsError, res.StructuredContent, CodeUnavailable)
-	}
-	if strings.Contains(string(structuredJSON(t, res)), marker) {
-		t.Errorf("the MCP error echoes the request: %s", structuredJSON(t, res))
-	}
-
-	held[0]()
-	if f.svc.Limiter.InUse() != 1 {
-		t.Fatalf("InUse() = %d after one release, want 1", f.svc.Limiter.InUse())
-	}
-	if resp, got := f.postJSON(t, "/verify/schema", body); resp.StatusCode != http.StatusOK {
-		t.Errorf("with a free slot: status %d, want 200; body %s", resp.StatusCode, got)
-	}
-	held[1]()
-	if f.svc.Limiter.InUse() != 0 {
-		t.Errorf("InUse() = %d after every release, want 0", f.svc.Limiter.InUse())
-	}
-}
-
-// TestLimiterUnderLoad sends many verifications at once through a limiter
-// smaller than the load: each gets a verdict or the busy 503, never
-// anything else, at least one is served, and every slot is free afterwards.
-func TestLimiterUnderLoad(t *testing.T) {
-	f := newHTTPFixture(t, nil, nil)
-	f.svc.Limiter = NewLimiter(2)
-	body := invoice(t, "invoice-pass.json", nil)
-	const clients = 16
-	statuses := make([]int, clients)
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Go(func() {
-			req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/verify/schema", strings.NewReader(string(body)))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := f.srv.Client().Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			statuses[i] = resp.StatusCode
-		})
-	}
-	wg.Wait()
-	served := 0
-	for i, s := range statuses {
-		switch s {
-		case http.StatusOK:
-			served++
-		case http.StatusServiceUnavailable:
-		default:
-			t.Errorf("client %d: status %d, want 200 or 503", i, s)
-		}
-	}
-	if served == 0 {
-		t.Errorf("no request was served: %v", statuses)
-	}
-	if n := f.svc.Limiter.InUse(); n != 0 {
-		t.Errorf("InUse() = %d after the load, want 0", n)
-	}
-}
-
 // TestQueuedLimiterWaitsThenRefuses: with every slot taken, a verification
 // waits in the waiting room and is served when a slot frees; past the wait,
 // or with the waiting room full, it gets the 503.
 func TestQueuedLimiterWaitsThenRefuses(t *testing.T) {
 	l := NewQueuedLimiter(1, 1, 300*time.Millisecond, nil)
-	hold, err := l.acquire(t.Context(), 0)
+	hold, err := l.Acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan *Error, 1)
 	go func() {
-		release, err := l.acquire(t.Context(), 0)
+		release, err := l.Acquire(t.Context(), 0)
 		if err == nil {
 			release()
 		}
 		got <- err
 	}()
 	time.Sleep(50 * time.Millisecond) // the waiter takes the one waiting place
-	if _, err := l.acquire(t.Context(), 0); err == nil || err.Code != CodeUnavailable {
+	if _, err := l.Acquire(t.Context(), 0); err == nil || err.Code != CodeUnavailable {
 		t.Errorf("acquire with the waiting room full = %v, want the 503", err)
 	}
 	hold()
@@ -153,10 +56,10 @@ func TestQueuedLimiterWaitsThenRefuses(t *testing.T) {
 		t.Errorf("the waiting verification got %v, want a slot once one was freed", err)
 	}
 
-	hold, _ = l.acquire(t.Context(), 0)
+	hold, _ = l.Acquire(t.Context(), 0)
 	defer hold()
 	start := time.Now()
-	if _, err := l.acquire(t.Context(), 0); err == nil || err.Code != CodeUnavailable {
+	if _, err := l.Acquire(t.Context(), 0); err == nil || err.Code != CodeUnavailable {
 		t.Errorf("acquire past the wait = %v, want the 503", err)
 	}
 	if waited := time.Since(start); waited < 250*time.Millisecond {
@@ -165,18 +68,18 @@ func TestQueuedLimiterWaitsThenRefuses(t *testing.T) {
 }
 
 // TestLimiterReportsRefusalsCounted: refusals are logged as one warning per
-// ShedReportEvery with their count, and the request lines of those 503s
-// (and of requests whose client went away) are at INFO, not WARN.
+// ShedReportEvery with their count (TestShedRequestLineAtInfo: the request
+// lines of those 503s are at INFO, not WARN).
 func TestLimiterReportsRefusalsCounted(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	l := NewQueuedLimiter(1, 0, 0, log)
-	hold, err := l.acquire(t.Context(), 0)
+	hold, err := l.Acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
-		if _, err := l.acquire(t.Context(), 0); !isBusy(err) {
+		if _, err := l.Acquire(t.Context(), 0); !IsBusy(err) {
 			t.Fatalf("acquire with every slot taken = %v, want the busy 503", err)
 		}
 	}
@@ -188,21 +91,6 @@ func TestLimiterReportsRefusalsCounted(t *testing.T) {
 	if got := strings.Count(logs.String(), "level=WARN"); got != 2 || !strings.Contains(logs.String(), "refused=4 ") {
 		t.Errorf("after the period the log has %d warnings, want a second one counting the other 4:\n%s", got, logs.String())
 	}
-
-	logs.Reset()
-	f := newHTTPFixture(t, &HTTPOptions{Log: log}, nil)
-	f.svc.Limiter = NewLimiter(1)
-	hold, err = f.svc.Limiter.acquire(t.Context(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold()
-	if resp, body := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", nil)); resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("status %d, want 503; body %s", resp.StatusCode, body)
-	}
-	if !strings.Contains(logs.String(), "level=INFO msg=\"http request\"") || strings.Contains(logs.String(), "level=WARN") {
-		t.Errorf("the request line of a busy 503 is not at INFO:\n%s", logs.String())
-	}
 }
 
 // TestLimiterReleaseOnce: the release function gives its slot back once,
@@ -210,11 +98,11 @@ func TestLimiterReportsRefusalsCounted(t *testing.T) {
 // still defer it.
 func TestLimiterReleaseOnce(t *testing.T) {
 	l := NewLimiter(2)
-	r1, err := l.acquire(t.Context(), 0)
+	r1, err := l.Acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := l.acquire(t.Context(), 0)
+	r2, err := l.Acquire(t.Context(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,30 +114,6 @@ func TestLimiterReleaseOnce(t *testing.T) {
 	r2()
 	if n := l.InUse(); n != 0 {
 		t.Errorf("InUse() = %d after releasing both, want 0", n)
-	}
-}
-
-// TestLimiterFullTurnsAwayFirst: with every slot and waiting place taken, a
-// verification is refused before its body is decoded and before the gate
-// sees it (a malformed body gets the 503, not a 422).
-func TestLimiterFullTurnsAwayFirst(t *testing.T) {
-	g := &gateLog{}
-	f := newHTTPFixture(t, &HTTPOptions{Gate: g.gate}, nil)
-	f.svc.Limiter = NewLimiter(1)
-	hold, err := f.svc.Limiter.acquire(t.Context(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, body := range [][]byte{invoice(t, "invoice-pass.json", nil), []byte(`{"task_id":`)} {
-		resp, out := f.postJSON(t, "/verify/schema", body)
-		checkErrorShape(t, resp, out, http.StatusServiceUnavailable, CodeUnavailable)
-	}
-	if calls := g.seen(); len(calls) != 0 {
-		t.Errorf("the gate saw %d refused calls, want none", len(calls))
-	}
-	hold()
-	if resp, out := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", nil)); resp.StatusCode != http.StatusOK {
-		t.Errorf("with a slot free: status %d, want 200; body %s", resp.StatusCode, out)
 	}
 }
 
@@ -279,7 +143,7 @@ func TestLimiterMemory(t *testing.T) {
 			l := NewQueuedLimiter(8, 8, wait, nil).WithMemory(100)
 			var releases []func()
 			for _, m := range tt.held {
-				r, err := l.acquire(t.Context(), m)
+				r, err := l.Acquire(t.Context(), m)
 				if err != nil {
 					t.Fatalf("acquire(%d) = %v", m, err)
 				}
@@ -288,7 +152,7 @@ func TestLimiterMemory(t *testing.T) {
 			waiter := make(chan *Error, 1)
 			if tt.waiting > 0 {
 				go func() {
-					r, err := l.acquire(t.Context(), tt.waiting)
+					r, err := l.Acquire(t.Context(), tt.waiting)
 					if err == nil {
 						r()
 					}
@@ -297,7 +161,7 @@ func TestLimiterMemory(t *testing.T) {
 				time.Sleep(50 * time.Millisecond) // it waits for memory
 			}
 			start := time.Now()
-			r, err := l.acquire(t.Context(), tt.next)
+			r, err := l.Acquire(t.Context(), tt.next)
 			took := time.Since(start)
 			if tt.admit && (err != nil || took > wait/2) {
 				t.Errorf("acquire(%d) = %v after %v, want admitted at once", tt.next, err, took)
@@ -330,7 +194,7 @@ func TestExpectedMemory(t *testing.T) {
 	for _, tt := range []struct {
 		size int
 		want int64
-	}{{0, 64 << 10}, {100, 64 << 10}, {1 << 20, 64 << 20}, {DefaultMaxBodyBytes, 256 << 20}} {
+	}{{0, 64 << 10}, {100, 64 << 10}, {1 << 20, 64 << 20}, {4 << 20, 256 << 20}} {
 		if got := ExpectedMemory(tt.size); got != tt.want {
 			t.Errorf("ExpectedMemory(%d) = %d, want %d", tt.size, got, tt.want)
 		}

@@ -45,12 +45,12 @@ const (
 	// DefaultAuditMaxRecords is the largest log an audit reads unless told
 	// otherwise (AuditOptions.MaxRecords).
 	DefaultAuditMaxRecords = 1 << 22
-	maxAuditCheckpoint     = 16 << 10
-	maxAuditCard           = 1 << 20
+	MaxAuditCheckpoint     = 16 << 10
+	MaxAuditCard           = 1 << 20
 	maxAuditRecord         = 1 << 20
 	maxAuditTile           = (1 << store.TileHeight) * tlog.HashSize
 	maxAuditEntries        = (1 << store.TileHeight) * (2 + 64)
-	maxAuditReceipts       = 16 << 20
+	MaxAuditReceipts       = 16 << 20
 	auditRequestTimeout    = 30 * time.Second
 )
 
@@ -183,7 +183,7 @@ func FetchBounded(ctx context.Context, client *http.Client, target string, limit
 
 // readCard reads the receipt keys and the log key from the agent card.
 func (a *auditor) readCard() error {
-	card, err := a.get("/.well-known/agent-card.json", maxAuditCard)
+	card, err := a.get("/.well-known/agent-card.json", MaxAuditCard)
 	if err != nil {
 		return a.fail(CheckAuditCard, "%v", err)
 	}
@@ -232,7 +232,7 @@ func (a *auditor) readRecord() error {
 
 // readCheckpoint fetches and opens the log's checkpoint.
 func (a *auditor) readCheckpoint() error {
-	text, err := a.get("/log/checkpoint", maxAuditCheckpoint)
+	text, err := a.get("/log/checkpoint", MaxAuditCheckpoint)
 	if err != nil {
 		return a.fail(CheckAuditCheckpoint, "%v", err)
 	}
@@ -394,7 +394,7 @@ func (a *auditor) entryBundle(first int64, width int) ([][]byte, error) {
 
 // receiptBundle fetches a bundle of receipts.
 func (a *auditor) receiptBundle(first int64, width int) ([]json.RawMessage, error) {
-	data, err := a.get("/log/receipts/"+bundlePath(first, width), maxAuditReceipts)
+	data, err := a.get("/log/receipts/"+bundlePath(first, width), MaxAuditReceipts)
 	if err != nil {
 		return nil, err
 	}
@@ -467,7 +467,7 @@ func (a *auditor) checkRecord() error {
 	if err != nil {
 		return a.fail(CheckAuditRecordScore, "the record's inputs.evaluated_at is not a time")
 	}
-	want := newTrustRecord(a.replay.tally.Score(rec.AgentID, at), at)
+	want := NewTrustRecord(a.replay.tally.Score(rec.AgentID, at), at)
 	if diff := recordDiff(rec, want); diff != "" {
 		return a.fail(CheckAuditRecordScore, "replaying the agent's %d logged verdict(s) gives another record: %s", want.Inputs.Total, diff)
 	}

@@ -17,10 +17,10 @@ import (
 
 // The check names of an inclusion check, in the order they run.
 const (
-	checkLogProof      = "log_proof"
-	checkLogCheckpoint = "log_checkpoint"
-	checkLogEntry      = "log_entry"
-	checkLogInclusion  = "log_inclusion"
+	LogCheckProof      = "log_proof"
+	LogCheckCheckpoint = "log_checkpoint"
+	LogCheckEntry      = "log_entry"
+	LogCheckInclusion  = "log_inclusion"
 )
 
 // maxLogProofHashes bounds a proof's length: a tree of 2^62 records has
@@ -41,77 +41,78 @@ func CheckLogInclusion(receipt, proofDoc []byte, verifierKey string) (checks []s
 	pass := func(name, format string, args ...any) {
 		checks = append(checks, signing.Check{Name: name, OK: true, Detail: fmt.Sprintf(format, args...)})
 	}
-	p, proof, problem := decodeLogProof(proofDoc)
+	p, proof, problem := DecodeLogProof(proofDoc)
 	if problem != nil {
-		return fail(checkLogProof, "not a GET /log/proof/{verification_id} answer: %s", problem)
+		return fail(LogCheckProof, "not a GET /log/proof/{verification_id} answer: %s", problem)
 	}
-	pass(checkLogProof, "index %d in a tree of %d", p.LogIndex, p.TreeSize)
+	pass(LogCheckProof, "index %d in a tree of %d", p.LogIndex, p.TreeSize)
 
 	verifier, err := note.NewVerifier(verifierKey)
 	if err != nil {
-		return fail(checkLogCheckpoint, "the log key is not a note verifier key (<name>+<hash>+<base64>): take params.transparencyLog.verifierKey from the agent card")
+		return fail(LogCheckCheckpoint, "the log key is not a note verifier key (<name>+<hash>+<base64>): take params.transparencyLog.verifierKey from the agent card")
 	}
 	signed, err := note.Open([]byte(p.Checkpoint), note.VerifierList(verifier))
 	if err != nil {
-		return fail(checkLogCheckpoint, "the checkpoint is not signed by the log key %.80q", verifier.Name())
+		return fail(LogCheckCheckpoint, "the checkpoint is not signed by the log key %.80q", verifier.Name())
 	}
 	size, root, ok := parseCheckpoint(signed.Text, verifier.Name())
 	if !ok || size != p.TreeSize {
-		return fail(checkLogCheckpoint, "the checkpoint is not a tree of %d records of the log %.80q", p.TreeSize, verifier.Name())
+		return fail(LogCheckCheckpoint, "the checkpoint is not a tree of %d records of the log %.80q", p.TreeSize, verifier.Name())
 	}
-	pass(checkLogCheckpoint, "signed by %.80q, tree size %d", verifier.Name(), size)
+	pass(LogCheckCheckpoint, "signed by %.80q, tree size %d", verifier.Name(), size)
 
 	entry, err := store.LogEntry(receipt)
 	if err != nil {
-		return fail(checkLogEntry, "the receipt is not I-JSON, so it has no log entry")
+		return fail(LogCheckEntry, "the receipt is not I-JSON, so it has no log entry")
 	}
 	if p.Entry != base64.StdEncoding.EncodeToString(entry[:]) {
-		return fail(checkLogEntry, "the proof's entry is not the SHA-256 of this receipt's RFC 8785 form: the log holds the compact receipt GET /receipts/{verification_id} serves")
+		return fail(LogCheckEntry, "the proof's entry is not the SHA-256 of this receipt's RFC 8785 form: the log holds the compact receipt GET /receipts/{verification_id} serves")
 	}
 	var ids struct {
 		VerificationID string `json:"verification_id"`
 	}
 	if json.Unmarshal(receipt, &ids) != nil || ids.VerificationID != p.VerificationID {
-		return fail(checkLogEntry, "the proof is for another verification_id than the receipt's")
+		return fail(LogCheckEntry, "the proof is for another verification_id than the receipt's")
 	}
-	pass(checkLogEntry, "SHA-256 of the receipt's RFC 8785 form")
+	pass(LogCheckEntry, "SHA-256 of the receipt's RFC 8785 form")
 
 	if err := tlog.CheckRecord(proof, size, root, p.LogIndex, tlog.RecordHash(entry[:])); err != nil {
-		return fail(checkLogInclusion, "the inclusion proof does not lead from record %d to the checkpoint's root", p.LogIndex)
+		return fail(LogCheckInclusion, "the inclusion proof does not lead from record %d to the checkpoint's root", p.LogIndex)
 	}
-	pass(checkLogInclusion, "record %d of the checkpoint's tree", p.LogIndex)
+	pass(LogCheckInclusion, "record %d of the checkpoint's tree", p.LogIndex)
 	return checks, true
 }
 
-// logProofProblem is what is wrong with the shape of a GET /log/proof
+// LogProofProblem is what is wrong with the shape of a GET /log/proof
 // document: the member at fault ("" for the whole document, else its name
 // or an element of inclusion_proof) and why. It never quotes the document.
-type logProofProblem struct {
-	member, problem string
+type LogProofProblem struct {
+	Member, Problem string
 }
 
-func (p *logProofProblem) String() string {
-	if p.member == "" {
-		return "the document " + p.problem
+// String names the problem: its member and what is wrong with it.
+func (p *LogProofProblem) String() string {
+	if p.Member == "" {
+		return "the document " + p.Problem
 	}
-	return p.member + " " + p.problem
+	return p.Member + " " + p.Problem
 }
 
-// logProofFix is how to fix a log proof that is not a GET /log/proof answer.
-const logProofFix = "Send the answer of GET /log/proof/{verification_id} as it came: an object with verification_id, log_index, entry, tree_size, inclusion_proof and checkpoint."
+// LogProofFix is how to fix a log proof that is not a GET /log/proof answer.
+const LogProofFix = "Send the answer of GET /log/proof/{verification_id} as it came: an object with verification_id, log_index, entry, tree_size, inclusion_proof and checkpoint."
 
-// decodeLogProof reads a GET /log/proof/{verification_id} answer and its
+// DecodeLogProof reads a GET /log/proof/{verification_id} answer and its
 // inclusion proof's hashes, or says what is wrong with its shape: every
 // member present with its type, nothing else, log_index < tree_size,
 // entry and each proof hash a base64 SHA-256 hash.
-func decodeLogProof(doc []byte) (LogProof, tlog.RecordProof, *logProofProblem) {
+func DecodeLogProof(doc []byte) (LogProof, tlog.RecordProof, *LogProofProblem) {
 	var p LogProof
 	if _, err := ijson.Decode(doc, nil); err != nil {
-		return p, nil, &logProofProblem{"", "is not an I-JSON object (RFC 7493: each key once, valid UTF-8)"}
+		return p, nil, &LogProofProblem{"", "is not an I-JSON object (RFC 7493: each key once, valid UTF-8)"}
 	}
 	var members map[string]json.RawMessage
 	if json.Unmarshal(doc, &members) != nil || members == nil {
-		return p, nil, &logProofProblem{"", "is not a JSON object"}
+		return p, nil, &LogProofProblem{"", "is not a JSON object"}
 	}
 	fields := []struct {
 		name string
@@ -126,33 +127,33 @@ func decodeLogProof(doc []byte) (LogProof, tlog.RecordProof, *logProofProblem) {
 		{"checkpoint", &p.Checkpoint, "a string"},
 	}
 	if len(members) > len(fields) {
-		return p, nil, &logProofProblem{"", "has members a GET /log/proof answer does not have"}
+		return p, nil, &LogProofProblem{"", "has members a GET /log/proof answer does not have"}
 	}
 	for _, f := range fields {
 		raw, ok := members[f.name]
 		switch {
 		case !ok:
-			return p, nil, &logProofProblem{f.name, "is missing"}
-		case jsonKind(raw) == 'n' || json.Unmarshal(raw, f.dst) != nil:
-			return p, nil, &logProofProblem{f.name, "must be " + f.want}
+			return p, nil, &LogProofProblem{f.name, "is missing"}
+		case JSONKind(raw) == 'n' || json.Unmarshal(raw, f.dst) != nil:
+			return p, nil, &LogProofProblem{f.name, "must be " + f.want}
 		}
 	}
 	switch {
 	case p.LogIndex < 0:
-		return p, nil, &logProofProblem{"log_index", "must not be negative"}
+		return p, nil, &LogProofProblem{"log_index", "must not be negative"}
 	case p.TreeSize <= p.LogIndex:
-		return p, nil, &logProofProblem{"tree_size", "must be greater than log_index"}
+		return p, nil, &LogProofProblem{"tree_size", "must be greater than log_index"}
 	case len(p.InclusionProof) > maxLogProofHashes:
-		return p, nil, &logProofProblem{"inclusion_proof", fmt.Sprintf("has more than %d hashes", maxLogProofHashes)}
+		return p, nil, &LogProofProblem{"inclusion_proof", fmt.Sprintf("has more than %d hashes", maxLogProofHashes)}
 	}
 	if _, ok := decodeLogHash(p.Entry); !ok {
-		return p, nil, &logProofProblem{"entry", "is not a base64 SHA-256 hash"}
+		return p, nil, &LogProofProblem{"entry", "is not a base64 SHA-256 hash"}
 	}
 	proof := make(tlog.RecordProof, len(p.InclusionProof))
 	for i, h := range p.InclusionProof {
 		var ok bool
 		if proof[i], ok = decodeLogHash(h); !ok {
-			return p, nil, &logProofProblem{fmt.Sprintf("inclusion_proof[%d]", i), "is not a base64 SHA-256 hash"}
+			return p, nil, &LogProofProblem{fmt.Sprintf("inclusion_proof[%d]", i), "is not a base64 SHA-256 hash"}
 		}
 	}
 	return p, proof, nil
@@ -199,4 +200,23 @@ func LogVerifierKey(card []byte) string {
 		}
 	}
 	return ""
+}
+
+// LogProof is the answer of GET /log/proof/{verification_id}: where a
+// stored receipt is in the log and the proof that the signed checkpoint's
+// tree includes it.
+type LogProof struct {
+	VerificationID string `json:"verification_id"`
+	// LogIndex is the receipt's record index in the log.
+	LogIndex int64 `json:"log_index"`
+	// Entry is the log entry, the base64 SHA-256 of the RFC 8785 form of
+	// the stored receipt (GET /receipts/{verification_id}).
+	Entry string `json:"entry"`
+	// TreeSize is the size of the checkpoint's tree.
+	TreeSize int64 `json:"tree_size"`
+	// InclusionProof is the RFC 6962 inclusion proof, base64 hashes from
+	// the leaf up.
+	InclusionProof []string `json:"inclusion_proof"`
+	// Checkpoint is the signed note the proof is against.
+	Checkpoint string `json:"checkpoint"`
 }

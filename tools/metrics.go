@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,9 +14,6 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 )
-
-// routeMetrics serves the Prometheus metrics (HTTP mode, when enabled).
-const routeMetrics = "GET /metrics"
 
 // Names of the service's own metrics; the Go runtime's (go_*) and the
 // process's (process_*) are served beside them.
@@ -148,20 +144,8 @@ func (m *Metrics) ObserveStoreOp(backend, op string, elapsed time.Duration, fail
 	}
 }
 
-// WithMetrics serves m at GET /metrics and has s count into it: requests,
-// verifications, and allowance and payment outcomes. The store is
-// instrumented separately (InstrumentStore), before the payment layer is
-// built on it. A nil m leaves opts as they are.
-func (s *Service) WithMetrics(opts *HTTPOptions, m *Metrics) {
-	if m == nil {
-		return
-	}
-	s.Metrics = m
-	opts.Routes = append(opts.Routes, HTTPRoute{Pattern: routeMetrics, Handler: m.Handler(), Operation: []byte(metricsOperation)})
-}
-
-// observeRequest counts one served HTTP request.
-func (m *Metrics) observeRequest(route string, status int, elapsed time.Duration) {
+// ObserveRequest counts one served HTTP request.
+func (m *Metrics) ObserveRequest(route string, status int, elapsed time.Duration) {
 	if m == nil {
 		return
 	}
@@ -263,11 +247,3 @@ func (c *keyVersionCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.des
 func (c *keyVersionCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, 1, c.keys.Current().KeyVersion())
 }
-
-// metricsOperation documents GET /metrics in /openapi.json.
-var metricsOperation = strings.TrimSpace(`
-{"tags":["discovery"],"operationId":"getMetrics",
- "summary":"Prometheus metrics",
- "description":"The service's metrics in the Prometheus text format: requests by route and status, verification latency and results, store operation latency and errors by backend, free allowance and payment outcomes, the signing key's version, and the Go runtime's and the process's metrics. Served only where the operator enabled it (--metrics; on by default on a loopback address).",
- "security":[],
- "responses":{"200":{"description":"The metrics.","content":{"text/plain":{"schema":{"type":"string"}}}},"default":{"$ref":"#/components/responses/Error"}}}`)

@@ -8,7 +8,7 @@ import (
 )
 
 // compileSchema compiles req's expected_schema into the engine's schema
-// cache under the key VerifyRequest looks it up by (the schema hash), so the
+// cache under the key verifyRequest looks it up by (the schema hash), so the
 // work reuses it, and returns the 422 of a schema that does not compile.
 // Decoding finds every other problem of a request; this one only compiling
 // finds. The payment steps run it before they take a payment or ask for one

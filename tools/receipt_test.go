@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"bytes"
@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
+
 	"github.com/verifier-dev/verifier/signing"
 )
 
 // resign replaces members of a signed answer and signs it again with the
 // service's own key, as a dishonest signer could.
-func resign(t *testing.T, svc *Service, answer []byte, changes map[string]any) []byte {
+func resign(t *testing.T, svc *tools.Service, answer []byte, changes map[string]any) []byte {
 	t.Helper()
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(answer, &doc); err != nil {
@@ -41,8 +44,8 @@ func resign(t *testing.T, svc *Service, answer []byte, changes map[string]any) [
 // the request does not reproduce is caught by the re-run, not by the
 // signature.
 func TestCheckReceiptRerunsTheVerdict(t *testing.T) {
-	svc := newTestService(t, false)
-	request := readTestdata(t, "invoice-fail.json")
+	svc := testkit.NewTestService(t, false)
+	request := testkit.ReadTestdata(t, "invoice-fail.json")
 	res, err := svc.Verify(context.Background(), request)
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +82,8 @@ func TestCheckReceiptRerunsTheVerdict(t *testing.T) {
 }
 
 func TestCheckReceiptWithoutRequest(t *testing.T) {
-	svc := newTestService(t, false)
-	res, err := svc.Verify(context.Background(), readTestdata(t, "invoice-pass.json"))
+	svc := testkit.NewTestService(t, false)
+	res, err := svc.Verify(context.Background(), testkit.ReadTestdata(t, "invoice-pass.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ type RecentVerdict struct {
 // Errors are *Error values: 422 for an invalid agent id, 503 when the
 // service has no store or the store fails.
 func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
-	if problem := agentIDProblem(agentID); problem != nil {
+	if problem := AgentIDProblem(agentID); problem != nil {
 		return nil, InvalidRequest([]engine.FieldProblem{*problem})
 	}
 	if s.Store == nil {
@@ -109,15 +109,15 @@ func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
 		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
 			"This verifier runs without a reputation store, so it keeps no trust records. Nothing was charged.")
 	}
-	now := s.now().UTC()
+	now := s.CurrentTime().UTC()
 	sc, err := s.Store.Score(ctx, agentID, now)
 	if err != nil {
-		s.log().Error("reading trust score", "err", err)
+		s.Logger().Error("reading trust score", "err", err)
 		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
 			"The trust record could not be read. Nothing was charged; send the request again.").WithRetryAfter(1)
 	}
 	signer := s.Keys.Current()
-	rec := newTrustRecord(sc, now)
+	rec := NewTrustRecord(sc, now)
 	rec.RecordID = uuid.NewString()
 	rec.VerifierVersion = s.Version
 	rec.Verify = s.verifyBlock(signer)
@@ -135,8 +135,8 @@ func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
 	return signed, nil
 }
 
-// agentIDProblem returns the problem with an agent id, or nil.
-func agentIDProblem(agentID string) *engine.FieldProblem {
+// AgentIDProblem returns the problem with an agent id, or nil.
+func AgentIDProblem(agentID string) *engine.FieldProblem {
 	n := utf8.RuneCountInString(agentID)
 	switch {
 	case !utf8.ValidString(agentID):
@@ -149,15 +149,15 @@ func agentIDProblem(agentID string) *engine.FieldProblem {
 	return nil
 }
 
-// newTrustRecord lays out a score evaluated at now; the caller fills in the
+// NewTrustRecord lays out a score evaluated at now; the caller fills in the
 // identity, version and verify block.
-func newTrustRecord(sc store.Score, now time.Time) *TrustRecord {
+func NewTrustRecord(sc store.Score, now time.Time) *TrustRecord {
 	in := sc.Inputs
 	rec := &TrustRecord{
 		AgentID:    sc.AgentID,
 		HasHistory: sc.HasHistory,
-		Score:      round(sc.Score),
-		Interval:   ScoreInterval{Lower: round(sc.Interval[0]), Upper: round(sc.Interval[1]), Confidence: in.Confidence},
+		Score:      RoundScore(sc.Score),
+		Interval:   ScoreInterval{Lower: RoundScore(sc.Interval[0]), Upper: RoundScore(sc.Interval[1]), Confidence: in.Confidence},
 		NextActions: []engine.NextAction{
 			{Action: "verify_before_paying", Using: "verify_schema"},
 			{Action: "check_receipts", Using: "verify_receipt"},
@@ -166,11 +166,11 @@ func newTrustRecord(sc store.Score, now time.Time) *TrustRecord {
 			Total:                   in.Total,
 			Passed:                  in.Passed,
 			Failed:                  in.Failed,
-			PassRate:                round(in.PassRate),
-			RecencyWeightedPassRate: round(in.RecencyWeightedPassRate),
-			WeightedPassed:          round(in.WeightedPassed),
-			WeightedFailed:          round(in.WeightedFailed),
-			EffectiveN:              round(in.EffectiveN),
+			PassRate:                RoundScore(in.PassRate),
+			RecencyWeightedPassRate: RoundScore(in.RecencyWeightedPassRate),
+			WeightedPassed:          RoundScore(in.WeightedPassed),
+			WeightedFailed:          RoundScore(in.WeightedFailed),
+			EffectiveN:              RoundScore(in.EffectiveN),
 			HalfLifeDays:            in.HalfLifeDays,
 			Z:                       in.Z,
 			FirstSeen:               formatTime(in.FirstSeen),
@@ -203,9 +203,9 @@ func newTrustRecord(sc store.Score, now time.Time) *TrustRecord {
 	return rec
 }
 
-// round keeps six decimals, like the ratios of answers, so records read
+// RoundScore keeps six decimals, like the ratios of answers, so records read
 // cleanly.
-func round(x float64) float64 {
+func RoundScore(x float64) float64 {
 	return math.Round(x*scoreDecimals) / scoreDecimals
 }
 
@@ -215,4 +215,55 @@ func formatTime(t *time.Time) *string {
 	}
 	s := t.UTC().Format(engine.VerifiedAtLayout)
 	return &s
+}
+
+// Reputation is an agent's record as GET /reputation/{agent_id} answers it:
+// counters over every verdict, and one page of recent verdicts, newest
+// first. Times use the layout of verified_at.
+type Reputation struct {
+	AgentID  string  `json:"agent_id"`
+	Total    int     `json:"total"`
+	Passed   int     `json:"passed"`
+	Failed   int     `json:"failed"`
+	PassRate float64 `json:"pass_rate"` // rounded to 6 decimals; 0 without history
+	// FirstSeen and LastSeen are null for an agent without history.
+	FirstSeen *string         `json:"first_seen"`
+	LastSeen  *string         `json:"last_seen"`
+	Recent    []RecentVerdict `json:"recent"`
+	// NextCursor fetches the next page (?cursor=); null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
+// Reputation reads one page of an agent's record. Agents whose id starts
+// with "test-" are kept out of reputation and have none. The store's
+// errors come back wrapped: store.ErrInvalidPage for a bad cursor.
+func (s *Service) Reputation(ctx context.Context, agentID string, page store.Page) (*Reputation, error) {
+	rep, err := s.Store.Reputation(ctx, agentID, page)
+	if err != nil {
+		return nil, fmt.Errorf("reading reputation: %w", err)
+	}
+	stamp := func(t *time.Time) *string {
+		if t == nil {
+			return nil
+		}
+		s := t.UTC().Format(engine.VerifiedAtLayout)
+		return &s
+	}
+	out := &Reputation{
+		AgentID: agentID, Total: rep.Total, Passed: rep.Passed, Failed: rep.Failed,
+		PassRate:  math.Round(rep.PassRate*1e6) / 1e6,
+		FirstSeen: stamp(rep.FirstSeen), LastSeen: stamp(rep.LastSeen),
+		Recent: make([]RecentVerdict, 0, len(rep.Recent)),
+	}
+	for _, v := range rep.Recent {
+		out.Recent = append(out.Recent, RecentVerdict{
+			VerificationID: v.VerificationID, TaskID: v.TaskID, Result: v.Result, OutputHash: v.OutputHash,
+			Overall:    engine.Ratio{Ratio: v.Overall.Ratio, Passed: v.Overall.Passed, Total: v.Overall.Total},
+			VerifiedAt: *stamp(&v.VerifiedAt),
+		})
+	}
+	if rep.NextCursor != "" {
+		out.NextCursor = &rep.NextCursor
+	}
+	return out, nil
 }

@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/verifier-dev/verifier/engine"
@@ -16,7 +19,7 @@ import (
 )
 
 func TestRecord(t *testing.T) {
-	svc := quietService(t, true)
+	svc := testkit.QuietService(t, true)
 	ctx := context.Background()
 	day := 24 * time.Hour
 	start := time.Date(2026, 10, 1, 1, 1, 9, 606993000, time.UTC)
@@ -24,7 +27,7 @@ func TestRecord(t *testing.T) {
 	for i, name := range []string{"invoice-fail.json", "invoice-pass.json", "invoice-pass.json"} {
 		at := start.Add(time.Duration(i) * day)
 		svc.Now = func() time.Time { return at }
-		if _, err := svc.Verify(ctx, readTestdata(t, name)); err != nil {
+		if _, err := svc.Verify(ctx, testkit.ReadTestdata(t, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -34,7 +37,7 @@ func TestRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec TrustRecord
+	var rec tools.TrustRecord
 	if err := json.Unmarshal(signed, &rec); err != nil {
 		t.Fatal(err)
 	}
@@ -42,17 +45,17 @@ func TestRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Score != round(sc.Score) || rec.Interval.Lower != round(sc.Interval[0]) || rec.Interval.Upper != round(sc.Interval[1]) {
+	if rec.Score != tools.RoundScore(sc.Score) || rec.Interval.Lower != tools.RoundScore(sc.Interval[0]) || rec.Interval.Upper != tools.RoundScore(sc.Interval[1]) {
 		t.Errorf("record score %v interval %+v, want the store's %v %v", rec.Score, rec.Interval, sc.Score, sc.Interval)
 	}
 	if rec.Score <= 0 || rec.Score >= 100 || rec.Interval.Lower != rec.Score || rec.Interval.Upper <= rec.Score || rec.Interval.Confidence != store.Confidence {
 		t.Errorf("record score %v interval %+v: want 0 < score = lower < upper, confidence 0.95", rec.Score, rec.Interval)
 	}
-	wantInputs := RecordInputs{
-		Total: 3, Passed: 2, Failed: 1, PassRate: round(2.0 / 3),
-		RecencyWeightedPassRate: round(sc.Inputs.RecencyWeightedPassRate),
-		WeightedPassed:          round(sc.Inputs.WeightedPassed), WeightedFailed: round(sc.Inputs.WeightedFailed),
-		EffectiveN: round(sc.Inputs.EffectiveN), HalfLifeDays: 30, Z: store.Z,
+	wantInputs := tools.RecordInputs{
+		Total: 3, Passed: 2, Failed: 1, PassRate: tools.RoundScore(2.0 / 3),
+		RecencyWeightedPassRate: tools.RoundScore(sc.Inputs.RecencyWeightedPassRate),
+		WeightedPassed:          tools.RoundScore(sc.Inputs.WeightedPassed), WeightedFailed: tools.RoundScore(sc.Inputs.WeightedFailed),
+		EffectiveN: tools.RoundScore(sc.Inputs.EffectiveN), HalfLifeDays: 30, Z: store.Z,
 		FirstSeen: ptr("2026-10-01T01:01:09.606993+00:00"), LastSeen: ptr("2026-10-03T01:01:09.606993+00:00"),
 		EvaluatedAt: "2026-10-13T01:01:09.606993+00:00",
 	}
@@ -95,12 +98,12 @@ func TestRecord(t *testing.T) {
 func ptr(s string) *string { return &s }
 
 func TestRecordNoHistory(t *testing.T) {
-	svc := quietService(t, true)
+	svc := testkit.QuietService(t, true)
 	signed, err := svc.Record(context.Background(), "never-seen")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec TrustRecord
+	var rec tools.TrustRecord
 	if err := json.Unmarshal(signed, &rec); err != nil {
 		t.Fatal(err)
 	}
@@ -120,22 +123,22 @@ func TestRecordNoHistory(t *testing.T) {
 }
 
 func TestRecordInvalidAgentID(t *testing.T) {
-	svc := quietService(t, true)
+	svc := testkit.QuietService(t, true)
 	tests := []struct{ name, id string }{
 		{"empty", ""},
-		{"too long", strings.Repeat("a", MaxAgentIDChars+1)},
+		{"too long", strings.Repeat("a", tools.MaxAgentIDChars+1)},
 		{"invalid UTF-8", "a\xffb"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := svc.Record(context.Background(), tt.id)
-			var e *Error
+			var e *tools.Error
 			if !errors.As(err, &e) || e.Status != 422 || len(e.Fields) != 1 || e.Fields[0].Field != "agent_id" {
 				t.Fatalf("Record(%q) error = %v, want a 422 on agent_id", tt.id, err)
 			}
 		})
 	}
-	long := strings.Repeat("é", MaxAgentIDChars) // 200 characters, 400 bytes
+	long := strings.Repeat("é", tools.MaxAgentIDChars) // 200 characters, 400 bytes
 	if _, err := svc.Record(context.Background(), long); err != nil {
 		t.Errorf("Record(200 characters) = %v, want a record", err)
 	}

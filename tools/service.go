@@ -1,9 +1,15 @@
-// Package tools holds the verifier's tools — verify_schema,
-// get_verification_record and verify_receipt — as typed cores that MCP, REST
-// and the CLI share, plus the adapters that serve them.
+// Package tools is the service core behind every transport: the verifier's
+// tools — verify_schema, get_verification_record and verify_receipt — as
+// typed cores, with the one verification chain ([Service.VerifyCall]:
+// decode, admit, verify, sign, store, settle), the limiter, the metrics,
+// the error shape and the transparency log's checks.
 //
-// A core decodes nothing of its transport: it takes bytes or typed input and
-// returns the signed answer or an *Error in the one shape of SPEC §6.
+// The transports are adapters over it: package tools/mcpserver (the MCP
+// server, over stdio and streamable HTTP) and package tools/rest (the REST
+// routes, documents and pages, which mount MCP at /mcp); the CLI calls it
+// directly. A core decodes nothing of its transport: it takes bytes or
+// typed input and returns the signed answer or an *Error in the one shape of
+// SPEC §6.
 package tools
 
 import (
@@ -56,14 +62,17 @@ type Service struct {
 	Metrics *Metrics
 }
 
-func (s *Service) now() time.Time {
+// CurrentTime is s.Now(), or the wall clock when Now is nil.
+func (s *Service) CurrentTime() time.Time {
 	if s.Now != nil {
 		return s.Now()
 	}
 	return time.Now()
 }
 
-func (s *Service) publicURL() string {
+// BaseURL is the base URL that HTTP documents advertise: PublicURL, or
+// DefaultPublicURL when none is set.
+func (s *Service) BaseURL() string {
 	if s.PublicURL != "" {
 		return s.PublicURL
 	}
@@ -90,7 +99,8 @@ func (s *Service) verifyBlock(signer *signing.Signer) engine.VerifyBlock {
 	return b
 }
 
-func (s *Service) log() *slog.Logger {
+// Logger is s.Log, or slog.Default() when Log is nil.
+func (s *Service) Logger() *slog.Logger {
 	if s.Log != nil {
 		return s.Log
 	}

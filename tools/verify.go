@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -19,32 +20,28 @@ type Verified struct {
 	Outcome *engine.Outcome
 	Request *engine.Request
 	Verdict store.Verdict // what was (or would be) stored
+	// LogIndex is the verdict's record index in the transparency log, when
+	// Logged (set by VerifyCall where the log is served).
+	LogIndex int64
+	Logged   bool
 }
 
 // Verify runs one verification request from its raw JSON body to a signed
 // answer, and stores the verdict before returning when the service has a
 // store. Errors are *Error values.
 func (s *Service) Verify(ctx context.Context, body []byte) (*Verified, error) {
-	req, err := s.Engine.DecodeRequest(body)
-	if err != nil {
-		return nil, AsError(err)
-	}
-	return s.VerifyRequest(ctx, req)
+	return s.VerifyCall(ctx, VerifyCall{Body: body})
 }
 
-// VerifyRequest verifies an already decoded request. It holds a slot of
-// s.Limiter, and the memory its size is expected to need, while it works,
-// and fails with 503 unavailable when they cannot be had.
-func (s *Service) VerifyRequest(ctx context.Context, req *engine.Request) (*Verified, error) {
-	return s.verifyRequest(ctx, req, true)
-}
-
-// verifyRequest is VerifyRequest; with storeVerdict false the verdict
-// (its compact receipt included) is left for the caller to store: a paid
-// answer's verdict is stored with its settlement, once the answer is
-// released.
+// verifyRequest verifies an already decoded request: checks, signs and,
+// with storeVerdict, stores its verdict. With storeVerdict false the
+// verdict (its compact receipt included) is left for the caller to store: a
+// paid answer's verdict is stored with its settlement, once the answer is
+// released. It holds a slot of s.Limiter, and the memory its size is
+// expected to need, while it works, and fails with 503 unavailable when
+// they cannot be had.
 func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeVerdict bool) (*Verified, error) {
-	release, busy := s.Limiter.acquire(ctx, ExpectedMemory(req.Size()))
+	release, busy := s.Limiter.Acquire(ctx, ExpectedMemory(req.Size()))
 	if busy != nil {
 		return nil, busy
 	}
@@ -66,7 +63,7 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 		return nil, AsError(err)
 	}
 	signer := s.Keys.Current()
-	now := s.now().UTC()
+	now := s.CurrentTime().UTC()
 	meta := engine.AnswerMeta{
 		VerificationID: uuid.NewString(),
 		VerifiedAt:     now,
@@ -119,7 +116,7 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 		return v, nil
 	}
 	if err := s.Store.PutVerdict(ctx, v.Verdict); err != nil {
-		s.log().Error("storing verdict", "verification_id", meta.VerificationID, "err", err)
+		s.Logger().Error("storing verdict", "verification_id", meta.VerificationID, "err", err)
 		return nil, NewError(CodeUnavailable, http.StatusServiceUnavailable,
 			"The verdict could not be stored, so no receipt was issued. Nothing was charged; send the request again.").WithRetryAfter(1)
 	}
@@ -139,4 +136,18 @@ func (s *Service) sign(a *engine.Answer) ([]byte, error) {
 		return nil, fmt.Errorf("signing answer: %w", err)
 	}
 	return receipt, nil
+}
+
+// JSONKind returns the JSON kind of a raw value: '{', '[', '"', '0', 't'/'f' or 'n'.
+func JSONKind(raw []byte) byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return 0
+	}
+	switch c := raw[0]; {
+	case c == '-' || (c >= '0' && c <= '9'):
+		return '0'
+	default:
+		return c
+	}
 }

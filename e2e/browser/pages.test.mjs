@@ -26,7 +26,7 @@ const HOSTED_KEY = { keyVersion: 'v1-2026-11a', seed: Buffer.alloc(32, 0x68).toS
 const HOSTED_ENCODING = 'base64 of the raw 32-byte Ed25519 public key';
 // The transparency log cases the Go tests check with CheckLogInclusion
 // (TestLogInclusionVector writes them), for the page's logcheck.js to agree.
-const LOG_VECTOR = process.env.LOG_VECTOR || resolve(dirname(fileURLToPath(import.meta.url)), '../../tools/testdata/log-inclusion-vector.json');
+const LOG_VECTOR = process.env.LOG_VECTOR || resolve(dirname(fileURLToPath(import.meta.url)), '../../tools/rest/testdata/log-inclusion-vector.json');
 // The page's names of the Go side's log checks.
 const LOG_CHECKS = { log_proof: 'Log proof', log_checkpoint: 'Log checkpoint', log_entry: 'Log entry', log_inclusion: 'Log inclusion' };
 

@@ -32,7 +32,7 @@ const CONFORMANCE = join(here, "node_modules", ".bin", "conformance");
 const STATELESS_SCENARIO = "server-sse-multiple-streams";
 const STATELESS_CHECK = "server-sse-multiple-streams-session";
 // The server's refusals name the kind of mistake, never the name sent
-// (tools/mcp_refusal.go), so a missing fixture is told by the kind alone.
+// (tools/mcpserver/mcp_refusal.go), so a missing fixture is told by the kind alone.
 const FIXTURE_MISS = /Unknown tool: the name is not one of this server's tools|Unknown prompt: this server has no prompts|Resource not found: this server has no resources|Method not found: the method is not one this server serves/;
 
 const baselineText = readFileSync(join(here, "conformance-baseline.yml"), "utf8");

@@ -1,8 +1,0 @@
-//go:build race
-
-package tools
-
-// raceSlowdown scales the time bounds of the hostile-input tests: the race
-// detector makes this CPU-bound code (decoding, regular expressions,
-// canonicalization) five to ten times slower.
-const raceSlowdown = 5
