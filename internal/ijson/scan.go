@@ -80,14 +80,7 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkO
 		}
 		return members, d.atEnd()
 	}
-	maxMembers := 0
-	if opts != nil {
-		maxMembers = opts.MaxMembers
-	}
 	for more := true; more; {
-		if maxMembers > 0 && len(members)-len(dst) == maxMembers {
-			return nil, false
-		}
 		d.skipSpace()
 		nameStart, nameEnd, ok := d.name()
 		if !ok || !d.colon() {
@@ -536,10 +529,4 @@ func (d *scanner) number() (any, bool) {
 		return json.Number(d.stringAt(start, d.pos)), true
 	}
 	return nil, true
-}
-
-// ValidNumber reports whether s is exactly one RFC 8259 number.
-func ValidNumber[T string | []byte](s T) bool {
-	end, _, _, ok := jsonnum.Scan(s, 0)
-	return ok && end == len(s)
 }
