@@ -10,12 +10,6 @@ import (
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
-// The package's one scanner reads a JSON text in one pass over its bytes and,
-// as it reads, builds Go values (Decode, DecodeMembers), only checks
-// (DecodeMembers' check-only members), or writes the RFC 8785 form
-// (Canonicalizer). At the first thing it does not accept it stops where it
-// is, noting the kind of problem in kind when it is not a syntax error.
-
 // scanMode is what the scanner does with what it reads.
 type scanMode uint8
 
@@ -25,6 +19,8 @@ const (
 	modeCanon                 // write the canonical form into out
 )
 
+// scanner reads a JSON text in one pass and stops at the first thing it
+// does not accept.
 type scanner struct {
 	in       []byte
 	text     string // in as a string, or "": see DecodeMembers
