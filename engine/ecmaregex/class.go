@@ -217,12 +217,12 @@ func escapeSet(c rune, ignoreCase bool) runeSet {
 	case 'd':
 		return setOf(runeRange{'0', '9'})
 	case 'w':
-		w := setOf(runeRange{'0', '9'}, runeRange{'A', 'Z'}, runeRange{'_', '_'}, runeRange{'a', 'z'})
+		w := []runeRange{{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}
 		if ignoreCase {
-			w = union(w, setOf(runeRange{0x017f, 0x017f}, runeRange{0x212a, 0x212a}))
+			w = append(w, runeRange{0x017f, 0x017f}, runeRange{0x212a, 0x212a})
 		}
-		return w
+		return setOf(w...)
 	}
-	return union(tableSet(unicode.Zs), setOf(runeRange{'\t', '\r'}, runeRange{0x2028, 0x2029},
-		runeRange{0xfeff, 0xfeff}))
+	return setOf(append(tableSet(unicode.Zs), runeRange{'\t', '\r'}, runeRange{0x2028, 0x2029},
+		runeRange{0xfeff, 0xfeff})...)
 }

@@ -402,13 +402,10 @@ func identifierChar(c rune, first bool) bool {
 	if !first && (c == 0x200c || c == 0x200d) {
 		return true
 	}
-	if unicode.In(c, unicode.Pattern_Syntax, unicode.Pattern_White_Space) {
-		return false
+	if first {
+		return unicode.In(c, idStart...) && !unicode.In(c, patternChars...)
 	}
-	if unicode.In(c, unicode.L, unicode.Nl, unicode.Other_ID_Start) {
-		return true
-	}
-	return !first && unicode.In(c, unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue)
+	return unicode.In(c, idContinue...) && !unicode.In(c, patternChars...)
 }
 
 // atomEscape parses \… outside a class.

@@ -2,6 +2,7 @@ package ecmaregex
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -116,67 +117,50 @@ var unsupportedBinary = map[string]bool{
 	"Extended_Pictographic": true, "XID_Continue": true, "XID_Start": true,
 }
 
+// derivedBinary holds the binary properties Go's tables do not carry as
+// such, derived as UAX #44 and UAX #31 derive them: the code points in one
+// of in and in none of out.
+var derivedBinary = map[string]struct{ in, out []*unicode.RangeTable }{
+	"ASCII":           {in: tables(&unicode.RangeTable{R16: []unicode.Range16{{0, 0x7f, 1}}})},
+	"Any":             {in: tables(anyRune)},
+	"Assigned":        {in: tables(anyRune), out: tables(unicode.Cn)},
+	"Alphabetic":      {in: tables(unicode.L, unicode.Nl, unicode.Other_Alphabetic)},
+	"Lowercase":       {in: tables(unicode.Ll, unicode.Other_Lowercase)},
+	"Uppercase":       {in: tables(unicode.Lu, unicode.Other_Uppercase)},
+	"Cased":           {in: tables(unicode.Ll, unicode.Other_Lowercase, unicode.Lu, unicode.Other_Uppercase, unicode.Lt)},
+	"Math":            {in: tables(unicode.Sm, unicode.Other_Math)},
+	"Grapheme_Extend": {in: tables(unicode.Me, unicode.Mn, unicode.Other_Grapheme_Extend)},
+	"Grapheme_Base": {in: tables(anyRune), out: tables(unicode.Cc, unicode.Cf, unicode.Cs, unicode.Co, unicode.Cn,
+		unicode.Zl, unicode.Zp, unicode.Me, unicode.Mn, unicode.Other_Grapheme_Extend)},
+	"Default_Ignorable_Code_Point": {
+		in: tables(unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector),
+		out: tables(unicode.White_Space, unicode.Prepended_Concatenation_Mark, &unicode.RangeTable{
+			R16: []unicode.Range16{{0xfff9, 0xfffb, 1}}, R32: []unicode.Range32{{0x13430, 0x1343f, 1}}}),
+	},
+	"ID_Start":    {in: idStart, out: patternChars},
+	"ID_Continue": {in: idContinue, out: patternChars},
+}
+
+// The tables of ID_Start and ID_Continue (identifierChar uses them too).
+var (
+	idStart      = tables(unicode.L, unicode.Nl, unicode.Other_ID_Start)
+	idContinue   = slices.Concat(idStart, tables(unicode.Mn, unicode.Mc, unicode.Nd, unicode.Pc, unicode.Other_ID_Continue))
+	patternChars = tables(unicode.Pattern_Syntax, unicode.Pattern_White_Space)
+	anyRune      = &unicode.RangeTable{R32: []unicode.Range32{{0, unicode.MaxRune, 1}}} // for tableSet only
+)
+
+func tables(ts ...*unicode.RangeTable) []*unicode.RangeTable { return ts }
+
 // binaryProperty returns the set of a supported binary property, or false.
 func binaryProperty(name string) (runeSet, bool) {
-	cat := func(n string) runeSet { return tableSet(unicode.Categories[n]) }
-	prop := func(n string) runeSet { return tableSet(unicode.Properties[n]) }
-	switch name {
-	case "ASCII":
-		return setOf(runeRange{0, 0x7f}), true
-	case "Any":
-		return setOf(runeRange{0, unicode.MaxRune}), true
-	case "Assigned":
-		return cat("Cn").complement(), true
-	case "Alphabetic":
-		return union(cat("L"), cat("Nl"), prop("Other_Alphabetic")), true
-	case "Lowercase":
-		return union(cat("Ll"), prop("Other_Lowercase")), true
-	case "Uppercase":
-		return union(cat("Lu"), prop("Other_Uppercase")), true
-	case "Cased":
-		return union(cat("Ll"), prop("Other_Lowercase"), cat("Lu"), prop("Other_Uppercase"), cat("Lt")), true
-	case "Math":
-		return union(cat("Sm"), prop("Other_Math")), true
-	case "Default_Ignorable_Code_Point":
-		return defaultIgnorable(), true
-	case "Grapheme_Extend":
-		return union(cat("Me"), cat("Mn"), prop("Other_Grapheme_Extend")), true
-	case "Grapheme_Base":
-		excluded := union(cat("Cc"), cat("Cf"), cat("Cs"), cat("Co"), cat("Cn"), cat("Zl"), cat("Zp"),
-			cat("Me"), cat("Mn"), prop("Other_Grapheme_Extend"))
-		return excluded.complement(), true
-	case "ID_Start":
-		return idStart(), true
-	case "ID_Continue":
-		return idContinue(), true
+	if d, ok := derivedBinary[name]; ok {
+		return tableSet(d.in...).minus(tableSet(d.out...)), true
 	}
 	if t, ok := unicode.Properties[name]; ok && !strings.HasPrefix(name, "Other_") &&
 		name != "STerm" && name != "Hyphen" && name != "Prepended_Concatenation_Mark" {
 		return tableSet(t), true
 	}
 	return nil, false
-}
-
-// defaultIgnorable derives Default_Ignorable_Code_Point as UAX #44 does.
-func defaultIgnorable() runeSet {
-	in := union(tableSet(unicode.Other_Default_Ignorable_Code_Point), tableSet(unicode.Cf),
-		tableSet(unicode.Variation_Selector))
-	out := union(tableSet(unicode.White_Space), setOf(runeRange{0xfff9, 0xfffb}, runeRange{0x13430, 0x1343f}),
-		tableSet(unicode.Prepended_Concatenation_Mark))
-	return in.minus(out)
-}
-
-// idStart derives ID_Start as UAX #31 does.
-func idStart() runeSet {
-	in := union(tableSet(unicode.L), tableSet(unicode.Nl), tableSet(unicode.Other_ID_Start))
-	return in.minus(union(tableSet(unicode.Pattern_Syntax), tableSet(unicode.Pattern_White_Space)))
-}
-
-// idContinue derives ID_Continue as UAX #31 does.
-func idContinue() runeSet {
-	in := union(idStart(), tableSet(unicode.Mn), tableSet(unicode.Mc), tableSet(unicode.Nd),
-		tableSet(unicode.Pc), tableSet(unicode.Other_ID_Continue))
-	return in.minus(union(tableSet(unicode.Pattern_Syntax), tableSet(unicode.Pattern_White_Space)))
 }
 
 // lookupProperty resolves the body of \p{body}. It wraps errUnknownProperty
@@ -218,11 +202,11 @@ func lookupProperty(body string) (charSet, error) {
 		}
 		switch long {
 		case "Unknown":
-			var all []runeSet
+			var all []*unicode.RangeTable
 			for _, t := range unicode.Scripts {
-				all = append(all, tableSet(t))
+				all = append(all, t)
 			}
-			return charSet{set: union(all...).complement()}, nil
+			return charSet{set: tableSet(all...).complement()}, nil
 		case "Katakana_Or_Hiragana":
 			return charSet{set: nil}, nil // no code point has this Script value
 		}

@@ -34,14 +34,17 @@ func normalize(rs []runeRange) runeSet {
 // setOf builds a set from explicit ranges.
 func setOf(rs ...runeRange) runeSet { return normalize(rs) }
 
-// tableSet converts a Unicode range table, expanding strided ranges.
-func tableSet(t *unicode.RangeTable) runeSet {
+// tableSet returns the union of Unicode range tables, expanding strided
+// ranges.
+func tableSet(ts ...*unicode.RangeTable) runeSet {
 	var rs []runeRange
-	for _, r := range t.R16 {
-		rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
-	}
-	for _, r := range t.R32 {
-		rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
+	for _, t := range ts {
+		for _, r := range t.R16 {
+			rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
+		}
+		for _, r := range t.R32 {
+			rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
+		}
 	}
 	return normalize(rs)
 }
@@ -54,15 +57,6 @@ func appendStrided(rs []runeRange, lo, hi, stride rune) []runeRange {
 		rs = append(rs, runeRange{c, c})
 	}
 	return rs
-}
-
-// union returns the code points in any of the sets.
-func union(sets ...runeSet) runeSet {
-	var all []runeRange
-	for _, s := range sets {
-		all = append(all, s...)
-	}
-	return normalize(all)
 }
 
 // complement returns every code point not in s.
@@ -83,5 +77,5 @@ func (s runeSet) complement() runeSet {
 
 // minus returns the code points of s that are not in t.
 func (s runeSet) minus(t runeSet) runeSet {
-	return union(s.complement(), t).complement()
+	return setOf(append(s.complement(), t...)...).complement()
 }

@@ -223,7 +223,7 @@ func AppendES6Number(dst []byte, f float64) []byte {
 // AppendCanonicalString appends s, valid UTF-8, as an RFC 8785 string: the
 // two-character escapes for the characters that have one, \u00xx for the
 // other controls, everything else as it is. It is the package's only string
-// escaper but for AppendMarshalString, which writes encoding/json's form.
+// escaper (AppendMarshalString leaves encoding/json's form to json.Marshal).
 func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
@@ -238,4 +238,27 @@ func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendByteEscape appends the escape of the ASCII byte c inside a JSON
+// string, as RFC 8785 writes it: \" and \\, the two-character escapes of
+// the controls that have one, \u00xx for any other byte.
+func appendByteEscape(dst []byte, c byte) []byte {
+	switch c {
+	case '"', '\\':
+		return append(dst, '\\', c)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 }

@@ -3,7 +3,7 @@
 // only checks it, or writes a text's RFC 8785 canonical form
 // (Canonicalizer); with the one string escaper (AppendCanonicalString, and
 // AppendMarshalString for encoding/json's form); numbers are read by
-// jsonnum's grammar (ValidNumber). gowebpki/jcs and jsontext are the
+// jsonnum's grammar. gowebpki/jcs and jsontext are the
 // references the tests hold it to.
 //
 // encoding/json accepts duplicate object names (the last wins), replaces
@@ -39,10 +39,6 @@ type Options struct {
 	// MaxDepth is the deepest nesting of arrays and objects accepted;
 	// DefaultMaxDepth when zero, and at most MaxCanonicalDepth.
 	MaxDepth int
-	// MaxMembers, when positive, makes DecodeMembers give up (ok false) on
-	// an object of more members than this, as soon as it reads one more:
-	// a caller that knows only so many names need not read the rest.
-	MaxMembers int
 }
 
 // Problem kinds reported by Error.

@@ -1,7 +1,6 @@
 package ijson
 
 import (
-	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -28,21 +27,4 @@ func TestAppendMarshalString(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzAppendMarshalString holds AppendMarshalString to json.Marshal, byte
-// for byte, on any string.
-func FuzzAppendMarshalString(f *testing.F) {
-	for _, s := range []string{"", "plain", "<>&", "\u2028\u2029", "\xff\xfe", "\x00\x1f\x7f", `"\`, "é𝄞"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		want, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := AppendMarshalString(nil, s); !bytes.Equal(got, want) {
-			t.Errorf("AppendMarshalString(%q) = %s, json.Marshal = %s", s, got, want)
-		}
-	})
 }

@@ -10,12 +10,6 @@ import (
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
-// The package's one scanner reads a JSON text in one pass over its bytes and,
-// as it reads, builds Go values (Decode, DecodeMembers), only checks
-// (DecodeMembers' check-only members), or writes the RFC 8785 form
-// (Canonicalizer). At the first thing it does not accept it stops where it
-// is, noting the kind of problem in kind when it is not a syntax error.
-
 // scanMode is what the scanner does with what it reads.
 type scanMode uint8
 
@@ -25,6 +19,8 @@ const (
 	modeCanon                 // write the canonical form into out
 )
 
+// scanner reads a JSON text in one pass and stops at the first thing it
+// does not accept.
 type scanner struct {
 	in       []byte
 	text     string // in as a string, or "": see DecodeMembers
@@ -80,14 +76,7 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkO
 		}
 		return members, d.atEnd()
 	}
-	maxMembers := 0
-	if opts != nil {
-		maxMembers = opts.MaxMembers
-	}
 	for more := true; more; {
-		if maxMembers > 0 && len(members)-len(dst) == maxMembers {
-			return nil, false
-		}
 		d.skipSpace()
 		nameStart, nameEnd, ok := d.name()
 		if !ok || !d.colon() {
@@ -536,10 +525,4 @@ func (d *scanner) number() (any, bool) {
 		return json.Number(d.stringAt(start, d.pos)), true
 	}
 	return nil, true
-}
-
-// ValidNumber reports whether s is exactly one RFC 8259 number.
-func ValidNumber[T string | []byte](s T) bool {
-	end, _, _, ok := jsonnum.Scan(s, 0)
-	return ok && end == len(s)
 }

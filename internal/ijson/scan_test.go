@@ -363,22 +363,3 @@ func TestDecodeMembersManyNames(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { checkMembers(t, object(tt.n, tt.dupAt)) })
 	}
 }
-
-// TestDecodeMembersMaxMembers: past MaxMembers members DecodeMembers gives
-// up, at the first member too many.
-func TestDecodeMembersMaxMembers(t *testing.T) {
-	opts := &Options{MaxMembers: 2}
-	for _, tt := range []struct {
-		data string
-		ok   bool
-	}{
-		{`{}`, true},
-		{`{"a":1,"b":2}`, true},
-		{`{"a":1,"b":2,"c":3}`, false},
-		{`{"a":1,"b":2,"c":`, false}, // given up before the malformed value
-	} {
-		if _, ok := DecodeMembers(nil, []byte(tt.data), "", opts); ok != tt.ok {
-			t.Errorf("DecodeMembers(%s) ok = %v, want %v", tt.data, ok, tt.ok)
-		}
-	}
-}
