@@ -197,7 +197,7 @@ func (e *evaluator) appendExpected(r *failure, n *node) {
 		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxProps), 10), " properties"...)
 	case kwRequired:
 		b = append(b, "required: "...)
-		b = appendList(b, n.required)
+		b = append(b, strings.Join(n.required, ", ")...)
 	case kwDependentRequired, kwDependencies:
 		b = append(b, "the properties that present properties require"...)
 	case kwPropertyNames:
@@ -243,7 +243,7 @@ func (e *evaluator) appendFound(r *failure) {
 		b = append(strconv.AppendInt(b, int64(r.a), 10), " matching items"...)
 	case kwRequired, kwDependentRequired, kwDependencies:
 		b = append(b, "missing: "...)
-		b = appendList(b, names)
+		b = append(b, strings.Join(names, ", ")...)
 	case kwPropertyNames:
 		b = append(b, "invalid names: "...)
 		b = appendQuotedList(b, names)
@@ -260,7 +260,7 @@ func (e *evaluator) appendFound(r *failure) {
 			b = appendDescribe(b, r.v)
 		case kwAdditionalProperties, kwUnevaluatedProperties:
 			b = append(b, "extra: "...)
-			b = appendList(b, names)
+			b = append(b, strings.Join(names, ", ")...)
 		case kwUnevaluatedItems:
 			b = strconv.AppendInt(append(b, "unevaluated item at index "...), int64(r.a), 10)
 		default:
@@ -378,10 +378,6 @@ func appendTypes(b []byte, types uint8) []byte {
 		b = append(b, t.name...)
 	}
 	return b
-}
-
-func appendList(b []byte, names []string) []byte {
-	return append(b, strings.Join(names, ", ")...)
 }
 
 func appendQuotedList(b []byte, names []string) []byte {
