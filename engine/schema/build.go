@@ -180,21 +180,17 @@ var metaSchemas = sync.OnceValues(func() (map[string]*Schema, error) {
 // dialect and turns the first failure into an *Error.
 func (c *compiler) checkMeta(doc any) error {
 	dia := c.main.locs[""].dia
-	var ms *Schema
 	metas, err := metaSchemas()
 	if err != nil {
 		return err
 	}
-	if s, ok := metas[dia.metaURI]; ok {
-		ms = s
-	} else {
+	ms, ok := metas[dia.metaURI]
+	if !ok {
 		o := c.opts
 		o.FormatAnnotationOnly = true
-		s, _, err := build(map[string]any{"$ref": dia.metaURI}, o)
-		if err != nil {
+		if ms, _, err = build(map[string]any{"$ref": dia.metaURI}, o); err != nil {
 			return err
 		}
-		ms = s
 	}
 	// meta evaluation is linear in the schema size
 	limited := &Schema{root: ms.root, nodes: ms.nodes, maxSteps: 1000*len(c.nodes) + DefaultMaxSteps, useScope: ms.useScope}
