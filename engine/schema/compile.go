@@ -368,20 +368,13 @@ func (c *compiler) locAt(d *document, ptr string) (*schemaLoc, bool) {
 	if !ok {
 		return nil, false
 	}
-	anc := ptr
-	var parent *schemaLoc
-	for {
-		p, ok := parentPointer(anc)
-		if !ok {
+	parent := d.locs[""]
+	for anc := ptr; anc != ""; { // walkPointer accepted ptr: every ancestor is "" or starts with '/'
+		anc = anc[:strings.LastIndexByte(anc, '/')]
+		if l := d.locs[anc]; l != nil {
+			parent = l
 			break
 		}
-		anc = p
-		if parent = d.locs[anc]; parent != nil {
-			break
-		}
-	}
-	if parent == nil {
-		parent = d.locs[""]
 	}
 	if err := c.scan(d, raw, ptr, parent.base, parent.res, parent.dia); err != nil {
 		return nil, false

@@ -91,12 +91,3 @@ func walkPointer(v any, ptr string) (any, bool) {
 	}
 	return v, true
 }
-
-// parentPointer returns ptr without its last token; ok is false for "".
-func parentPointer(ptr string) (string, bool) {
-	if ptr == "" {
-		return "", false
-	}
-	i := strings.LastIndexByte(ptr, '/')
-	return ptr[:i], true
-}
