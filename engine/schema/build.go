@@ -15,7 +15,7 @@ import (
 // inside doc and how to fix it.
 func Compile(doc any, opts *Options) (*Schema, error) {
 	o := opts.withDefaults()
-	if err := checkDepth(doc, "", 0, o.MaxDepth); err != nil {
+	if err := checkDepth(doc, "", 0); err != nil {
 		return nil, err
 	}
 	s, c, err := build(doc, o)
@@ -42,23 +42,22 @@ func build(doc any, o Options) (*Schema, *compiler, error) {
 	return &Schema{root: root, nodes: c.nodes, maxSteps: o.MaxSteps, useScope: c.needDyn, typos: c.typos}, c, nil
 }
 
-// checkDepth rejects documents nested deeper than max before anything
-// recurses over them.
-func checkDepth(v any, ptr string, depth, max int) error {
-	if depth > max {
-		return &Error{Pointer: ptr, Problem: fmt.Sprintf("the schema is nested more than %d levels deep", max),
-			Fix: "flatten it by moving subschemas under $defs and referring to them with $ref, or raise the depth limit"}
+// checkDepth rejects documents nested deeper than maxSchemaDepth.
+func checkDepth(v any, ptr string, depth int) error {
+	if depth > maxSchemaDepth {
+		return &Error{Pointer: ptr, Problem: fmt.Sprintf("the schema is nested more than %d levels deep", maxSchemaDepth),
+			Fix: "flatten it by moving subschemas under $defs and referring to them with $ref"}
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		for k, c := range x {
-			if err := checkDepth(c, ptr+"/"+escapeToken(k), depth+1, max); err != nil {
+			if err := checkDepth(c, ptr+"/"+escapeToken(k), depth+1); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for i, c := range x {
-			if err := checkDepth(c, ptr+"/"+strconv.Itoa(i), depth+1, max); err != nil {
+			if err := checkDepth(c, ptr+"/"+strconv.Itoa(i), depth+1); err != nil {
 				return err
 			}
 		}

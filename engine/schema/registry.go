@@ -47,7 +47,7 @@ func (r *Registry) Add(uri string, doc any) error {
 // It over-approximates (it does not know the dialect); Compile scans the
 // document properly once it is loaded.
 func indexIDs(index map[string]*regDoc, d *regDoc, v any, base string, depth int) {
-	if depth > DefaultMaxDepth*4 {
+	if depth > maxSchemaDepth*4 {
 		return
 	}
 	switch x := v.(type) {
