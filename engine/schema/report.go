@@ -103,14 +103,8 @@ func sameReport(r, q *failure) bool {
 	if r.node != q.node || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
 		return false
 	}
-	switch x := r.v.(type) {
-	case json.Number:
-		y, ok := q.v.(json.Number)
-		return ok && x == y
-	case string:
-		y, ok := q.v.(string)
-		return ok && x == y
-	case nil, bool, float64, int, int64:
+	switch r.v.(type) {
+	case nil, bool, string, json.Number, float64, int, int64:
 		return r.v == q.v // same dynamic type compared by value; never a map or slice
 	}
 	return false
