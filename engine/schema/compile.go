@@ -154,9 +154,6 @@ func (c *compiler) load(uri string, raw any, dia *dialect, main bool) (*document
 	}
 	r := &resource{uri: uri}
 	c.resources = append(c.resources, r)
-	if _, taken := c.res[uri]; !taken {
-		c.res[uri] = nil // set by scan below
-	}
 	if err := c.scan(d, raw, "", uri, r, dia); err != nil {
 		return nil, err
 	}
@@ -268,7 +265,7 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 			res = &resource{uri: abs}
 			c.resources = append(c.resources, res)
 			base = abs
-			if cur := c.res[abs]; cur == nil {
+			if c.res[abs] == nil {
 				c.res[abs] = loc
 			}
 			if sv, ok := obj["$schema"].(string); ok && ptr != "" {
@@ -417,7 +414,7 @@ func (c *compiler) resolveRef(from *schemaLoc, kw, ref string) (*schemaLoc, stri
 // resource returns the root of the resource abs, loading a registry document
 // on demand; nil when no loaded or registered document defines it.
 func (c *compiler) resource(abs string) (*schemaLoc, error) {
-	if l, ok := c.res[abs]; ok && l != nil {
+	if l := c.res[abs]; l != nil {
 		return l, nil
 	}
 	for _, r := range []*Registry{c.opts.Registry, c.builtin} {
