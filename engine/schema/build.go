@@ -77,20 +77,17 @@ func (c *compiler) checkCycles() error {
 	color := map[*node]int{}
 	var visit func(n *node) error
 	visit = func(n *node) error {
-		switch color[n] {
-		case grey:
-			return errLoop
-		case black:
+		if color[n] == black {
 			return nil
 		}
 		color[n] = grey
 		for _, e := range inPlaceEdges(n) {
+			if color[e.to] == grey {
+				return &Error{Pointer: n.loc + "/" + e.kw,
+					Problem: "this reference leads back to a schema that is already being applied to the same value, so evaluation would never end",
+					Fix:     "make the loop pass through properties or items (so it moves into the value), or remove the reference"}
+			}
 			if err := visit(e.to); err != nil {
-				if err == errLoop {
-					return &Error{Pointer: n.loc + "/" + e.kw,
-						Problem: "this reference leads back to a schema that is already being applied to the same value, so evaluation would never end",
-						Fix:     "make the loop pass through properties or items (so it moves into the value), or remove the reference"}
-				}
 				return err
 			}
 		}
@@ -108,8 +105,6 @@ func (c *compiler) checkCycles() error {
 	}
 	return nil
 }
-
-var errLoop = &Error{Problem: "reference loop"}
 
 type edge struct {
 	kw string
