@@ -15,7 +15,7 @@ import (
 // inside doc and how to fix it.
 func Compile(doc any, opts *Options) (*Schema, error) {
 	o := opts.withDefaults()
-	if err := checkDepth(doc, "", 0, o.MaxDepth); err != nil {
+	if err := checkDepth(doc, "", 0); err != nil {
 		return nil, err
 	}
 	s, c, err := build(doc, o)
@@ -42,23 +42,22 @@ func build(doc any, o Options) (*Schema, *compiler, error) {
 	return &Schema{root: root, nodes: c.nodes, maxSteps: o.MaxSteps, useScope: c.needDyn, typos: c.typos}, c, nil
 }
 
-// checkDepth rejects documents nested deeper than max before anything
-// recurses over them.
-func checkDepth(v any, ptr string, depth, max int) error {
-	if depth > max {
-		return &Error{Pointer: ptr, Problem: fmt.Sprintf("the schema is nested more than %d levels deep", max),
-			Fix: "flatten it by moving subschemas under $defs and referring to them with $ref, or raise the depth limit"}
+// checkDepth rejects documents nested deeper than maxSchemaDepth.
+func checkDepth(v any, ptr string, depth int) error {
+	if depth > maxSchemaDepth {
+		return &Error{Pointer: ptr, Problem: fmt.Sprintf("the schema is nested more than %d levels deep", maxSchemaDepth),
+			Fix: "flatten it by moving subschemas under $defs and referring to them with $ref"}
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		for k, c := range x {
-			if err := checkDepth(c, ptr+"/"+escapeToken(k), depth+1, max); err != nil {
+			if err := checkDepth(c, ptr+"/"+escapeToken(k), depth+1); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for i, c := range x {
-			if err := checkDepth(c, ptr+"/"+strconv.Itoa(i), depth+1, max); err != nil {
+			if err := checkDepth(c, ptr+"/"+strconv.Itoa(i), depth+1); err != nil {
 				return err
 			}
 		}
@@ -78,20 +77,17 @@ func (c *compiler) checkCycles() error {
 	color := map[*node]int{}
 	var visit func(n *node) error
 	visit = func(n *node) error {
-		switch color[n] {
-		case grey:
-			return errLoop
-		case black:
+		if color[n] == black {
 			return nil
 		}
 		color[n] = grey
 		for _, e := range inPlaceEdges(n) {
+			if color[e.to] == grey {
+				return &Error{Pointer: n.loc + "/" + e.kw,
+					Problem: "this reference leads back to a schema that is already being applied to the same value, so evaluation would never end",
+					Fix:     "make the loop pass through properties or items (so it moves into the value), or remove the reference"}
+			}
 			if err := visit(e.to); err != nil {
-				if err == errLoop {
-					return &Error{Pointer: n.loc + "/" + e.kw,
-						Problem: "this reference leads back to a schema that is already being applied to the same value, so evaluation would never end",
-						Fix:     "make the loop pass through properties or items (so it moves into the value), or remove the reference"}
-				}
 				return err
 			}
 		}
@@ -109,8 +105,6 @@ func (c *compiler) checkCycles() error {
 	}
 	return nil
 }
-
-var errLoop = &Error{Problem: "reference loop"}
 
 type edge struct {
 	kw string
@@ -180,21 +174,17 @@ var metaSchemas = sync.OnceValues(func() (map[string]*Schema, error) {
 // dialect and turns the first failure into an *Error.
 func (c *compiler) checkMeta(doc any) error {
 	dia := c.main.locs[""].dia
-	var ms *Schema
 	metas, err := metaSchemas()
 	if err != nil {
 		return err
 	}
-	if s, ok := metas[dia.metaURI]; ok {
-		ms = s
-	} else {
+	ms, ok := metas[dia.metaURI]
+	if !ok {
 		o := c.opts
 		o.FormatAnnotationOnly = true
-		s, _, err := build(map[string]any{"$ref": dia.metaURI}, o)
-		if err != nil {
+		if ms, _, err = build(map[string]any{"$ref": dia.metaURI}, o); err != nil {
 			return err
 		}
-		ms = s
 	}
 	// meta evaluation is linear in the schema size
 	limited := &Schema{root: ms.root, nodes: ms.nodes, maxSteps: 1000*len(c.nodes) + DefaultMaxSteps, useScope: ms.useScope}

@@ -145,8 +145,8 @@ func (c *compiler) load(uri string, raw any, dia *dialect, main bool) (*document
 			if !ok {
 				return nil, c.errAt(d, "/$schema", "$schema must be a string", `write the meta-schema URI, e.g. "https://json-schema.org/draft/2020-12/schema"`)
 			}
-			nd, err := c.dialectFor(s, 0)
-			if err != nil {
+			nd := c.dialectFor(s, 0)
+			if nd == nil {
 				return nil, c.errAt(d, "/$schema", "$schema names a draft this verifier does not know", unknownDraftFix)
 			}
 			dia = nd
@@ -154,9 +154,6 @@ func (c *compiler) load(uri string, raw any, dia *dialect, main bool) (*document
 	}
 	r := &resource{uri: uri}
 	c.resources = append(c.resources, r)
-	if _, taken := c.res[uri]; !taken {
-		c.res[uri] = nil // set by scan below
-	}
 	if err := c.scan(d, raw, "", uri, r, dia); err != nil {
 		return nil, err
 	}
@@ -169,41 +166,35 @@ func (c *compiler) load(uri string, raw any, dia *dialect, main bool) (*document
 const unknownDraftFix = `use "https://json-schema.org/draft/2020-12/schema" or "http://json-schema.org/draft-07/schema#", or leave $schema out for draft 2020-12`
 
 // dialectFor returns the dialect a $schema URI names: one of the two
-// drafts, or a meta-schema in the registry built on draft 2020-12.
-func (c *compiler) dialectFor(s string, depth int) (*dialect, error) {
+// drafts, or a meta-schema in the registry built on draft 2020-12; nil for
+// any other URI, or a meta-schema that requires a vocabulary this package
+// does not implement.
+func (c *compiler) dialectFor(s string, depth int) *dialect {
 	u := strings.TrimSuffix(s, "#")
 	switch u {
 	case meta2020URI:
-		return dialect2020(), nil
+		return dialect2020()
 	case meta7URI, "https://json-schema.org/draft-07/schema":
-		return dialect7(), nil
+		return dialect7()
 	}
 	norm, err := normalizeURI(u)
-	if err != nil || depth > 8 || c.opts.Registry == nil {
-		return nil, fmt.Errorf("unknown draft %q", s)
+	if err != nil || depth > 8 || c.opts.Registry == nil || c.opts.Registry.docs[norm] == nil {
+		return nil
 	}
-	rd := c.opts.Registry.docs[norm]
-	if rd == nil {
-		return nil, fmt.Errorf("unknown draft %q", s)
-	}
-	obj, ok := rd.raw.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("unknown draft %q: the meta-schema is not an object", s)
-	}
+	obj, _ := c.opts.Registry.docs[norm].raw.(map[string]any)
 	parent, _ := obj["$schema"].(string)
-	pd, err := c.dialectFor(parent, depth+1)
-	if err != nil {
-		return nil, fmt.Errorf("unknown draft %q", s)
+	pd := c.dialectFor(parent, depth+1)
+	if pd == nil {
+		return nil
 	}
 	d := *pd
 	d.metaURI = norm
 	voc, ok := obj["$vocabulary"].(map[string]any)
 	if !ok || d.draft != Draft2020 {
-		return &d, nil
+		return &d
 	}
 	d.applicator, d.unevaluated, d.validation = false, false, false
-	for _, k := range slices.Sorted(maps.Keys(voc)) {
-		req, _ := voc[k].(bool)
+	for k, v := range voc {
 		switch k {
 		case vocabPrefix + "core", vocabPrefix + "meta-data", vocabPrefix + "content", vocabPrefix + "format-annotation":
 		case vocabPrefix + "applicator":
@@ -215,12 +206,12 @@ func (c *compiler) dialectFor(s string, depth int) (*dialect, error) {
 		case vocabPrefix + "format-assertion":
 			d.formatVocab = true
 		default:
-			if req {
-				return nil, fmt.Errorf("meta-schema %q requires the unsupported vocabulary %q", s, k)
+			if required, _ := v.(bool); required {
+				return nil
 			}
 		}
 	}
-	return &d, nil
+	return &d
 }
 
 var anchorRE = regexp.MustCompile(`^[A-Za-z_][-A-Za-z0-9._]*$`)
@@ -268,12 +259,12 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 			res = &resource{uri: abs}
 			c.resources = append(c.resources, res)
 			base = abs
-			if cur := c.res[abs]; cur == nil {
+			if c.res[abs] == nil {
 				c.res[abs] = loc
 			}
 			if sv, ok := obj["$schema"].(string); ok && ptr != "" {
-				nd, err := c.dialectFor(sv, 0)
-				if err != nil {
+				nd := c.dialectFor(sv, 0)
+				if nd == nil {
 					return c.errAt(d, loc.at("$schema"), "$schema names a draft this verifier does not know", unknownDraftFix)
 				}
 				dia = nd
@@ -368,20 +359,13 @@ func (c *compiler) locAt(d *document, ptr string) (*schemaLoc, bool) {
 	if !ok {
 		return nil, false
 	}
-	anc := ptr
-	var parent *schemaLoc
-	for {
-		p, ok := parentPointer(anc)
-		if !ok {
+	parent := d.locs[""]
+	for anc := ptr; anc != ""; { // walkPointer accepted ptr: every ancestor is "" or starts with '/'
+		anc = anc[:strings.LastIndexByte(anc, '/')]
+		if l := d.locs[anc]; l != nil {
+			parent = l
 			break
 		}
-		anc = p
-		if parent = d.locs[anc]; parent != nil {
-			break
-		}
-	}
-	if parent == nil {
-		parent = d.locs[""]
 	}
 	if err := c.scan(d, raw, ptr, parent.base, parent.res, parent.dia); err != nil {
 		return nil, false
@@ -424,7 +408,7 @@ func (c *compiler) resolveRef(from *schemaLoc, kw, ref string) (*schemaLoc, stri
 // resource returns the root of the resource abs, loading a registry document
 // on demand; nil when no loaded or registered document defines it.
 func (c *compiler) resource(abs string) (*schemaLoc, error) {
-	if l, ok := c.res[abs]; ok && l != nil {
+	if l := c.res[abs]; l != nil {
 		return l, nil
 	}
 	for _, r := range []*Registry{c.opts.Registry, c.builtin} {

@@ -46,7 +46,7 @@ func TestCompileErrors(t *testing.T) {
 		{"meta-schema: $defs", `{"$defs":5}`, nil, "/$defs", "meta-schema", ""},
 		{"draft-07 type", `{"$schema":"http://json-schema.org/draft-07/schema#","items":{"type":"x"}}`, nil, "/items/type", "type names an unknown type", ""},
 		{"draft-07 enum must not be empty", `{"$schema":"http://json-schema.org/draft-07/schema","enum":[]}`, nil, "/enum", "meta-schema", ""},
-		{"too deep", strings.Repeat(`{"not":`, 20) + `{}` + strings.Repeat(`}`, 20), &Options{MaxDepth: 10}, "/not/not/not/not/not/not/not/not/not/not/not", "more than 10 levels", "$defs"},
+		{"too deep", strings.Repeat(`{"not":`, 130) + `{}` + strings.Repeat(`}`, 130), nil, strings.Repeat("/not", 129), "more than 128 levels", "$defs"},
 		{"too many nodes", `{"properties":{"a":{},"b":{},"c":{}}}`, &Options{MaxNodes: 3}, "/properties/c", "more than 3 subschemas", "limit"},
 	}
 	for _, tt := range tests {

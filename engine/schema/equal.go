@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"cmp"
 	"encoding/json"
 	"hash/maphash"
 	"math"
@@ -70,14 +71,8 @@ func typeName(t uint8) string {
 // ignore key order.
 func jsonEqual(a, b any) bool {
 	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
+	case nil, bool, string:
+		return a == b // false when b's dynamic type differs; never a panic, a's type is comparable
 	case []any:
 		y, ok := b.([]any)
 		if !ok || len(x) != len(y) {
@@ -180,15 +175,7 @@ func firstDuplicate(items []any) (int, int) {
 		hashJSON(&h, it)
 		hs[i] = hi{h.Sum64(), i}
 	}
-	slices.SortFunc(hs, func(a, b hi) int {
-		if a.h != b.h {
-			if a.h < b.h {
-				return -1
-			}
-			return 1
-		}
-		return a.i - b.i
-	})
+	slices.SortFunc(hs, func(a, b hi) int { return cmp.Or(cmp.Compare(a.h, b.h), a.i-b.i) })
 	bi, bj := -1, math.MaxInt
 	for s := 0; s < len(hs); {
 		e := s + 1

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -50,7 +47,7 @@ func (r *Registry) Add(uri string, doc any) error {
 // It over-approximates (it does not know the dialect); Compile scans the
 // document properly once it is loaded.
 func indexIDs(index map[string]*regDoc, d *regDoc, v any, base string, depth int) {
-	if depth > DefaultMaxDepth*4 {
+	if depth > maxSchemaDepth*4 {
 		return
 	}
 	switch x := v.(type) {
@@ -79,38 +76,30 @@ func indexIDs(index map[string]*regDoc, d *regDoc, v any, base string, depth int
 // AddDir registers every *.json file under dir as baseURI + its path
 // relative to dir (with forward slashes).
 func (r *Registry) AddDir(dir, baseURI string) error {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !de.IsDir() && strings.HasSuffix(p, ".json") {
-			files = append(files, p)
-		}
-		return nil
-	})
+	err := r.addFS(os.DirFS(dir), func(name string, _ any) string { return baseURI + name })
 	if err != nil {
 		return fmt.Errorf("reading schema dir: %w", err)
 	}
-	sort.Strings(files)
-	for _, p := range files {
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return fmt.Errorf("reading schema dir: %w", err)
+	return nil
+}
+
+// addFS registers every *.json file of fsys, in lexical order, under the
+// URI that uriOf gives its path and decoded document.
+func (r *Registry) addFS(fsys fs.FS, uriOf func(name string, doc any) string) error {
+	return fs.WalkDir(fsys, ".", func(name string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() || !strings.HasSuffix(name, ".json") {
+			return err
 		}
-		b, err := os.ReadFile(p)
+		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
-			return fmt.Errorf("reading schema dir: %w", err)
+			return err
 		}
 		doc, err := decodeJSON(b)
 		if err != nil {
-			return fmt.Errorf("decoding %s: %w", p, err)
+			return fmt.Errorf("decoding %s: %w", name, err)
 		}
-		if err := r.Add(baseURI+filepath.ToSlash(rel), doc); err != nil {
-			return err
-		}
-	}
-	return nil
+		return r.Add(uriOf(name, doc), doc)
+	})
 }
 
 // decodeJSON decodes one JSON value with json.Number numbers.
@@ -137,30 +126,17 @@ const (
 	meta7URI    = "http://json-schema.org/draft-07/schema"
 )
 
-// builtinRegistry decodes the embedded meta-schemas once; the result is never
-// modified.
+// builtinRegistry decodes the embedded meta-schemas once, each under its
+// own $id; the result is never modified.
 var builtinRegistry = sync.OnceValues(func() (*Registry, error) {
 	r := NewRegistry()
-	files := map[string]string{
-		meta2020URI: "metaschemas/draft2020-12/schema.json",
-		meta7URI:    "metaschemas/draft-07/schema.json",
-	}
-	for _, v := range []string{"core", "applicator", "unevaluated", "validation", "meta-data",
-		"format-annotation", "format-assertion", "content"} {
-		files["https://json-schema.org/draft/2020-12/meta/"+v] = path.Join("metaschemas/draft2020-12/meta", v+".json")
-	}
-	for uri, name := range files {
-		b, err := metaFS.ReadFile(name)
-		if err != nil {
-			return nil, fmt.Errorf("reading embedded meta-schema: %w", err)
-		}
-		doc, err := decodeJSON(b)
-		if err != nil {
-			return nil, fmt.Errorf("decoding embedded meta-schema %s: %w", name, err)
-		}
-		if err := r.Add(uri, doc); err != nil {
-			return nil, err
-		}
+	err := r.addFS(metaFS, func(_ string, doc any) string {
+		obj, _ := doc.(map[string]any)
+		id, _ := obj["$id"].(string)
+		return id
+	})
+	if err != nil {
+		return nil, fmt.Errorf("registering the embedded meta-schemas: %w", err)
 	}
 	return r, nil
 })

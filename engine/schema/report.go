@@ -103,14 +103,8 @@ func sameReport(r, q *failure) bool {
 	if r.node != q.node || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
 		return false
 	}
-	switch x := r.v.(type) {
-	case json.Number:
-		y, ok := q.v.(json.Number)
-		return ok && x == y
-	case string:
-		y, ok := q.v.(string)
-		return ok && x == y
-	case nil, bool, float64, int, int64:
+	switch r.v.(type) {
+	case nil, bool, string, json.Number, float64, int, int64:
 		return r.v == q.v // same dynamic type compared by value; never a map or slice
 	}
 	return false
@@ -140,229 +134,182 @@ func (e *evaluator) formatFailure(i int) int32 {
 		s.kwLocAt = [2]int32{st, int32(len(e.buf))}
 		st = int32(len(e.buf))
 	}
-	e.appendExpected(r, n)
+	w := wordingOf(r)
+	e.buf = expand(e.buf, w.expected, r, n, s)
 	s.exp = [2]int32{st, int32(len(e.buf))}
 	st = int32(len(e.buf))
-	e.appendFound(r)
+	e.buf = expand(e.buf, w.found, r, n, s)
 	s.found = [2]int32{st, int32(len(e.buf))}
 	st = int32(len(e.buf))
-	e.appendMessage(r, n, s.exp, s.found)
+	e.buf = expand(e.buf, w.message, r, n, s)
 	s.msg = [2]int32{st, int32(len(e.buf))}
 	return k
 }
 
-func (e *evaluator) appendExpected(r *failure, n *node) {
-	b := e.buf
-	switch r.kw {
-	case kwType:
-		b = appendTypes(b, n.types)
-	case kwEnum:
-		b = append(b, "one of "...)
-		b = appendValues(b, n.enum.vals)
-	case kwConst:
-		b = append(b, "equal to "...)
-		b = appendJSON(b, n.constVal, foundLimit)
-	case kwMultipleOf:
-		b = append(b, "multiple of "...)
-		b = append(b, n.multipleOf.lit...)
-	case kwMinimum:
-		b = append(append(b, ">= "...), n.minimum.lit...)
-	case kwMaximum:
-		b = append(append(b, "<= "...), n.maximum.lit...)
-	case kwExclusiveMinimum:
-		b = append(append(b, "> "...), n.exclMin.lit...)
-	case kwExclusiveMaximum:
-		b = append(append(b, "< "...), n.exclMax.lit...)
-	case kwMinLength:
-		b = append(strconv.AppendInt(append(b, "at least "...), int64(n.minLength), 10), " characters"...)
-	case kwMaxLength:
-		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxLength), 10), " characters"...)
-	case kwPattern:
-		b = append(append(b, "pattern "...), n.pattern.src...)
-	case kwFormat:
-		b = append(append(b, "format "...), n.format...)
-	case kwMinItems:
-		b = append(strconv.AppendInt(append(b, "at least "...), int64(n.minItems), 10), " items"...)
-	case kwMaxItems:
-		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxItems), 10), " items"...)
-	case kwUniqueItems:
-		b = append(b, "unique items"...)
-	case kwContains, kwMinContains:
-		b = append(strconv.AppendInt(append(b, "at least "...), int64(r.b), 10), " items matching contains"...)
-	case kwMaxContains:
-		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxContains), 10), " items matching contains"...)
-	case kwMinProperties:
-		b = append(strconv.AppendInt(append(b, "at least "...), int64(n.minProps), 10), " properties"...)
-	case kwMaxProperties:
-		b = append(strconv.AppendInt(append(b, "at most "...), int64(n.maxProps), 10), " properties"...)
-	case kwRequired:
-		b = append(b, "required: "...)
-		b = appendList(b, n.required)
-	case kwDependentRequired, kwDependencies:
-		b = append(b, "the properties that present properties require"...)
-	case kwPropertyNames:
-		b = append(b, "property names valid against propertyNames"...)
-	case kwAnyOf:
-		b = append(strconv.AppendInt(append(b, "a match for at least one of "...), int64(len(n.anyOf)), 10), " alternatives"...)
-	case kwOneOf:
-		b = append(strconv.AppendInt(append(b, "a match for exactly one of "...), int64(len(n.oneOf)), 10), " alternatives"...)
-	case kwNot:
-		b = append(b, "no match for the schema under not"...)
-	case kwFalse:
-		switch r.at {
-		case kwSelf:
-			b = append(b, "no value here (the schema is false)"...)
-		case kwAdditionalProperties:
-			b = append(b, "no properties beyond those declared"...)
-		case kwUnevaluatedProperties:
-			b = append(b, "no properties that no subschema evaluated"...)
-		case kwUnevaluatedItems:
-			b = append(b, "no items that no subschema evaluated"...)
-		default:
-			b = append(strconv.AppendInt(append(b, "at most "...), int64(r.a), 10), " items"...)
-		}
-	}
-	e.buf = b
+// wording is what a failure of one keyword says: the templates of its
+// Report's Expected, Found and Message, which expand fills in.
+type wording struct{ expected, found, message string }
+
+// wordings holds each keyword's wording. A false schema's failures (kwFalse)
+// read as the keyword that reached it (failure.at), at kwSelf its own.
+var wordings = [kwLast + 1]wording{
+	kwType:             {"%T", "%D", "must be of type %T, but it is %F."},
+	kwEnum:             {"one of %E", "%D", "must be one of %E, but it is %F."},
+	kwConst:            {"equal to %C", "%D", "must equal %C, but it is %F."},
+	kwMultipleOf:       {"multiple of %V", "%D", "must be a multiple of %V, but it is %F."},
+	kwMinimum:          {">= %V", "%D", "must be at least %V, but it is %F."},
+	kwMaximum:          {"<= %V", "%D", "must be at most %V, but it is %F."},
+	kwExclusiveMinimum: {"> %V", "%D", "must be greater than %V, but it is %F."},
+	kwExclusiveMaximum: {"< %V", "%D", "must be less than %V, but it is %F."},
+	kwMinLength:        {"at least %L characters", "%D (%a characters)", "must be at least %L characters long, but it has %a."},
+	kwMaxLength:        {"at most %L characters", "%D (%a characters)", "must be at most %L characters long, but it has %a."},
+	kwPattern:          {"pattern %V", "%D", "must match the pattern %V, but it is %F."},
+	kwFormat:           {"format %V", "%D", "must be a valid %V, but it is %F."},
+	kwMinItems:         {"at least %L items", "array of %n items", "must have %X, but it has %n."},
+	kwMaxItems:         {"at most %L items", "array of %n items", "must have %X, but it has %n."},
+	kwUniqueItems:      {"unique items", "items %a and %b are equal", "must not contain duplicates, but %F."},
+	kwContains:         {"at least %b items matching contains", "%a matching items", "must contain %X schema, but it has %a."},
+	kwMinContains:      {"at least %b items matching contains", "%a matching items", "must contain %X schema, but it has %a."},
+	kwMaxContains:      {"at most %L items matching contains", "%a matching items", "must contain %X schema, but it has %a."},
+	kwMinProperties:    {"at least %L properties", "object with %n properties", "must have %X, but it has %n."},
+	kwMaxProperties:    {"at most %L properties", "object with %n properties", "must have %X, but it has %n."},
+	kwRequired:         {"required: %R", "missing: %N", "is missing the required property %N; add it with a valid value."},
+	kwDependentRequired: {"the properties that present properties require", "missing: %N",
+		"is missing %N; add them or drop the property that requires them."},
+	kwDependencies: {"the properties that present properties require", "missing: %N",
+		"is missing %N; add them or drop the property that requires them."},
+	kwPropertyNames: {"property names valid against propertyNames", "invalid names: %Q",
+		"has property names that propertyNames rejects: %Q; rename or remove them."},
+	kwAnyOf: {"a match for at least one of %L alternatives", "%D", "matches none of the %L anyOf alternatives; make it fit one of them."},
+	kwOneOf: {"a match for exactly one of %L alternatives", "alternatives %a and %b both match",
+		"matches oneOf alternatives %a and %b; it must match exactly one."},
+	kwNot:  {"no match for the schema under not", "%D", "must not match the schema under not, but it does."},
+	kwSelf: {"no value here (the schema is false)", "%D", "is not allowed here (the schema is false); remove it."},
+	kwAdditionalProperties: {"no properties beyond those declared", "extra: %N",
+		"has properties the schema does not declare: %N; remove them."},
+	kwUnevaluatedProperties: {"no properties that no subschema evaluated", "extra: %N",
+		"has properties no subschema evaluated: %N; remove or declare them."},
+	kwUnevaluatedItems: {"no items that no subschema evaluated", "unevaluated item at index %a",
+		"has an item no subschema evaluated at index %a; remove it or describe it."},
+	kwItems:           {"at most %a items", "array of %n items", "may hold at most %a items, but it has %n."},
+	kwAdditionalItems: {"at most %a items", "array of %n items", "may hold at most %a items, but it has %n."},
 }
 
-func (e *evaluator) appendFound(r *failure) {
-	b := e.buf
-	names := r.names
-	switch r.kw {
-	case kwMinLength, kwMaxLength:
-		b = appendDescribe(b, r.v)
-		b = append(strconv.AppendInt(append(b, " ("...), int64(r.a), 10), " characters)"...)
-	case kwMinItems, kwMaxItems:
-		b = append(strconv.AppendInt(append(b, "array of "...), int64(len(r.v.([]any))), 10), " items"...)
-	case kwMinProperties, kwMaxProperties:
-		b = append(strconv.AppendInt(append(b, "object with "...), int64(len(r.v.(map[string]any))), 10), " properties"...)
-	case kwUniqueItems:
-		b = append(strconv.AppendInt(append(b, "items "...), int64(r.a), 10), " and "...)
-		b = append(strconv.AppendInt(b, int64(r.b), 10), " are equal"...)
-	case kwContains, kwMinContains, kwMaxContains:
-		b = append(strconv.AppendInt(b, int64(r.a), 10), " matching items"...)
-	case kwRequired, kwDependentRequired, kwDependencies:
-		b = append(b, "missing: "...)
-		b = appendList(b, names)
-	case kwPropertyNames:
-		b = append(b, "invalid names: "...)
-		b = appendQuotedList(b, names)
-	case kwOneOf:
-		if r.a < 0 {
-			b = append(b, "no matching alternative"...)
-		} else {
-			b = append(strconv.AppendInt(append(b, "alternatives "...), int64(r.a), 10), " and "...)
-			b = append(strconv.AppendInt(b, int64(r.b), 10), " both match"...)
+// Wordings that depend on more than the keyword.
+var (
+	requiredMany = wording{"required: %R", "missing: %N", "is missing the required properties %N; add them with valid values."}
+	oneOfNone    = wording{"a match for exactly one of %L alternatives", "no matching alternative",
+		"matches none of the %L oneOf alternatives; make it fit exactly one of them."}
+)
+
+func wordingOf(r *failure) *wording {
+	switch {
+	case r.kw == kwFalse:
+		return &wordings[r.at]
+	case r.kw == kwRequired && len(r.names) != 1:
+		return &requiredMany
+	case r.kw == kwOneOf && r.a < 0:
+		return &oneOfNone
+	}
+	return &wordings[r.kw]
+}
+
+// expand appends template t, each %x in it replaced by a figure of failure r
+// at node n: %a, %b the failure's figures; %n the instance's length; %L and
+// %V the keyword's limit and literal; %T, %E, %C the schema's types, enum and
+// const; %D the instance described; %N, %Q the failure's names, plain and
+// quoted; %R the required names; %X, %F the Expected and Found already
+// appended (earlier parts of the buffer keep their offsets when append
+// reallocates).
+func expand(b []byte, t string, r *failure, n *node, s *spans) []byte {
+	for {
+		i := strings.IndexByte(t, '%')
+		if i < 0 {
+			return append(b, t...)
 		}
-	case kwFalse:
-		switch r.at {
-		case kwSelf:
+		b = append(b, t[:i]...)
+		switch t[i+1] {
+		case 'a':
+			b = strconv.AppendInt(b, int64(r.a), 10)
+		case 'b':
+			b = strconv.AppendInt(b, int64(r.b), 10)
+		case 'n':
+			b = strconv.AppendInt(b, int64(lenOf(r.v)), 10)
+		case 'L':
+			b = strconv.AppendInt(b, int64(limitOf(r.kw, n)), 10)
+		case 'V':
+			b = append(b, literalOf(r.kw, n)...)
+		case 'T':
+			b = appendTypes(b, n.types)
+		case 'E':
+			b = appendValues(b, n.enum.vals)
+		case 'C':
+			b = appendJSON(b, n.constVal, foundLimit)
+		case 'D':
 			b = appendDescribe(b, r.v)
-		case kwAdditionalProperties, kwUnevaluatedProperties:
-			b = append(b, "extra: "...)
-			b = appendList(b, names)
-		case kwUnevaluatedItems:
-			b = strconv.AppendInt(append(b, "unevaluated item at index "...), int64(r.a), 10)
-		default:
-			b = append(strconv.AppendInt(append(b, "array of "...), int64(len(r.v.([]any))), 10), " items"...)
+		case 'N':
+			b = append(b, strings.Join(r.names, ", ")...)
+		case 'Q':
+			b = appendQuotedList(b, r.names)
+		case 'R':
+			b = append(b, strings.Join(n.required, ", ")...)
+		case 'X':
+			b = append(b, b[s.exp[0]:s.exp[1]]...)
+		case 'F':
+			b = append(b, b[s.found[0]:s.found[1]]...)
 		}
-	default:
-		b = appendDescribe(b, r.v)
+		t = t[i+2:]
 	}
-	e.buf = b
 }
 
-// appendMessage appends the failure's predicate (Failure.Message).
-func (e *evaluator) appendMessage(r *failure, n *node, exp, found [2]int32) {
-	b := e.buf
-	names := r.names
-	// earlier parts of the buffer never move relative to its start, so
-	// they can be appended again even when append reallocates
-	but := func(b []byte) []byte {
-		return append(append(append(b, ", but it is "...), b[found[0]:found[1]]...), '.')
+// lenOf is the length of an array or object instance.
+func lenOf(v any) int {
+	if m, ok := v.(map[string]any); ok {
+		return len(m)
 	}
-	switch r.kw {
-	case kwType:
-		b = but(appendTypes(append(b, "must be of type "...), n.types))
-	case kwEnum:
-		b = but(appendValues(append(b, "must be one of "...), n.enum.vals))
-	case kwConst:
-		b = but(appendJSON(append(b, "must equal "...), n.constVal, foundLimit))
-	case kwMultipleOf:
-		b = but(append(append(b, "must be a multiple of "...), n.multipleOf.lit...))
-	case kwMinimum:
-		b = but(append(append(b, "must be at least "...), n.minimum.lit...))
-	case kwMaximum:
-		b = but(append(append(b, "must be at most "...), n.maximum.lit...))
-	case kwExclusiveMinimum:
-		b = but(append(append(b, "must be greater than "...), n.exclMin.lit...))
-	case kwExclusiveMaximum:
-		b = but(append(append(b, "must be less than "...), n.exclMax.lit...))
+	return len(v.([]any))
+}
+
+// limitOf is the count that keyword kw of n bounds, or its alternatives.
+func limitOf(kw kwID, n *node) int {
+	switch kw {
 	case kwMinLength:
-		b = strconv.AppendInt(append(b, "must be at least "...), int64(n.minLength), 10)
-		b = append(strconv.AppendInt(append(b, " characters long, but it has "...), int64(r.a), 10), '.')
+		return n.minLength
 	case kwMaxLength:
-		b = strconv.AppendInt(append(b, "must be at most "...), int64(n.maxLength), 10)
-		b = append(strconv.AppendInt(append(b, " characters long, but it has "...), int64(r.a), 10), '.')
-	case kwPattern:
-		b = but(append(append(b, "must match the pattern "...), n.pattern.src...))
-	case kwFormat:
-		b = but(append(append(b, "must be a valid "...), n.format...))
-	case kwMinItems, kwMaxItems:
-		b = append(append(append(b, "must have "...), b[exp[0]:exp[1]]...), ", but it has "...)
-		b = append(strconv.AppendInt(b, int64(len(r.v.([]any))), 10), '.')
-	case kwMinProperties, kwMaxProperties:
-		b = append(append(append(b, "must have "...), b[exp[0]:exp[1]]...), ", but it has "...)
-		b = append(strconv.AppendInt(b, int64(len(r.v.(map[string]any))), 10), '.')
-	case kwUniqueItems:
-		b = append(append(append(b, "must not contain duplicates, but "...), b[found[0]:found[1]]...), '.')
-	case kwContains, kwMinContains, kwMaxContains:
-		b = append(append(append(b, "must contain "...), b[exp[0]:exp[1]]...), " schema, but it has "...)
-		b = append(strconv.AppendInt(b, int64(r.a), 10), '.')
-	case kwRequired:
-		b = append(b, "is missing the required "...)
-		b = append(plural(b, len(names), "property ", "properties "), strings.Join(names, ", ")...)
-		b = plural(b, len(names), "; add it with a valid value.", "; add them with valid values.")
-	case kwDependentRequired, kwDependencies:
-		b = append(append(append(b, "is missing "...), strings.Join(names, ", ")...), "; add them or drop the property that requires them."...)
-	case kwPropertyNames:
-		b = append(appendQuotedList(append(b, "has property names that propertyNames rejects: "...), names), "; rename or remove them."...)
+		return n.maxLength
+	case kwMinItems:
+		return n.minItems
+	case kwMaxItems:
+		return n.maxItems
+	case kwMaxContains:
+		return n.maxContains
+	case kwMinProperties:
+		return n.minProps
+	case kwMaxProperties:
+		return n.maxProps
 	case kwAnyOf:
-		b = strconv.AppendInt(append(b, "matches none of the "...), int64(len(n.anyOf)), 10)
-		b = append(b, " anyOf alternatives; make it fit one of them."...)
-	case kwOneOf:
-		if r.a < 0 {
-			b = strconv.AppendInt(append(b, "matches none of the "...), int64(len(n.oneOf)), 10)
-			b = append(b, " oneOf alternatives; make it fit exactly one of them."...)
-		} else {
-			b = append(strconv.AppendInt(append(b, "matches oneOf alternatives "...), int64(r.a), 10), " and "...)
-			b = append(strconv.AppendInt(b, int64(r.b), 10), "; it must match exactly one."...)
-		}
-	case kwNot:
-		b = append(b, "must not match the schema under not, but it does."...)
-	case kwFalse:
-		switch r.at {
-		case kwSelf:
-			b = append(b, "is not allowed here (the schema is false); remove it."...)
-		case kwAdditionalProperties:
-			b = append(append(append(b, "has properties the schema does not declare: "...), strings.Join(names, ", ")...), "; remove them."...)
-		case kwUnevaluatedProperties:
-			b = append(append(append(b, "has properties no subschema evaluated: "...), strings.Join(names, ", ")...), "; remove or declare them."...)
-		case kwUnevaluatedItems:
-			b = append(strconv.AppendInt(append(b, "has an item no subschema evaluated at index "...), int64(r.a), 10), "; remove it or describe it."...)
-		default:
-			b = strconv.AppendInt(append(b, "may hold at most "...), int64(r.a), 10)
-			b = append(strconv.AppendInt(append(b, " items, but it has "...), int64(len(r.v.([]any))), 10), '.')
-		}
+		return len(n.anyOf)
 	}
-	e.buf = b
+	return len(n.oneOf)
 }
 
-func plural(b []byte, k int, one, many string) []byte {
-	if k == 1 {
-		return append(b, one...)
+// literalOf is the schema literal of keyword kw of n, as written.
+func literalOf(kw kwID, n *node) string {
+	switch kw {
+	case kwMultipleOf:
+		return n.multipleOf.lit
+	case kwMinimum:
+		return n.minimum.lit
+	case kwMaximum:
+		return n.maximum.lit
+	case kwExclusiveMinimum:
+		return n.exclMin.lit
+	case kwExclusiveMaximum:
+		return n.exclMax.lit
+	case kwPattern:
+		return n.pattern.src
 	}
-	return append(b, many...)
+	return n.format
 }
 
 func appendTypes(b []byte, types uint8) []byte {
@@ -378,10 +325,6 @@ func appendTypes(b []byte, types uint8) []byte {
 		b = append(b, t.name...)
 	}
 	return b
-}
-
-func appendList(b []byte, names []string) []byte {
-	return append(b, strings.Join(names, ", ")...)
 }
 
 func appendQuotedList(b []byte, names []string) []byte {

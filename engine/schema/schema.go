@@ -34,10 +34,13 @@ import (
 
 // Defaults used when an Options field is zero.
 const (
-	DefaultMaxDepth = 128
 	DefaultMaxNodes = 100_000
 	DefaultMaxSteps = 1_000_000
 )
+
+// maxSchemaDepth bounds the nesting of a schema document, checked before
+// anything recurses over it.
+const maxSchemaDepth = 128
 
 // maxEvalDepth bounds the recursion of one evaluation (schema applications
 // nested in one another), so a reference loop that the compiler cannot see
@@ -62,9 +65,6 @@ type Options struct {
 	// Registry holds extra schemas by URI that $ref may name. nil means only
 	// the embedded meta-schemas are available.
 	Registry *Registry
-	// MaxDepth bounds the nesting depth of the schema document
-	// (DefaultMaxDepth when zero).
-	MaxDepth int
 	// MaxNodes bounds the number of compiled schema nodes
 	// (DefaultMaxNodes when zero).
 	MaxNodes int
@@ -80,9 +80,6 @@ func (o *Options) withDefaults() Options {
 	var r Options
 	if o != nil {
 		r = *o
-	}
-	if r.MaxDepth <= 0 {
-		r.MaxDepth = DefaultMaxDepth
 	}
 	if r.MaxNodes <= 0 {
 		r.MaxNodes = DefaultMaxNodes

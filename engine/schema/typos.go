@@ -81,9 +81,6 @@ func keywordTypos(obj map[string]any, ptr string, draft Draft) []KeywordTypo {
 // equally near keywords, the one that shares the longest prefix with member
 // (after any `$`), then the first.
 func closestKeyword(member string, known []string) (string, bool) {
-	if len(member) > 64 { // no keyword is this long: no need to measure
-		return "", false
-	}
 	best, bestDist, bestPrefix := "", maxTypoDistance+1, -1
 	for _, kw := range known {
 		limit := maxTypoDistance

@@ -52,18 +52,13 @@ func normalizeURI(uri string) (string, error) {
 	return u.String(), nil
 }
 
-// escapeToken escapes one RFC 6901 reference token.
+// escapeToken escapes one RFC 6901 reference token (strings.ReplaceAll
+// returns s itself when nothing matches).
 func escapeToken(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 func unescapeToken(s string) string {
-	if !strings.Contains(s, "~") {
-		return s
-	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 }
 
@@ -95,13 +90,4 @@ func walkPointer(v any, ptr string) (any, bool) {
 		}
 	}
 	return v, true
-}
-
-// parentPointer returns ptr without its last token; ok is false for "".
-func parentPointer(ptr string) (string, bool) {
-	if ptr == "" {
-		return "", false
-	}
-	i := strings.LastIndexByte(ptr, '/')
-	return ptr[:i], true
 }
