@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/verifier-dev/verifier/internal/ijson"
@@ -131,131 +130,109 @@ func depthProblem(limit int) string {
 	return fmt.Sprintf("%s: the limit is %d levels", ijson.ErrDepth, limit)
 }
 
-// splitObject reads a JSON object's members as raw values without decoding
-// them (encoding/json's tokens), rejecting what is not I-JSON but for
-// numbers and depth, which decodeMembers reports, as it goes; a failure
-// names the field at fault (textProblem). It returns every member's name,
-// in the body's order, and copies the known members' values into raw.
-// maxDepth is the nesting limit of a member's value: one nested past it is
-// reported as such, not as invalid JSON (encoding/json gives up, with a
-// syntax error, only far deeper).
+// splitObject finds what is wrong with a body ijson.DecodeMembers refused.
+// A body that is well-formed but for numbers or depth, which decodeMembers
+// reports member by member, splits: it returns every member's name, in the
+// body's order, and copies the known members' values into raw. Otherwise
+// the error is the body's first problem (ijson's scan stops there), named at
+// the member whose value holds it (encoding/json's tokens say where each
+// member lies). maxDepth is a member value's nesting limit (the body's is
+// one more).
 func splitObject(body []byte, maxDepth int, raw *requestMembers) ([]string, *syntaxError) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, bodyError(textProblem(body, 0, err))
-	}
-	if tok != json.Delim('{') {
-		if ijson.Deeper(body, maxDepth+1) {
-			return nil, bodyError("must be a JSON object (and it " + depthProblem(maxDepth+1) + ")")
-		}
-		return nil, bodyError("must be a JSON object")
-	}
-	var names []string
-	seen := make(map[string]bool)
-	for dec.More() {
-		tok, err := dec.Token()
-		key, isName := tok.(string)
-		switch {
-		case err != nil || !isName:
-			return nil, bodyError(textProblem(body, 0, err))
-		case seen[key]:
-			return nil, bodyError(duplicateKey)
-		}
-		seen[key] = true
-		field := memberName("", key, len(names))
-		start, colon := valueStart(body, dec.InputOffset())
-		if !colon {
-			return nil, &syntaxError{field: field, problem: syntaxAt(start), fix: bodyFix}
-		}
-		var val json.RawMessage
-		err = dec.Decode(&val)
-		if err != nil && ijson.Deeper(body[start:], maxDepth) {
-			depth := &ijson.Error{Kind: ijson.ErrDepth, Offset: start, Limit: maxDepth}
-			return nil, &syntaxError{field: field, problem: depthProblem(maxDepth), fix: depth.Fix()}
-		}
-		text := body[start:]
-		if err == nil {
-			text = val
-		}
-		if problem := textProblem(text, start, err); problem != "" {
-			return nil, &syntaxError{field: field, problem: problem, fix: bodyFix}
-		}
-		if i := slices.Index(topLevelFields, key); i >= 0 {
-			raw[i] = val
-		}
-		names = append(names, key)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, bodyError(textProblem(body, 0, err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	_, err := ijson.Decode(body, &ijson.Options{MaxDepth: maxDepth + 1})
+	var ie *ijson.Error
+	errors.As(err, &ie)
+	text := bytes.TrimLeft(body, jsonSpace)
+	switch {
+	case len(text) == 0 || text[0] != '{':
+		return nil, notObject(body, ie, len(body)-len(text), maxDepth)
+	case ie == nil || (ie.Kind == ijson.ErrNumber || ie.Kind == ijson.ErrDepth) && json.Valid(body):
+		ie = nil // the body splits
+	case ie.Kind == ijson.ErrTrailing:
 		return nil, bodyError("has data after the JSON object")
 	}
-	// The values are checked: what is left to find is a name that is not
-	// valid UTF-8.
-	if problem := textProblem(body, 0, nil); problem != "" {
-		return nil, bodyError(problem)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	_, err = dec.Token() // the opening brace
+	var names []string
+	seen := make(map[string]bool)
+	for err == nil && dec.More() {
+		var tok json.Token
+		if tok, err = dec.Token(); err != nil || passed(dec.InputOffset(), ie) {
+			break // the fault is not in a member's value
+		}
+		name, _ := tok.(string)
+		var val json.RawMessage
+		err = dec.Decode(&val)
+		if ie != nil && (err != nil || passed(dec.InputOffset(), ie)) {
+			return nil, faultError(body, ie, memberName("", name, len(names)), maxDepth)
+		}
+		if seen[name] {
+			return nil, bodyError(duplicateKey)
+		}
+		seen[name] = true
+		if i := slices.Index(topLevelFields, name); i >= 0 {
+			raw[i] = val
+		}
+		names = append(names, name)
+	}
+	switch {
+	case ie != nil:
+		return nil, faultError(body, ie, "body", maxDepth)
+	case err != nil: // json.Valid accepted the body: cannot happen
+		return nil, bodyError("is not valid JSON")
 	}
 	return names, nil
 }
 
-// valueStart is where a member's value starts, after offset, the end of its
-// name: past the colon and white space. colon is false when something else
-// follows the name; start is then where it is.
-func valueStart(body []byte, offset int64) (start int64, colon bool) {
-	rest := bytes.TrimLeft(body[offset:], jsonSpace)
-	after, colon := bytes.CutPrefix(rest, []byte(":"))
-	if !colon && len(rest) > 0 {
-		return int64(len(body) - len(rest)), false
+// passed reports whether a reader at offset has read past the fault ie, if
+// any: a duplicate name and a number outside the range end where ijson's
+// scan stops.
+func passed(offset int64, ie *ijson.Error) bool {
+	return ie != nil && (offset > ie.Offset || offset == ie.Offset && (ie.Kind == ijson.ErrDuplicate || ie.Kind == ijson.ErrNumber))
+}
+
+// notObject is the error of a body that is not a JSON object; ie is the
+// first problem in it, if any, and start where its value starts.
+func notObject(body []byte, ie *ijson.Error, start, maxDepth int) *syntaxError {
+	switch {
+	case ie != nil && ie.Kind == ijson.ErrDepth:
+		return bodyError("must be a JSON object (and it " + depthProblem(maxDepth+1) + ")")
+	case ie != nil && ie.Kind == ijson.ErrSyntax && ie.Offset == int64(start):
+		return bodyError(problemAt(body, ie)) // not even a JSON value
 	}
-	return int64(len(body) - len(bytes.TrimLeft(after, jsonSpace))), true
+	return bodyError("must be a JSON object")
+}
+
+// faultError is the error of ie, the first problem in body, in field.
+func faultError(body []byte, ie *ijson.Error, field string, maxDepth int) *syntaxError {
+	if ie.Kind == ijson.ErrDepth {
+		depth := &ijson.Error{Kind: ijson.ErrDepth, Limit: maxDepth}
+		return &syntaxError{field: field, problem: depthProblem(maxDepth), fix: depth.Fix()}
+	}
+	return &syntaxError{field: field, problem: problemAt(body, ie), fix: bodyFix}
 }
 
 const (
 	jsonSpace    = " \t\r\n"
 	duplicateKey = "has a duplicate object key (I-JSON forbids it)"
-	// splitDepth is deeper than any member depth limit: textProblem looks
-	// for every other problem first.
-	splitDepth = 10_000
 )
 
-// textProblem words what is wrong with text, a body or a member's value (and
-// what follows it when syntaxErr, encoding/json's error reading it, is not
-// nil), at byte base of the body, as a predicate of the field it is in and
-// without quoting the input: the first problem ijson finds in it. "" when
-// syntaxErr is nil and that problem, if any, is a number or a depth, which
-// decodeMembers reports.
-func textProblem(text []byte, base int64, syntaxErr error) string {
-	_, err := ijson.Decode(text, &ijson.Options{MaxDepth: splitDepth})
-	var ie *ijson.Error
-	if !errors.As(err, &ie) {
-		if syntaxErr == nil {
-			return ""
-		}
-		return "is not valid JSON"
-	}
-	at := base + ie.Offset
-	escape := ie.Offset < int64(len(text)) && text[ie.Offset] == '\\'
+// problemAt words ie, the first problem in body, as a predicate of the field
+// it is in and without quoting the input.
+func problemAt(body []byte, ie *ijson.Error) string {
+	at := ie.Offset
+	escape := at < int64(len(body)) && body[at] == '\\'
 	switch {
 	case ie.Kind == ijson.ErrDuplicate:
 		return duplicateKey
 	case ie.Kind == ijson.ErrUTF8 && !escape:
 		return fmt.Sprintf("has invalid UTF-8 at byte %d", at)
-	case ie.Kind == ijson.ErrUTF8: // a lone surrogate
-		return syntaxAt(at)
-	case syntaxErr == nil:
-		return ""
-	case ie.Kind == ijson.ErrSyntax && ie.Offset >= int64(len(bytes.TrimRight(text, jsonSpace))):
+	case ie.Kind == ijson.ErrSyntax && at >= int64(len(bytes.TrimRight(body, jsonSpace))):
 		return "is empty or truncated JSON"
-	case ie.Kind == ijson.ErrSyntax:
-		return syntaxAt(at)
+	case ie.Kind == ijson.ErrSyntax || ie.Kind == ijson.ErrUTF8: // a lone surrogate is a syntax error
+		return fmt.Sprintf("is not valid JSON (syntax error at byte %d)", at)
 	}
 	return fmt.Sprintf("is not I-JSON: %s at byte %d", ie.Kind, at)
-}
-
-func syntaxAt(offset int64) string {
-	return fmt.Sprintf("is not valid JSON (syntax error at byte %d)", offset)
 }
 
 // bodyFix is the fix of a body that does not split into members.

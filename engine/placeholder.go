@@ -27,44 +27,17 @@ var placeholderPattern = regexp.MustCompile(`^(?:x{3,}$|(?:\.{3,}|…+)$|lorem i
 // placeholderKind reports why s is a placeholder, or "" when it is real
 // content.
 func placeholderKind(s string) string {
-	t := strings.TrimSpace(s)
-	if t == "" {
+	t := strings.ToLower(strings.TrimSpace(s))
+	switch {
+	case t == "":
 		return "empty or blank string"
-	}
-	if !mayBePlaceholder(t[0]) {
-		return ""
-	}
-	return lowerPlaceholderKind(strings.ToLower(t))
-}
-
-// lowerPlaceholderKind is placeholderKind of t, a string already trimmed,
-// lower-cased and not empty.
-func lowerPlaceholderKind(t string) string {
-	if len(t) > 200 { // placeholders are short; skip regex work on long text
+	case len(t) > 200: // placeholders are short; skip regex work on long text
 		if strings.HasPrefix(t, "lorem ipsum") {
 			return "lorem ipsum filler"
 		}
 		return ""
-	}
-	if placeholderWords[t] || placeholderPattern.MatchString(t) {
+	case placeholderWords[t], placeholderPattern.MatchString(t):
 		return "placeholder text"
 	}
 	return ""
-}
-
-// mayBePlaceholder reports whether a trimmed string starting with byte c
-// can be a placeholder: every word and pattern above starts, in either
-// case, with one of these bytes. A string starting otherwise is real
-// content without lower-casing or matching it. Non-ASCII lead bytes (the
-// ellipsis, letters whose lower case is another letter) are always
-// checked.
-func mayBePlaceholder(c byte) bool {
-	if c >= 0x80 {
-		return true
-	}
-	switch c {
-	case 't', 'T', 'n', 'N', 'f', 'F', 'p', 'P', 'i', 'I', 'y', 'Y', 'x', 'X', 'l', 'L', '[', '<', '.', '{':
-		return true
-	}
-	return false
 }

@@ -169,8 +169,9 @@ func TestDecodeRequestCapsProblems(t *testing.T) {
 // with its first problem, named at the member whose value holds it (or the
 // body), in the words the jsontext splitter used to give: the same field,
 // predicate and byte offset. Only a number outside I-JSON before a syntax
-// error is now named for itself, not for the syntax error after it, and a
-// name missing after a comma is placed where it is missing.
+// error is now named for itself, not for the syntax error after it, and at
+// the member that holds it, not the body; and a name missing after a comma
+// is placed where it is missing.
 func TestDecodeRequestMalformedWording(t *testing.T) {
 	for _, tt := range []struct{ body, field, problem string }{
 		{"", "body", "is empty or truncated JSON"},
@@ -199,6 +200,16 @@ func TestDecodeRequestMalformedWording(t *testing.T) {
 		{"{\"task_id\":\"t\",", "body", "is empty or truncated JSON"},
 		{"{", "body", "is empty or truncated JSON"},
 		{"{\"submitted_output\": \n [1,,2]}", "submitted_output", "is not valid JSON (syntax error at byte 26)"},
+		{"{\"a\":1e999", "a", "is not I-JSON: has a number outside the I-JSON range at byte 10"},
+		{"{\"a\":1e999,\"b\":}", "a", "is not I-JSON: has a number outside the I-JSON range at byte 10"},
+		{"{\"a\":{\"b\":1e999}", "a", "is not I-JSON: has a number outside the I-JSON range at byte 15"},
+		{"{\"a\":1,\"b\"", "b", "is empty or truncated JSON"},
+		{"{\"a\":1,\"a\":1e999}", "body", "has a duplicate object key (I-JSON forbids it)"},
+		{"{\"a\":1e999,\"a\":1}", "body", "has a duplicate object key (I-JSON forbids it)"},
+		{"{\"bounds\":1e999,\"submitted_output\":\"\\ud800\"}", "bounds", "is not I-JSON: has a number outside the I-JSON range"},
+		{"[1", "body", "must be a JSON object"},
+		{"xyz", "body", "is not valid JSON (syntax error at byte 0)"},
+		{"{\"a\":1}}", "body", "has data after the JSON object"},
 	} {
 		_, err := New(nil).DecodeRequest([]byte(tt.body))
 		var inv *InvalidRequestError
