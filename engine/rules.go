@@ -99,7 +99,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			}
 			label = "the values at " + r.memberText("in_field")
 		}
-		set := make(map[string]bool, len(allowed))
+		set := make(map[valueKey]bool, len(allowed))
 		for _, a := range allowed {
 			key, ok := chargedKey(a, b)
 			if !ok {
@@ -117,7 +117,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			}
 		}
 	case RuleUnique:
-		seen := make(map[string]int, len(matches)) // value → index of its first match
+		seen := make(map[valueKey]int, len(matches)) // value → index of its first match
 		for i, m := range matches {
 			key, ok := chargedKey(m.Value, b)
 			if !ok {
@@ -184,27 +184,30 @@ func asNumber(v any) (float64, bool) {
 	return f, err == nil
 }
 
-// chargedKey is v's equalityKey, found at the cost of a step and a step
-// per bytesPerStep bytes of the key, which b is charged; ok is false once b
+// valueKey is equal for JSON-equal values: a string, the usual value of
+// exists_in and unique, is itself (no copy); any other value is the text
+// writeEqualityKey writes.
+type valueKey struct {
+	text     string
+	isString bool
+}
+
+// chargedKey is v's valueKey, found at the cost of a step and a step per
+// bytesPerStep bytes of the key, which b is charged; ok is false once b
 // stops.
-func chargedKey(v any, b *schema.Budget) (key string, ok bool) {
-	key = equalityKey(v)
-	return key, b.Charge(1 + len(key)/bytesPerStep)
-}
-
-// equalityKey maps a value to a string that is equal for JSON-equal values:
-// numbers by float64 value (1 and 1.0 are equal), objects by sorted keys. A
-// string, the usual value of exists_in and unique, is its text after a NUL,
-// which no other key starts with: one allocation, not a quoted copy.
-func equalityKey(v any) string {
-	if s, ok := v.(string); ok {
-		return "\x00" + s
+func chargedKey(v any, b *schema.Budget) (key valueKey, ok bool) {
+	if s, isString := v.(string); isString {
+		key = valueKey{s, true}
+	} else {
+		var text strings.Builder
+		writeEqualityKey(&text, v)
+		key = valueKey{text: text.String()}
 	}
-	var b strings.Builder
-	writeEqualityKey(&b, v)
-	return b.String()
+	return key, b.Charge(1 + len(key.text)/bytesPerStep)
 }
 
+// writeEqualityKey writes a text that is equal for JSON-equal values:
+// numbers by float64 value (1 and 1.0 are equal), objects by sorted keys.
 func writeEqualityKey(b *strings.Builder, v any) {
 	switch x := v.(type) {
 	case nil:
