@@ -39,6 +39,15 @@ const (
 	restChildProfileEnv = "TOOLS_REST_CHILD_CPUPROFILE"
 )
 
+// TestMain runs this test binary as restChild's server when
+// BenchmarkRESTLogCost starts it so.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(restChildEnv); dir != "" {
+		os.Exit(restChild(dir))
+	}
+	os.Exit(m.Run())
+}
+
 // restChild serves REST as the server does in HTTP mode on the bbolt
 // store in dir (fsync on): the payment gate with the free allowance lifted,
 // the request log formatted as slog text (to io.Discard) and, unless
