@@ -171,6 +171,12 @@ func hostileSchemas() []hostileCase {
 				all := testkit.JoinN(len(formats), func(i int) string { return fmt.Sprintf(`{"format":%q}`, formats[i]) })
 				return testkit.VerifyBody(`{"allOf":[`+all+`]}`, `"`+strings.Repeat("a.", 3<<19)+`"`)
 			}},
+		// The worst case of the uri-template library: every byte inside an
+		// expression.
+		{name: "format uri-template on 3 MiB of expressions", want: wantVerdict,
+			body: func() []byte {
+				return testkit.VerifyBody(`{"format":"uri-template"}`, `"`+strings.Repeat("{a}", 1<<20)+`"`)
+			}},
 		{name: "format regex on a 512 KiB pattern of nested groups", want: wantVerdict,
 			body: func() []byte { return testkit.VerifyBody(`{"format":"regex"}`, `"`+nest(1<<18, `(`, ``, `)`)+`"`) }},
 		{name: "format idn-hostname on a 1 MiB punycode label", want: wantVerdict,
