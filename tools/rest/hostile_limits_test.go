@@ -3,7 +3,6 @@ package rest
 import (
 	"net/http"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -140,26 +139,7 @@ func TestHostileConcurrentHeap(t *testing.T) {
 	runtime.GC()
 	base := testkit.HeapNow()
 	s := startHeapSampler()
-	statuses := make([]int, clients)
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Go(func() {
-			req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/verify/schema", strings.NewReader(string(body)))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := f.srv.Client().Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			statuses[i] = resp.StatusCode
-		})
-	}
-	wg.Wait()
+	statuses := postVerifications(t, f, body, clients)
 	added := int64(s.finish()) - int64(base)
 	t.Logf("%d clients × %d bytes, limit %d: statuses %v, peak heap +%.1f MiB", clients, len(body), tools.DefaultMaxConcurrent(), statuses, float64(added)/(1<<20))
 	for i, st := range statuses {

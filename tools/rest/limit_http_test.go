@@ -91,26 +91,7 @@ func TestLimiterUnderLoad(t *testing.T) {
 	f.svc.Limiter = tools.NewLimiter(2)
 	body := invoice(t, "invoice-pass.json", nil)
 	const clients = 16
-	statuses := make([]int, clients)
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Go(func() {
-			req, err := http.NewRequest(http.MethodPost, f.srv.URL+"/verify/schema", strings.NewReader(string(body)))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := f.srv.Client().Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			statuses[i] = resp.StatusCode
-		})
-	}
-	wg.Wait()
+	statuses := postVerifications(t, f, body, clients)
 	served := 0
 	for i, s := range statuses {
 		switch s {
@@ -151,4 +132,26 @@ func TestLimiterFullTurnsAwayFirst(t *testing.T) {
 	if resp, out := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", nil)); resp.StatusCode != http.StatusOK {
 		t.Errorf("with a slot free: status %d, want 200; body %s", resp.StatusCode, out)
 	}
+}
+
+// postVerifications posts body to f's /verify/schema from clients
+// goroutines at once and returns each one's status (0 when its request
+// failed, which is reported).
+func postVerifications(t *testing.T, f *httpFixture, body []byte, clients int) []int {
+	t.Helper()
+	statuses := make([]int, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			resp, err := f.srv.Client().Post(f.srv.URL+"/verify/schema", "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	return statuses
 }
