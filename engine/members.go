@@ -58,8 +58,12 @@ func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *probl
 	// The request outlives the caller's buffer: one copy serves every
 	// member, and one copy as a string every string and number of the
 	// decoded members (substrings of it cost no allocation).
+	// More members than there are fields means an unknown one (names are
+	// unique): the careful path names it, without decoding every member.
+	fastOpts := *opts
+	fastOpts.MaxMembers = numFields
 	var room [numFields]ijson.Member
-	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), opts, "expected_schema", "bounds", "rules")
+	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), &fastOpts, "expected_schema", "bounds", "rules")
 	if !ok {
 		// Something is malformed: split the body to find what, and where.
 		names, se := splitObject(body, opts.MaxDepth, raw)
@@ -139,7 +143,7 @@ func depthProblem(limit int) string {
 // member lies). maxDepth is a member value's nesting limit (the body's is
 // one more).
 func splitObject(body []byte, maxDepth int, raw *requestMembers) ([]string, *syntaxError) {
-	_, err := ijson.Decode(body, &ijson.Options{MaxDepth: maxDepth + 1})
+	err := ijson.Check(body, &ijson.Options{MaxDepth: maxDepth + 1})
 	var ie *ijson.Error
 	errors.As(err, &ie)
 	text := bytes.TrimLeft(body, jsonSpace)

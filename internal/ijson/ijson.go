@@ -39,6 +39,10 @@ type Options struct {
 	// MaxDepth is the deepest nesting of arrays and objects accepted;
 	// DefaultMaxDepth when zero, and at most MaxCanonicalDepth.
 	MaxDepth int
+	// MaxMembers, when positive, makes DecodeMembers give up (ok false) on
+	// an object of more members than this, as soon as it reads one more:
+	// a caller that knows only so many names need not read the rest.
+	MaxMembers int
 }
 
 // Problem kinds reported by Error.
@@ -92,6 +96,14 @@ func (e *Error) Fix() string {
 func Decode(data []byte, opts *Options) (any, error) {
 	d := scanner{in: data, maxDepth: maxDepthOf(opts)}
 	return d.scanWhole()
+}
+
+// Check reports the error Decode would return for data, without building
+// its value.
+func Check(data []byte, opts *Options) error {
+	d := scanner{in: data, maxDepth: maxDepthOf(opts), mode: modeCheck}
+	_, err := d.scanWhole()
+	return err
 }
 
 // checkNumber enforces the I-JSON number profile: finite in IEEE-754 double,

@@ -77,6 +77,9 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkO
 		return members, d.atEnd()
 	}
 	for more := true; more; {
+		if opts != nil && opts.MaxMembers > 0 && len(members)-len(dst) == opts.MaxMembers {
+			return nil, false
+		}
 		d.skipSpace()
 		nameStart, nameEnd, ok := d.name()
 		if !ok || !d.colon() {
