@@ -58,12 +58,8 @@ func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *probl
 	// The request outlives the caller's buffer: one copy serves every
 	// member, and one copy as a string every string and number of the
 	// decoded members (substrings of it cost no allocation).
-	// More members than there are fields means an unknown one (names are
-	// unique): the careful path names it, without decoding every member.
-	fastOpts := *opts
-	fastOpts.MaxMembers = numFields
 	var room [numFields]ijson.Member
-	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), &fastOpts, "expected_schema", "bounds", "rules")
+	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), opts, decodedUpFront)
 	if !ok {
 		// Something is malformed: split the body to find what, and where.
 		names, se := splitObject(body, opts.MaxDepth, raw)
@@ -91,6 +87,15 @@ func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *probl
 		decodeMembers(names, raw, &decoded, opts, p)
 	}
 	return decoded, true
+}
+
+// decodedUpFront says which members a well-formed body's first read
+// decodes: the known ones but expected_schema, bounds and rules, which are
+// decoded when needed (or remembered), and no unknown one, which is
+// refused by its name.
+func decodedUpFront(name string) bool {
+	i := slices.Index(topLevelFields, name)
+	return i >= 0 && i != fieldSchema && i != fieldBounds && i != fieldRules
 }
 
 // decodeMembers decodes each known member of raw that is not decoded yet,

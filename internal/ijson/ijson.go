@@ -39,10 +39,6 @@ type Options struct {
 	// MaxDepth is the deepest nesting of arrays and objects accepted;
 	// DefaultMaxDepth when zero, and at most MaxCanonicalDepth.
 	MaxDepth int
-	// MaxMembers, when positive, makes DecodeMembers give up (ok false) on
-	// an object of more members than this, as soon as it reads one more:
-	// a caller that knows only so many names need not read the rest.
-	MaxMembers int
 }
 
 // Problem kinds reported by Error.

@@ -2,7 +2,6 @@ package ijson
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -53,10 +52,11 @@ type Member struct {
 // own, which spares an allocation each but keeps all of text in memory as
 // long as any of them.
 //
-// A member named in checkOnly is checked exactly as the others but not
-// decoded: its Value is nil, and Decode(Raw, opts) would succeed. It is for
-// a value the caller may never need as Go values.
-func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkOnly ...string) (members []Member, ok bool) {
+// decode, when not nil, names the members to decode: any other is checked
+// exactly as those but not decoded, its Value nil (Decode(Raw, opts) would
+// succeed). It is for values the caller may never need as Go values, and
+// for members it will refuse by their names alone.
+func DecodeMembers(dst []Member, data []byte, text string, opts *Options, decode func(name string) bool) (members []Member, ok bool) {
 	if text != "" && len(text) != len(data) {
 		text = "" // not data's text: copy every string
 	}
@@ -77,9 +77,6 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkO
 		return members, d.atEnd()
 	}
 	for more := true; more; {
-		if opts != nil && opts.MaxMembers > 0 && len(members)-len(dst) == opts.MaxMembers {
-			return nil, false
-		}
 		d.skipSpace()
 		nameStart, nameEnd, ok := d.name()
 		if !ok || !d.colon() {
@@ -87,7 +84,7 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, checkO
 		}
 		name := d.stringAt(nameStart, nameEnd)
 		d.mode = modeBuild
-		if slices.Contains(checkOnly, name) {
+		if decode != nil && !decode(name) {
 			d.mode = modeCheck
 		}
 		d.skipSpace()

@@ -245,7 +245,7 @@ func checkMembers(t *testing.T, data []byte) {
 	const maxDepth = 3
 	want, err := splitJSONText(data, maxDepth)
 	opts := &Options{MaxDepth: maxDepth}
-	got, ok := DecodeMembers(nil, data, "", opts)
+	got, ok := DecodeMembers(nil, data, "", opts, nil)
 	if ok != (err == nil) {
 		t.Fatalf("DecodeMembers ok = %v, jsontext error %v, for %q", ok, err, data)
 	}
@@ -255,7 +255,7 @@ func checkMembers(t *testing.T, data []byte) {
 	// Appended after other members, with strings taken from the text, the
 	// members are the same.
 	before := []Member{{Name: "x", Raw: []byte("1")}}
-	got, ok = DecodeMembers(before, data, string(data), opts)
+	got, ok = DecodeMembers(before, data, string(data), opts, nil)
 	if ok != (err == nil) {
 		t.Fatalf("DecodeMembers with text ok = %v, jsontext error %v, for %q", ok, err, data)
 	}
@@ -269,9 +269,9 @@ func checkMembers(t *testing.T, data []byte) {
 func TestDecodeMembersShares(t *testing.T) {
 	data := []byte(`{"task_id":"t-1","output":{"name":"Data labelling","items":[{"qty":3,"price":25.0}],"note":"caf\u00e9"}}`)
 	dst := make([]Member, 0, 4)
-	copies := testing.AllocsPerRun(10, func() { DecodeMembers(dst, data, "", nil) })
+	copies := testing.AllocsPerRun(10, func() { DecodeMembers(dst, data, "", nil, nil) })
 	text := string(data)
-	shared := testing.AllocsPerRun(10, func() { DecodeMembers(dst, data, text, nil) })
+	shared := testing.AllocsPerRun(10, func() { DecodeMembers(dst, data, text, nil, nil) })
 	// Seven names, two strings and the number 25.0 are taken from the text;
 	// the escaped string is copied either way, and a one-byte string ("3")
 	// costs no allocation either way.
@@ -296,7 +296,7 @@ func FuzzDecodeMembers(f *testing.F) {
 func TestDecodeMembers(t *testing.T) {
 	data := []byte(" {\"task_id\" : \"t-1\",\n \"expected_schema\":{\"type\": \"object\"} ,\"n\":[1, 2.50]}\n")
 	checkMembers(t, data)
-	got, ok := DecodeMembers(nil, data, "", nil)
+	got, ok := DecodeMembers(nil, data, "", nil, nil)
 	if !ok {
 		t.Fatal("DecodeMembers refused a well-formed object")
 	}
