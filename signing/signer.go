@@ -155,13 +155,14 @@ func (s Signer) MarshalText() ([]byte, error) {
 }
 
 // Sign attests response, a JSON object (the answer without "attestation"),
-// as Attest does, and returns its receipt: AppendAttestation's bytes.
-// Attest's canonicalization has checked that response is one JSON value,
-// so it is not parsed a second time.
+// as Attest does, and returns its receipt: response with "attestation"
+// added as its last member, its own bytes (and so its key order) kept as
+// they are. Attest's canonicalization has checked that response is one JSON
+// value, so it is not parsed a second time.
 func (s *Signer) Sign(context string, response []byte, attestedAt string) ([]byte, error) {
 	body := bytes.TrimRight(response, " \t\r\n")
 	if len(body) < 2 || body[0] != '{' {
-		return nil, errNotObject
+		return nil, errors.New("appending attestation: answer is not a JSON object")
 	}
 	a, err := s.Attest(context, body, attestedAt)
 	if err != nil {
@@ -170,23 +171,8 @@ func (s *Signer) Sign(context string, response []byte, attestedAt string) ([]byt
 	return appendAttestation(body, a)
 }
 
-// errNotObject refuses to append an attestation to what is not a JSON
-// object.
-var errNotObject = errors.New("appending attestation: answer is not a JSON object")
-
-// AppendAttestation returns the receipt: answer, a JSON object that has no
-// "attestation" key, with "attestation": a added as its last member. The
-// answer's bytes are kept as they are, so its key order survives.
-func AppendAttestation(answer []byte, a Attestation) ([]byte, error) {
-	body := bytes.TrimRight(answer, " \t\r\n")
-	if !json.Valid(body) || len(body) < 2 || body[0] != '{' {
-		return nil, errNotObject
-	}
-	return appendAttestation(body, a)
-}
-
-// appendAttestation is AppendAttestation for body, known to be a JSON
-// object without trailing white space.
+// appendAttestation adds "attestation": a to body, a JSON object without
+// trailing white space.
 func appendAttestation(body []byte, a Attestation) ([]byte, error) {
 	att, err := json.Marshal(a)
 	if err != nil {
