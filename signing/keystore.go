@@ -108,8 +108,8 @@ func OpenKeyStore(dir string, opts *KeyStoreOptions) (*KeyStore, error) {
 		return nil, fmt.Errorf("opening key store: %w: %s holds no key file", ErrNoKey, dir)
 	}
 	if env == nil && st.current == "" {
-		// A crash after the first key file but before "current": the newest
-		// key is the one openOrInit would make current.
+		// A crash between the first key file and "current": the newest
+		// key signs.
 		st.current = st.versions[len(st.versions)-1]
 	}
 	ks := &KeyStore{byVer: make(map[string]ed25519.PublicKey, len(st.versions)+1)}
@@ -339,13 +339,14 @@ func readStateIfExists(dir string, _ *KeyStoreOptions) (state, error) {
 	return st, err
 }
 
-// openOrInit reads the folder, first making it and a first key when needed.
+// openOrInit reads the folder, first making it and a first key when it has
+// none. Key files without "current" (a crash before it was first written)
+// are left as they are: OpenKeyStore signs with the newest.
 func openOrInit(dir string, opts *KeyStoreOptions) (state, error) {
 	if err := ensureDir(dir); err != nil {
 		return state{}, err
 	}
-	st, err := readState(dir)
-	if err != nil || (st.current != "" && len(st.versions) > 0) {
+	if st, err := readState(dir); err != nil || len(st.versions) > 0 {
 		return st, err
 	}
 	unlock, err := lockDir(dir)
@@ -354,24 +355,14 @@ func openOrInit(dir string, opts *KeyStoreOptions) (state, error) {
 	}
 	defer unlock()
 	// Another process may have got here first.
-	if st, err = readState(dir); err != nil {
+	if st, err := readState(dir); err != nil || len(st.versions) > 0 {
+		return st, err
+	}
+	s, err := createKey(dir, nil, opts.now())
+	if err != nil {
 		return state{}, err
 	}
-	switch {
-	case len(st.versions) == 0:
-		s, err := createKey(dir, nil, opts.now())
-		if err != nil {
-			return state{}, err
-		}
-		return state{versions: []string{s.version}, current: s.version}, nil
-	case st.current == "":
-		// A crash after the first key file but before "current": finish.
-		st.current = st.versions[len(st.versions)-1]
-		if err := writeFileAtomic(dir, currentFile, []byte(st.current+"\n"), false); err != nil {
-			return state{}, err
-		}
-	}
-	return st, nil
+	return state{versions: []string{s.version}, current: s.version}, nil
 }
 
 // createKey writes a new key after existing and makes it current. The caller
