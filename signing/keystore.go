@@ -449,21 +449,20 @@ func checkPerm(path string, dir bool) error {
 // replace an existing file.
 func writeFileAtomic(dir, name string, data []byte, exclusive bool) (err error) {
 	final := filepath.Join(dir, name)
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("writing %s: %w", final, err)
+		}
+	}()
 	if exclusive {
 		if _, err := os.Lstat(final); err == nil {
-			return fmt.Errorf("writing %s: %w", final, fs.ErrExist)
+			return fs.ErrExist
 		}
 	}
 	f, err := os.CreateTemp(dir, tempPrefix+"*") // mode 0600
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", final, err)
+		return err
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
 	if err = f.Chmod(keyFileMode); err == nil {
 		if _, err = f.Write(data); err == nil {
 			err = f.Sync()
@@ -472,16 +471,14 @@ func writeFileAtomic(dir, name string, data []byte, exclusive bool) (err error) 
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Rename(f.Name(), final)
+	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", final, err)
+		_ = os.Remove(f.Name())
+		return err
 	}
-	if err = os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("writing %s: %w", final, err)
-	}
-	if err = syncDir(dir); err != nil {
-		return fmt.Errorf("writing %s: %w", final, err)
-	}
-	return nil
+	return syncDir(dir)
 }
 
 // removeTemps deletes files left by a crash mid-write. The caller holds the
