@@ -238,10 +238,7 @@ func parseVersion(s string) (version, bool) {
 	if m == nil {
 		return version{}, false
 	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil {
-		return version{}, false
-	}
+	n, _ := strconv.Atoi(m[1]) // at most nine digits, by the pattern
 	return version{n: n, month: m[2] + "-" + m[3]}, true
 }
 
