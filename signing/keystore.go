@@ -129,9 +129,6 @@ func OpenKeyStore(dir string, opts *KeyStoreOptions) (*KeyStore, error) {
 		ks.add(env.public(), env.version)
 		ks.current = env
 	}
-	if ks.current == nil {
-		return nil, fmt.Errorf("opening key store: %s names key %q, which has no key file", filepath.Join(dir, currentFile), st.current)
-	}
 	return ks, nil
 }
 
@@ -324,13 +321,14 @@ func readState(dir string) (state, error) {
 	return st, nil
 }
 
-// readStateIfExists is readState for a folder that need not exist (env key).
-func readStateIfExists(dir string, _ *KeyStoreOptions) (state, error) {
+// readStateIfExists is readState for a folder that need not exist, whose
+// keys are only read (env key, NoCreate).
+func readStateIfExists(dir string, opts *KeyStoreOptions) (state, error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return state{}, nil
 	}
 	st, err := readState(dir)
-	if errors.Is(err, errDanglingCurrent) {
+	if errors.Is(err, errDanglingCurrent) && opts.EnvSeed != "" {
 		return st, nil // the env key signs; "current" is not used
 	}
 	return st, err
