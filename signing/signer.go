@@ -126,10 +126,8 @@ func (s Signer) String() string {
 		s.version, base64.StdEncoding.EncodeToString(s.public()))
 }
 
-// GoString is String, so %#v cannot dump the private key.
-func (s Signer) GoString() string { return s.String() }
-
-// Format prints String for every verb (%x and %q included).
+// Format prints String for every verb (%#v, %x and %q included): fmt
+// calls it before String or GoString.
 func (s Signer) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
 
 // LogValue logs the key version and public key only.
