@@ -285,11 +285,9 @@ func (r *ReceiptReport) signature(pub ed25519.PublicKey, att Attestation, respon
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return r.fail(CheckSignature, ErrBadSignature, "attestation.signature is not standard base64 of %d bytes", ed25519.SignatureSize)
 	}
-	// Marshal keeps each member's raw bytes; SignedDocument canonicalizes.
-	body, err := json.Marshal(response)
-	if err != nil {
-		return r.fail(CheckSignature, ErrMalformedReceipt, "re-encoding the answer: %v", err)
-	}
+	// Marshal keeps each member's raw bytes, canonical JSON, so it cannot
+	// fail; SignedDocument canonicalizes.
+	body, _ := json.Marshal(response)
 	for _, c := range contexts {
 		doc, err := SignedDocument(c, att.KeyVersion, att.Timestamp, body)
 		if err != nil {
