@@ -311,10 +311,7 @@ func readState(dir string) (state, error) {
 		vb, _ := parseVersion(b)
 		return cmp.Or(cmp.Compare(va.n, vb.n), strings.Compare(a, b))
 	})
-	if !hasCurrent {
-		return st, nil
-	}
-	if !slices.Contains(st.versions, st.current) {
+	if hasCurrent && !slices.Contains(st.versions, st.current) {
 		return st, fmt.Errorf("%w: %s names %q; point it at one of the key files or run `verifier keys rotate`",
 			errDanglingCurrent, filepath.Join(dir, currentFile), st.current)
 	}
