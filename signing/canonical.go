@@ -32,43 +32,20 @@ var contexts = [...]string{ContextVerify, ContextTrustScore}
 // surrogates, numbers out of float64 range, trailing data. Never canonicalize
 // a re-marshalled value instead of the raw bytes; that would hide those
 // problems.
-func Canonicalize(raw []byte) ([]byte, error) {
-	var c Canonicalizer
-	return c.Canonicalize(raw)
-}
-
-// Canonicalizer canonicalizes one JSON text after another, as Canonicalize
-// does, reusing its working memory from one to the next: for a caller with
-// several texts in a row, such as the parts of one request. The zero value
-// is ready to use; it is not safe for concurrent use.
-type Canonicalizer struct {
-	c ijson.Canonicalizer
-}
-
-// Canonicalize is the package's Canonicalize, with c's working memory. The
-// result is the caller's; c keeps no reference to it.
-func (c *Canonicalizer) Canonicalize(raw []byte) ([]byte, error) {
-	return c.AppendCanonical(nil, raw)
-}
+func Canonicalize(raw []byte) ([]byte, error) { return AppendCanonical(nil, raw) }
 
 // AppendCanonical appends the canonical form of raw, as Canonicalize gives
 // it, to dst; on error dst is returned unchanged. With it a caller writes
-// canonical parts straight into a larger document.
-func (c *Canonicalizer) AppendCanonical(dst, raw []byte) ([]byte, error) {
-	out, err := c.c.Append(dst, raw, 0)
+// canonical parts straight into a larger document. Its working memory is
+// reused from one call to the next, whichever goroutine makes it.
+func AppendCanonical(dst, raw []byte) ([]byte, error) {
+	c := getCanonicalizer()
+	out, err := c.Append(dst, raw, 0)
+	putCanonicalizer(c)
 	if err != nil {
 		return dst, fmt.Errorf("canonicalizing JSON: %w", err)
 	}
 	return out, nil
-}
-
-// AppendCanonical is Canonicalizer.AppendCanonical with working memory that
-// is reused from one call to the next, whichever goroutine makes it: for a
-// caller that canonicalizes now and then and keeps no Canonicalizer.
-func AppendCanonical(dst, raw []byte) ([]byte, error) {
-	c := getCanonicalizer()
-	defer putCanonicalizer(c)
-	return c.AppendCanonical(dst, raw)
 }
 
 // canonicalizers holds spare Canonicalizers for AppendCanonical and
@@ -76,17 +53,17 @@ func AppendCanonical(dst, raw []byte) ([]byte, error) {
 // its working memory.
 var canonicalizers sync.Pool
 
-func getCanonicalizer() *Canonicalizer {
-	if c, ok := canonicalizers.Get().(*Canonicalizer); ok {
+func getCanonicalizer() *ijson.Canonicalizer {
+	if c, ok := canonicalizers.Get().(*ijson.Canonicalizer); ok {
 		return c
 	}
-	return new(Canonicalizer)
+	return new(ijson.Canonicalizer)
 }
 
 // putCanonicalizer keeps c for another canonicalization, unless one large
 // text has left it holding much memory.
-func putCanonicalizer(c *Canonicalizer) {
-	if c.c.Footprint() <= maxPooledScratch {
+func putCanonicalizer(c *ijson.Canonicalizer) {
+	if c.Footprint() <= maxPooledScratch {
 		canonicalizers.Put(c)
 	}
 }
@@ -143,7 +120,7 @@ func appendSignedDocument(dst []byte, context, keyVersion, attestedAt string, re
 	doc = ijson.AppendCanonicalString(doc, keyVersion)
 	doc = append(doc, `,"response":`...)
 	c := getCanonicalizer()
-	doc, err := c.c.Append(doc, response, 1)
+	doc, err := c.Append(doc, response, 1)
 	putCanonicalizer(c)
 	if err != nil {
 		return dst, fmt.Errorf("building signed document: the response %w", err)

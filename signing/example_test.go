@@ -22,11 +22,7 @@ func Example() {
 	const verifiedAt = "2026-11-02T10:00:00.000000+00:00"
 	answer := []byte(`{"result":"pass","overall":1.0,"verified_at":"` + verifiedAt + `"}`)
 
-	att, err := signer.Attest(signing.ContextVerify, answer, verifiedAt)
-	if err != nil {
-		log.Fatal(err)
-	}
-	receipt, err := signing.AppendAttestation(answer, att)
+	receipt, err := signer.Sign(signing.ContextVerify, answer, verifiedAt)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // FuzzVerifyReceipt: arbitrary bytes never panic, the report agrees with the
@@ -62,28 +64,28 @@ func FuzzCanonicalize(f *testing.F) {
 	})
 }
 
-// FuzzAppendCanonical: a Canonicalizer used for one text after another, and
-// the package's AppendCanonical, append to what a buffer holds exactly what
-// Canonicalize gives, and fail exactly when it fails, leaving the buffer as
-// it was.
+// FuzzAppendCanonical: an ijson.Canonicalizer used for one text after
+// another, and AppendCanonical with its pool of them, append to what a
+// buffer holds exactly what Canonicalize gives, and fail exactly when it
+// fails, leaving the buffer as it was.
 func FuzzAppendCanonical(f *testing.F) {
 	for _, seed := range []string{`{"b":[1.0,-0,1e21,"\u00e9"],"a":{}}`, `"\ud83d\ude00"`, `[1e-7, 5e-324]`, `{"a":1,"a":2}`, `{"z":{"y":1,"x":2}}`, ``, `1 2`} {
 		f.Add([]byte(seed), []byte(`{"a":[3,2,1]}`))
 	}
-	var c Canonicalizer // kept across inputs, as across the parts of a request
+	var c ijson.Canonicalizer // kept across inputs, as across the parts of a request
 	f.Fuzz(func(t *testing.T, first, second []byte) {
 		const prefix = `{"part":`
 		for _, data := range [][]byte{first, second} {
 			want, wantErr := Canonicalize(data)
-			got, err := c.AppendCanonical([]byte(prefix), data)
-			if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-				t.Fatalf("AppendCanonical(%q) error %v, Canonicalize error %v", data, err, wantErr)
+			got, err := c.Append([]byte(prefix), data, 0)
+			if (err == nil) != (wantErr == nil) || (err != nil && wantErr.Error() != "canonicalizing JSON: "+err.Error()) {
+				t.Fatalf("Canonicalizer.Append(%q) error %v, Canonicalize error %v", data, err, wantErr)
 			}
 			if err != nil {
 				want = nil
 			}
 			if string(got) != prefix+string(want) {
-				t.Fatalf("AppendCanonical(%q) = %q, want %q", data, got, prefix+string(want))
+				t.Fatalf("Canonicalizer.Append(%q) = %q, want %q", data, got, prefix+string(want))
 			}
 			// The same with working memory shared through a pool.
 			got, err = AppendCanonical([]byte(prefix), data)

@@ -45,13 +45,9 @@ func readFile(t testing.TB, path string) []byte {
 // context, timestamp taken from attestedAt.
 func sign(t testing.TB, s *Signer, context string, answer []byte, attestedAt string) []byte {
 	t.Helper()
-	att, err := s.Attest(context, answer, attestedAt)
+	receipt, err := s.Sign(context, answer, attestedAt)
 	if err != nil {
-		t.Fatalf("Attest: %v", err)
-	}
-	receipt, err := AppendAttestation(answer, att)
-	if err != nil {
-		t.Fatalf("AppendAttestation: %v", err)
+		t.Fatalf("Sign: %v", err)
 	}
 	return receipt
 }

@@ -108,8 +108,8 @@ func OpenKeyStore(dir string, opts *KeyStoreOptions) (*KeyStore, error) {
 		return nil, fmt.Errorf("opening key store: %w: %s holds no key file", ErrNoKey, dir)
 	}
 	if env == nil && st.current == "" {
-		// A crash after the first key file but before "current": the newest
-		// key is the one openOrInit would make current.
+		// A crash between the first key file and "current": the newest
+		// key signs.
 		st.current = st.versions[len(st.versions)-1]
 	}
 	ks := &KeyStore{byVer: make(map[string]ed25519.PublicKey, len(st.versions)+1)}
@@ -128,9 +128,6 @@ func OpenKeyStore(dir string, opts *KeyStoreOptions) (*KeyStore, error) {
 	if env != nil {
 		ks.add(env.public(), env.version)
 		ks.current = env
-	}
-	if ks.current == nil {
-		return nil, fmt.Errorf("opening key store: %s names key %q, which has no key file", filepath.Join(dir, currentFile), st.current)
 	}
 	return ks, nil
 }
@@ -238,10 +235,7 @@ func parseVersion(s string) (version, bool) {
 	if m == nil {
 		return version{}, false
 	}
-	n, err := strconv.Atoi(m[1])
-	if err != nil {
-		return version{}, false
-	}
+	n, _ := strconv.Atoi(m[1]) // at most nine digits, by the pattern
 	return version{n: n, month: m[2] + "-" + m[3]}, true
 }
 
@@ -317,35 +311,34 @@ func readState(dir string) (state, error) {
 		vb, _ := parseVersion(b)
 		return cmp.Or(cmp.Compare(va.n, vb.n), strings.Compare(a, b))
 	})
-	if !hasCurrent {
-		return st, nil
-	}
-	if !slices.Contains(st.versions, st.current) {
+	if hasCurrent && !slices.Contains(st.versions, st.current) {
 		return st, fmt.Errorf("%w: %s names %q; point it at one of the key files or run `verifier keys rotate`",
 			errDanglingCurrent, filepath.Join(dir, currentFile), st.current)
 	}
 	return st, nil
 }
 
-// readStateIfExists is readState for a folder that need not exist (env key).
-func readStateIfExists(dir string, _ *KeyStoreOptions) (state, error) {
+// readStateIfExists is readState for a folder that need not exist, whose
+// keys are only read (env key, NoCreate).
+func readStateIfExists(dir string, opts *KeyStoreOptions) (state, error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return state{}, nil
 	}
 	st, err := readState(dir)
-	if errors.Is(err, errDanglingCurrent) {
+	if errors.Is(err, errDanglingCurrent) && opts.EnvSeed != "" {
 		return st, nil // the env key signs; "current" is not used
 	}
 	return st, err
 }
 
-// openOrInit reads the folder, first making it and a first key when needed.
+// openOrInit reads the folder, first making it and a first key when it has
+// none. Key files without "current" (a crash before it was first written)
+// are left as they are: OpenKeyStore signs with the newest.
 func openOrInit(dir string, opts *KeyStoreOptions) (state, error) {
 	if err := ensureDir(dir); err != nil {
 		return state{}, err
 	}
-	st, err := readState(dir)
-	if err != nil || (st.current != "" && len(st.versions) > 0) {
+	if st, err := readState(dir); err != nil || len(st.versions) > 0 {
 		return st, err
 	}
 	unlock, err := lockDir(dir)
@@ -354,24 +347,14 @@ func openOrInit(dir string, opts *KeyStoreOptions) (state, error) {
 	}
 	defer unlock()
 	// Another process may have got here first.
-	if st, err = readState(dir); err != nil {
+	if st, err := readState(dir); err != nil || len(st.versions) > 0 {
+		return st, err
+	}
+	s, err := createKey(dir, nil, opts.now())
+	if err != nil {
 		return state{}, err
 	}
-	switch {
-	case len(st.versions) == 0:
-		s, err := createKey(dir, nil, opts.now())
-		if err != nil {
-			return state{}, err
-		}
-		return state{versions: []string{s.version}, current: s.version}, nil
-	case st.current == "":
-		// A crash after the first key file but before "current": finish.
-		st.current = st.versions[len(st.versions)-1]
-		if err := writeFileAtomic(dir, currentFile, []byte(st.current+"\n"), false); err != nil {
-			return state{}, err
-		}
-	}
-	return st, nil
+	return state{versions: []string{s.version}, current: s.version}, nil
 }
 
 // createKey writes a new key after existing and makes it current. The caller
@@ -458,21 +441,20 @@ func checkPerm(path string, dir bool) error {
 // replace an existing file.
 func writeFileAtomic(dir, name string, data []byte, exclusive bool) (err error) {
 	final := filepath.Join(dir, name)
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("writing %s: %w", final, err)
+		}
+	}()
 	if exclusive {
 		if _, err := os.Lstat(final); err == nil {
-			return fmt.Errorf("writing %s: %w", final, fs.ErrExist)
+			return fs.ErrExist
 		}
 	}
 	f, err := os.CreateTemp(dir, tempPrefix+"*") // mode 0600
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", final, err)
+		return err
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp)
-		}
-	}()
 	if err = f.Chmod(keyFileMode); err == nil {
 		if _, err = f.Write(data); err == nil {
 			err = f.Sync()
@@ -481,16 +463,14 @@ func writeFileAtomic(dir, name string, data []byte, exclusive bool) (err error) 
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = os.Rename(f.Name(), final)
+	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", final, err)
+		_ = os.Remove(f.Name())
+		return err
 	}
-	if err = os.Rename(tmp, final); err != nil {
-		return fmt.Errorf("writing %s: %w", final, err)
-	}
-	if err = syncDir(dir); err != nil {
-		return fmt.Errorf("writing %s: %w", final, err)
-	}
-	return nil
+	return syncDir(dir)
 }
 
 // removeTemps deletes files left by a crash mid-write. The caller holds the

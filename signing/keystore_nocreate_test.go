@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -64,6 +65,18 @@ func TestOpenKeyStoreNoCreate(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, currentFile)); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("OpenKeyStore(NoCreate) wrote %s (stat: %v)", currentFile, err)
+		}
+	})
+
+	t.Run("current names a missing key", func(t *testing.T) {
+		dir := keyDir(t)
+		openStore(t, dir, nil)
+		if err := os.WriteFile(filepath.Join(dir, currentFile), []byte("v9-2026-01a\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := OpenKeyStore(dir, noCreate)
+		if err == nil || !strings.Contains(err.Error(), "v9-2026-01a") || !strings.Contains(err.Error(), "verifier keys rotate") {
+			t.Fatalf("OpenKeyStore error = %v, want one naming the version and the fix", err)
 		}
 	})
 

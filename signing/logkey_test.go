@@ -129,6 +129,8 @@ func TestLogKeyFromSeed(t *testing.T) {
 		{"not base64 at all!", origin},                          // not base64
 		{strings.TrimSpace(string(text)), "two words/log"},      // a space in the origin
 		{strings.TrimSpace(string(text)), "verifier.example+x"}, // a '+' in the origin
+		{strings.TrimSpace(string(text)), ""},                   // no origin
+		{strings.TrimSpace(string(text)), "verifier\xff/log"},   // not UTF-8
 	} {
 		if _, err := LogKeyFromSeed(tt.seed, tt.origin); err == nil {
 			t.Errorf("LogKeyFromSeed(%q, %q) error = nil, want one", tt.seed, tt.origin)

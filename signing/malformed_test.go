@@ -94,6 +94,13 @@ func TestVerifyReceiptReportsEveryFailure(t *testing.T) {
 			t.Errorf("error %v does not wrap %v", err, want)
 		}
 	}
+	const want = `verifying receipt: malformed receipt: algorithm is "RSA", want Ed25519; ` +
+		`malformed receipt: attestation.timestamp "b" differs from verified_at "a"; ` +
+		`malformed receipt: verify.key_version "v2" differs from attestation.key_version "v1"; ` +
+		`unknown key version: no public key is known for key_version "v1"`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v\nwant one line of every failure: %s", err, want)
+	}
 	got := map[string]bool{}
 	for _, c := range report.Checks {
 		got[c.Name] = c.OK

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 )
 
 // MaxReceiptBytes bounds the receipts VerifyReceipt reads. Canonicalizing
@@ -83,10 +82,11 @@ func (r *ReceiptReport) verify(receipt []byte, keys KeyResolver) error {
 	if keys == nil {
 		return errors.New("no keys to verify with")
 	}
-	top, err := r.parse(receipt)
+	top, err := receiptObject(receipt, true)
 	if err != nil {
-		return err
+		return r.fail(CheckJSON, ErrMalformedReceipt, "%v", err)
 	}
+	r.pass(CheckJSON, "one I-JSON object, every number exact")
 	att, err := r.attestation(top["attestation"])
 	if err != nil {
 		return err
@@ -128,38 +128,16 @@ func (r *ReceiptReport) verify(receipt []byte, keys KeyResolver) error {
 			}
 		}
 	}
-	switch len(errs) {
-	case 0:
+	if len(errs) == 0 {
 		return nil
-	case 1:
-		return errs[0]
 	}
-	return checkErrors(errs)
-}
-
-// checkErrors is several failed checks as one error, on one line.
-type checkErrors []error
-
-func (e checkErrors) Error() string {
-	msgs := make([]string, len(e))
-	for i, err := range e {
-		msgs[i] = err.Error()
+	// The failed checks as one error on one line, in which errors.Is finds
+	// each check's sentinel.
+	err = errs[0]
+	for _, e := range errs[1:] {
+		err = fmt.Errorf("%w; %w", err, e)
 	}
-	return strings.Join(msgs, "; ")
-}
-
-// Unwrap lets errors.Is find each check's sentinel.
-func (e checkErrors) Unwrap() []error { return e }
-
-// parse checks the receipt is one exact I-JSON object and decodes its
-// members, as canonical raw JSON, by exact name.
-func (r *ReceiptReport) parse(receipt []byte) (map[string]json.RawMessage, error) {
-	top, err := receiptObject(receipt, true)
-	if err != nil {
-		return nil, r.fail(CheckJSON, ErrMalformedReceipt, "%v", err)
-	}
-	r.pass(CheckJSON, "one I-JSON object, every number exact")
-	return top, nil
+	return err
 }
 
 // receiptObject checks receipt is at most MaxReceiptBytes of one I-JSON
@@ -307,11 +285,9 @@ func (r *ReceiptReport) signature(pub ed25519.PublicKey, att Attestation, respon
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return r.fail(CheckSignature, ErrBadSignature, "attestation.signature is not standard base64 of %d bytes", ed25519.SignatureSize)
 	}
-	// Marshal keeps each member's raw bytes; SignedDocument canonicalizes.
-	body, err := json.Marshal(response)
-	if err != nil {
-		return r.fail(CheckSignature, ErrMalformedReceipt, "re-encoding the answer: %v", err)
-	}
+	// Marshal keeps each member's raw bytes, canonical JSON, so it cannot
+	// fail; SignedDocument canonicalizes.
+	body, _ := json.Marshal(response)
 	for _, c := range contexts {
 		doc, err := SignedDocument(c, att.KeyVersion, att.Timestamp, body)
 		if err != nil {

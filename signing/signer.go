@@ -126,10 +126,8 @@ func (s Signer) String() string {
 		s.version, base64.StdEncoding.EncodeToString(s.public()))
 }
 
-// GoString is String, so %#v cannot dump the private key.
-func (s Signer) GoString() string { return s.String() }
-
-// Format prints String for every verb (%x and %q included).
+// Format prints String for every verb (%#v, %x and %q included): fmt
+// calls it before String or GoString.
 func (s Signer) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
 
 // LogValue logs the key version and public key only.
@@ -155,43 +153,26 @@ func (s Signer) MarshalText() ([]byte, error) {
 }
 
 // Sign attests response, a JSON object (the answer without "attestation"),
-// as Attest does, and returns its receipt: AppendAttestation's bytes.
-// Attest's canonicalization has checked that response is one JSON value,
-// so it is not parsed a second time.
+// as Attest does, and returns its receipt: response with "attestation"
+// added as its last member, its own bytes (and so its key order) kept as
+// they are. Attest's canonicalization has checked that response is one JSON
+// value, so it is not parsed a second time.
 func (s *Signer) Sign(context string, response []byte, attestedAt string) ([]byte, error) {
 	body := bytes.TrimRight(response, " \t\r\n")
 	if len(body) < 2 || body[0] != '{' {
-		return nil, errNotObject
+		return nil, errors.New("appending attestation: answer is not a JSON object")
 	}
 	a, err := s.Attest(context, body, attestedAt)
 	if err != nil {
 		return nil, err
 	}
-	return appendAttestation(body, a)
+	return appendAttestation(body, a), nil
 }
 
-// errNotObject refuses to append an attestation to what is not a JSON
-// object.
-var errNotObject = errors.New("appending attestation: answer is not a JSON object")
-
-// AppendAttestation returns the receipt: answer, a JSON object that has no
-// "attestation" key, with "attestation": a added as its last member. The
-// answer's bytes are kept as they are, so its key order survives.
-func AppendAttestation(answer []byte, a Attestation) ([]byte, error) {
-	body := bytes.TrimRight(answer, " \t\r\n")
-	if !json.Valid(body) || len(body) < 2 || body[0] != '{' {
-		return nil, errNotObject
-	}
-	return appendAttestation(body, a)
-}
-
-// appendAttestation is AppendAttestation for body, known to be a JSON
-// object without trailing white space.
-func appendAttestation(body []byte, a Attestation) ([]byte, error) {
-	att, err := json.Marshal(a)
-	if err != nil {
-		return nil, fmt.Errorf("appending attestation: %w", err)
-	}
+// appendAttestation adds "attestation": a to body, a JSON object without
+// trailing white space.
+func appendAttestation(body []byte, a Attestation) []byte {
+	att, _ := json.Marshal(a) // four strings: it cannot fail
 	out := make([]byte, 0, len(body)+len(att)+len(`,"attestation":`))
 	out = append(out, body[:len(body)-1]...)
 	out = bytes.TrimRight(out, " \t\r\n")
@@ -200,5 +181,5 @@ func appendAttestation(body []byte, a Attestation) ([]byte, error) {
 	}
 	out = append(out, `"attestation":`...)
 	out = append(out, att...)
-	return append(out, '}'), nil
+	return append(out, '}')
 }

@@ -29,11 +29,7 @@ func resign(t *testing.T, svc *tools.Service, answer []byte, changes map[string]
 		doc[k], _ = json.Marshal(v)
 	}
 	body, _ := json.Marshal(doc)
-	newAtt, err := svc.Keys.Current().Attest(signing.ContextVerify, body, att.Timestamp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := signing.AppendAttestation(body, newAtt)
+	out, err := svc.Keys.Current().Sign(signing.ContextVerify, body, att.Timestamp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,12 +115,7 @@ func resignRecord(t *testing.T, f *httpFixture, edit func(*tools.TrustRecord)) f
 			t.Error(err)
 			return body
 		}
-		att, err := f.svc.Keys.Current().Attest(signing.ContextTrustScore, out, rec.VerifiedAt)
-		if err != nil {
-			t.Error(err)
-			return body
-		}
-		signed, err := signing.AppendAttestation(out, att)
+		signed, err := f.svc.Keys.Current().Sign(signing.ContextTrustScore, out, rec.VerifiedAt)
 		if err != nil {
 			t.Error(err)
 			return body
