@@ -38,30 +38,9 @@ const AttestationExtensionURIPrefix = "urn:json-schema-verifier:extension:attest
 // AttestationExtensionURI is the uri this service publishes.
 const AttestationExtensionURI = AttestationExtensionURIPrefix + "v1"
 
-// AgentExtension is an A2A agent-card extension entry
-// (capabilities.extensions[]) that publishes attestation keys.
-type AgentExtension struct {
-	URI         string               `json:"uri"`
-	Description string               `json:"description,omitempty"`
-	Required    bool                 `json:"required"`
-	Params      AgentExtensionParams `json:"params"`
-}
-
-// AgentExtensionParams holds the published keys of an AgentExtension.
-type AgentExtensionParams struct {
-	PublicKeys []PublicKey `json:"publicKeys"`
-}
-
-// NewAttestationExtension returns the agent-card extension entry that
-// publishes keys (normally KeyStore.PublicKeys), which KeysFromAgentCard
-// reads back.
-func NewAttestationExtension(keys []PublicKey) AgentExtension {
-	return AgentExtension{
-		URI:         AttestationExtensionURI,
-		Description: "Answers carry an Ed25519 attestation over RFC 8785 (JCS) JSON; these keys verify it by key_version.",
-		Params:      AgentExtensionParams{PublicKeys: keys},
-	}
-}
+// AttestationExtensionDescription is the description of the extension
+// entry that publishes the keys.
+const AttestationExtensionDescription = "Answers carry an Ed25519 attestation over RFC 8785 (JCS) JSON; these keys verify it by key_version."
 
 // KeysFromBase64 returns the key given as standard base64 of its 32 raw
 // bytes (a --key argument) under keyVersion, or for every version when

@@ -51,7 +51,10 @@ func TestKeysFromAgentCardRoundTrip(t *testing.T) {
 	card := map[string]any{
 		"name": "verifier",
 		"capabilities": map[string]any{
-			"extensions": []any{NewAttestationExtension([]PublicKey{a.PublicKey(), b.PublicKey()})},
+			"extensions": []any{map[string]any{
+				"uri":    AttestationExtensionURI,
+				"params": map[string]any{"publicKeys": []PublicKey{a.PublicKey(), b.PublicKey()}},
+			}},
 		},
 	}
 	raw, err := json.Marshal(card)

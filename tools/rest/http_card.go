@@ -27,7 +27,6 @@ func NewAgentCard(svc *tools.Service) (*tools.AgentCard, error) {
 		return nil, err
 	}
 	base := svc.BaseURL()
-	ext := signing.NewAttestationExtension(svc.Keys.PublicKeys())
 	modes := []string{"application/json"}
 	return &tools.AgentCard{
 		Name: "Agent Output Verifier",
@@ -41,9 +40,9 @@ func NewAgentCard(svc *tools.Service) (*tools.AgentCard, error) {
 		Version:          svc.Version,
 		DocumentationURL: base + "/docs",
 		Capabilities: tools.AgentCaps{Extensions: []tools.AttestationExtension{{
-			URI: ext.URI, Description: ext.Description, Required: ext.Required,
+			URI: signing.AttestationExtensionURI, Description: signing.AttestationExtensionDescription,
 			Params: tools.AttestationParams{
-				PublicKeys:       ext.Params.PublicKeys,
+				PublicKeys:       svc.Keys.PublicKeys(),
 				Algorithm:        "Ed25519",
 				Canonicalization: engine.Canonicalization,
 				HashAlgorithm:    engine.HashAlgorithm,
