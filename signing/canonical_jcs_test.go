@@ -20,8 +20,8 @@ import (
 // canonical writer) to gowebpki/jcs, the reference: byte for byte, refusal
 // for refusal.
 
-// fastCanonical is the canonical writer on a fresh Canonicalizer.
-func fastCanonical(in []byte) ([]byte, error) { return new(ijson.Canonicalizer).Append(nil, in, 0) }
+// ownCanonical is ijson's canonical writer on a fresh Canonicalizer.
+func ownCanonical(in []byte) ([]byte, error) { return new(ijson.Canonicalizer).Append(nil, in, 0) }
 
 // maxCanonicalDepth is the nesting limit, jcs's.
 const maxCanonicalDepth = ijson.MaxCanonicalDepth
@@ -45,23 +45,23 @@ func signedDocumentJCS(context, keyVersion, attestedAt string, response []byte) 
 	return jcs.Transform([]byte(doc))
 }
 
-// signedDocumentFast is SignedDocument, ok reporting success.
-func signedDocumentFast(dst []byte, context, keyVersion, attestedAt string, response []byte) ([]byte, bool) {
+// signedDocumentOK is appendSignedDocument, ok reporting success.
+func signedDocumentOK(dst []byte, context, keyVersion, attestedAt string, response []byte) ([]byte, bool) {
 	doc, err := appendSignedDocument(dst, context, keyVersion, attestedAt, response)
 	return doc, err == nil
 }
 
-// checkAgainstJCS fails unless the fast encoder and jcs.Transform give the
+// checkAgainstJCS fails unless our canonicalizer and jcs.Transform give the
 // same bytes, or both refuse in.
 func checkAgainstJCS(t testing.TB, in []byte) {
 	t.Helper()
 	want, wantErr := jcs.Transform(in)
-	got, err := fastCanonical(in)
+	got, err := ownCanonical(in)
 	switch {
 	case (err != nil) != (wantErr != nil):
-		t.Fatalf("fast encoder error %v, jcs error %v, for input %q", err, wantErr, in)
+		t.Fatalf("canonicalizer error %v, jcs error %v, for input %q", err, wantErr, in)
 	case err == nil && !bytes.Equal(got, want):
-		t.Fatalf("fast encoder differs from jcs for input %q:\ngot  %q\nwant %q", in, got, want)
+		t.Fatalf("canonicalizer differs from jcs for input %q:\ngot  %q\nwant %q", in, got, want)
 	}
 	// A Canonicalizer whose working memory holds an earlier text gives
 	// the same, and leaves the earlier result alone.
@@ -80,7 +80,7 @@ func checkAgainstJCS(t testing.TB, in []byte) {
 	}
 }
 
-// canonicalSeeds are inputs that reach every branch of the fast encoder.
+// canonicalSeeds are inputs that reach every branch of the canonicalizer.
 var canonicalSeeds = []string{
 	`{"b":[1.0,-0,1e21,"\u00e9"],"a":{}}`, `"\ud83d\ude00"`, `[1e-7, 5e-324]`, `{"a":1,"a":2}`,
 	`{"z":{"y":[{"b":1,"a":2},{"d":{"f":0,"e":1}}],"x":"\t"},"a":[]}`,
@@ -96,10 +96,10 @@ var canonicalSeeds = []string{
 	`[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]`,
 }
 
-// FuzzCanonicalFastMatchesJCS: on arbitrary bytes the fast encoder gives
+// FuzzCanonicalMatchesJCS: on arbitrary bytes the canonicalizer gives
 // exactly jcs.Transform's output, or refuses exactly when jcs does. Seeds
 // are the inputs above, the JCS suite and the signing test answers.
-func FuzzCanonicalFastMatchesJCS(f *testing.F) {
+func FuzzCanonicalMatchesJCS(f *testing.F) {
 	for _, s := range canonicalSeeds {
 		f.Add([]byte(s))
 	}
@@ -120,11 +120,11 @@ func FuzzCanonicalFastMatchesJCS(f *testing.F) {
 	})
 }
 
-// FuzzCanonicalFastValidJSON builds a valid JSON document from the fuzz
+// FuzzCanonicalValidJSON builds a valid JSON document from the fuzz
 // input (keys out of order, escapes, characters on both sides of the UTF-16
 // ordering quirk, numbers in every spelling, whitespace) so that the
 // comparison with jcs explores accepted documents, not only refusals.
-func FuzzCanonicalFastValidJSON(f *testing.F) {
+func FuzzCanonicalValidJSON(f *testing.F) {
 	for _, s := range []string{"", "\x00", "object of things", "\xff\xfe\xfd\xfc\xfb\xfa", strings.Repeat("\x05\x83", 40)} {
 		f.Add([]byte(s))
 	}
@@ -217,17 +217,17 @@ func (g *jsonGen) value(depth int) []byte {
 	return b.Bytes()
 }
 
-func TestCanonicalFastSeeds(t *testing.T) {
+func TestCanonicalSeeds(t *testing.T) {
 	for _, s := range canonicalSeeds {
 		t.Run(strconv.Quote(s), func(t *testing.T) { checkAgainstJCS(t, []byte(s)) })
 	}
 }
 
-func TestCanonicalFastDepthLimit(t *testing.T) {
+func TestCanonicalDepthLimit(t *testing.T) {
 	deepest := strings.Repeat("[", maxCanonicalDepth) + strings.Repeat("]", maxCanonicalDepth)
 	checkAgainstJCS(t, []byte(deepest))
-	if _, err := fastCanonical([]byte(deepest)); err != nil {
-		t.Errorf("fastCanonical(%d levels): %v, want the jcs limit to admit it", maxCanonicalDepth, err)
+	if _, err := ownCanonical([]byte(deepest)); err != nil {
+		t.Errorf("ownCanonical(%d levels): %v, want the jcs limit to admit it", maxCanonicalDepth, err)
 	}
 	// Spliced one level down, as SignedDocument does, the same value is
 	// one level too deep.
@@ -238,17 +238,17 @@ func TestCanonicalFastDepthLimit(t *testing.T) {
 	checkAgainstJCS(t, []byte(objects))
 }
 
-// TestCanonicalFastDeepReorderIsLinear: members that must move at every one
+// TestCanonicalDeepReorderIsLinear: members that must move at every one
 // of many levels, around a large string, cost memory in proportion to the
 // input, not to input times depth.
-func TestCanonicalFastDeepReorderIsLinear(t *testing.T) {
+func TestCanonicalDeepReorderIsLinear(t *testing.T) {
 	const depth = 2000
 	big := strings.Repeat("x", 200_000)
 	doc := []byte(strings.Repeat(`{"b":`, depth) + `"` + big + `"` + strings.Repeat(`,"a":1}`, depth))
 	checkAgainstJCS(t, doc)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if _, err := fastCanonical(doc); err != nil {
+	if _, err := ownCanonical(doc); err != nil {
 		t.Fatal(err)
 	}
 	runtime.ReadMemStats(&after)
@@ -257,26 +257,26 @@ func TestCanonicalFastDeepReorderIsLinear(t *testing.T) {
 	}
 }
 
-func TestSignedDocumentFastMatchesJCS(t *testing.T) {
+func TestSignedDocumentMatchesJCS(t *testing.T) {
 	tests := []struct {
 		name              string
 		context, kv, at   string
 		response          string
-		wantFastToRefuse  bool
+		wantRefused       bool
 		wantSignedDocFail bool
 	}{
 		{name: "answer", context: ContextVerify, kv: "v1-2026-11a", at: "2026-11-01T00:00:00.000000+00:00",
 			response: ` { "z": 1.0, "a": [0.966667, "\u00e9<>&"] } `},
 		{name: "escapes in strings", context: ContextTrustScore, kv: "v\"1\\\x01\u2028", at: "t\n\u00e9", response: `null`},
 		{name: "injection", context: ContextVerify, kv: "v1", at: "t", response: `1,"context":"x"`,
-			wantFastToRefuse: true, wantSignedDocFail: true},
+			wantRefused: true, wantSignedDocFail: true},
 		{name: "invalid utf-8 key version", context: ContextVerify, kv: "v\xff", at: "t", response: `{}`,
-			wantFastToRefuse: true, wantSignedDocFail: true},
+			wantRefused: true, wantSignedDocFail: true},
 		{name: "deepest response", context: ContextVerify, kv: "v1", at: "t",
 			response: strings.Repeat("[", maxCanonicalDepth-1) + strings.Repeat("]", maxCanonicalDepth-1)},
 		{name: "one level too deep inside the document", context: ContextVerify, kv: "v1", at: "t",
-			response:         strings.Repeat("[", maxCanonicalDepth) + strings.Repeat("]", maxCanonicalDepth),
-			wantFastToRefuse: true, wantSignedDocFail: true},
+			response:    strings.Repeat("[", maxCanonicalDepth) + strings.Repeat("]", maxCanonicalDepth),
+			wantRefused: true, wantSignedDocFail: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -284,31 +284,31 @@ func TestSignedDocumentFastMatchesJCS(t *testing.T) {
 			if (wantErr != nil) != tt.wantSignedDocFail {
 				t.Fatalf("signedDocumentJCS error = %v, want failure %v", wantErr, tt.wantSignedDocFail)
 			}
-			got, ok := signedDocumentFast(nil, tt.context, tt.kv, tt.at, []byte(tt.response))
-			if ok == tt.wantFastToRefuse {
-				t.Fatalf("signedDocumentFast ok = %v, want %v", ok, !tt.wantFastToRefuse)
+			got, ok := signedDocumentOK(nil, tt.context, tt.kv, tt.at, []byte(tt.response))
+			if ok == tt.wantRefused {
+				t.Fatalf("signedDocumentOK ok = %v, want %v", ok, !tt.wantRefused)
 			}
 			if ok && !bytes.Equal(got, want) {
-				t.Errorf("signedDocumentFast:\ngot  %s\nwant %s", got, want)
+				t.Errorf("signedDocumentOK:\ngot  %s\nwant %s", got, want)
 			}
 		})
 	}
 }
 
-// FuzzSignedDocumentFast: the fast signed document is the jcs one, and it
+// FuzzSignedDocumentMatchesJCS: the signed document is the jcs path's, and it
 // refuses whenever the jcs path fails.
-func FuzzSignedDocumentFast(f *testing.F) {
+func FuzzSignedDocumentMatchesJCS(f *testing.F) {
 	f.Add(ContextVerify, "v1-2026-11a", "2026-11-01T00:00:00.000000+00:00", []byte(`{"b":1,"a":[2]}`))
 	f.Add(ContextTrustScore, "k\"\\", "\x1f", []byte(`1,"zzz":2`))
 	f.Add("c", "v", "t", []byte("\"\xff\""))
 	f.Fuzz(func(t *testing.T, context, kv, at string, response []byte) {
 		want, wantErr := signedDocumentJCS(context, kv, at, response)
-		got, ok := signedDocumentFast(nil, context, kv, at, response)
+		got, ok := signedDocumentOK(nil, context, kv, at, response)
 		if ok && (wantErr != nil || !bytes.Equal(got, want)) {
-			t.Fatalf("fast signed document %q, jcs path %q, %v", got, want, wantErr)
+			t.Fatalf("signed document %q, jcs path %q, %v", got, want, wantErr)
 		}
 		if !ok && wantErr == nil {
-			t.Fatalf("fast path refused what the jcs path signs: %q", want)
+			t.Fatalf("refused what the jcs path signs: %q", want)
 		}
 	})
 }
@@ -318,7 +318,7 @@ func BenchmarkCanonicalize(b *testing.B) {
 	for _, tt := range []struct {
 		name string
 		fn   func([]byte) ([]byte, error)
-	}{{"fast", fastCanonical}, {"jcs", jcs.Transform}} {
+	}{{"ours", ownCanonical}, {"jcs", jcs.Transform}} {
 		b.Run(tt.name, func(b *testing.B) {
 			b.SetBytes(int64(len(answer)))
 			b.ReportAllocs()
@@ -333,10 +333,10 @@ func BenchmarkCanonicalize(b *testing.B) {
 
 func BenchmarkCanonicalizeSmall(b *testing.B) {
 	rules := []byte(`[{"type":"sum_equals","field":"line_items[].line_total","equals_field":"total","equals":null,"other_field":null,"value":null,"in_field":null,"values":null,"tolerance":0.01,"if_present":false},{"values":null,"type":"unique","field":"line_items[].description","equals_field":null,"equals":null,"other_field":null,"value":null,"in_field":null,"tolerance":1e-9,"if_present":false}]`)
-	b.Run("fast", func(b *testing.B) {
+	b.Run("ours", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := fastCanonical(rules); err != nil {
+			if _, err := ownCanonical(rules); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -351,11 +351,11 @@ func BenchmarkCanonicalizeSmall(b *testing.B) {
 	})
 }
 
-// FuzzCanonicalFastNumbers compares number literals with jcs: the digits
+// FuzzCanonicalNumbers compares number literals with jcs: the digits
 // of n with a decimal point placed point digits from the right (padded
 // with zeros), trailing zeros, a sign and an optional exponent, which
 // drives the plain-decimal shortcut and the paths around it.
-func FuzzCanonicalFastNumbers(f *testing.F) {
+func FuzzCanonicalNumbers(f *testing.F) {
 	f.Add(uint64(2500), uint8(2), uint8(1), false, int16(0))
 	f.Add(uint64(966667), uint8(6), uint8(0), true, int16(0))
 	f.Add(uint64(1), uint8(7), uint8(3), false, int16(0))
