@@ -91,27 +91,34 @@ func validIPLiteral(s string) bool { return ipFuture.MatchString(s) || validIPv6
 // sub-delims, percent-encoded octets and the ASCII characters in extra;
 // with iri also of RFC 3987 ucschar, and with private of iprivate.
 func validChars(s, extra string, iri, private bool) bool {
+	return validEncoded(s, func(c byte) bool {
+		return isUnreserved(c) || isSubDelim(c) || strings.IndexByte(extra, c) >= 0
+	}, func(r rune) bool { return iri && (isUcschar(r) || private && isIprivate(r)) })
+}
+
+// validEncoded reports whether s consists of percent-encoded octets, ASCII
+// characters that ascii accepts and other code points that other accepts
+// (invalid UTF-8 is offered to it as U+FFFD).
+func validEncoded(s string, ascii func(byte) bool, other func(rune) bool) bool {
 	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
+		switch c := s[i]; {
 		case c == '%':
 			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
 				return false
 			}
 			i += 3
-			continue
 		case c < utf8.RuneSelf:
-			if !isUnreserved(c) && !isSubDelim(c) && strings.IndexByte(extra, c) < 0 {
+			if !ascii(c) {
 				return false
 			}
 			i++
-			continue
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !other(r) {
+				return false
+			}
+			i += size
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !iri || !(isUcschar(r) || private && isIprivate(r)) {
-			return false
-		}
-		i += size
 	}
 	return true
 }

@@ -1,9 +1,6 @@
 package format
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "strings"
 
 // validURITemplate checks the RFC 6570 grammar (level 4): literals and
 // {expressions} with an optional operator, one or more varspecs separated
@@ -35,29 +32,9 @@ func validURITemplate(s string) bool {
 // but controls, space, " % < > \ ^ ` { | }, and percent-encoded octets.
 // The apostrophe is allowed, as the JSON Schema suite expects.
 func validTemplateLiterals(s string) bool {
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '%':
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return false
-			}
-			i += 3
-			continue
-		case c < utf8.RuneSelf:
-			if c <= ' ' || c == 0x7f || strings.IndexByte("\"<>\\^`{|}", c) >= 0 {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !isUcschar(r) && !isIprivate(r) {
-			return false
-		}
-		i += size
-	}
-	return true
+	return validEncoded(s, func(c byte) bool {
+		return c > ' ' && c != 0x7f && strings.IndexByte("\"<>\\^`{|}", c) < 0
+	}, func(r rune) bool { return isUcschar(r) || isIprivate(r) })
 }
 
 // validExpression checks what stands between { and }.
@@ -88,16 +65,6 @@ func validVarname(s string) bool {
 	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '%':
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return false
-			}
-			i += 2
-		case !isAlpha(c) && !isDigit(c) && c != '_' && c != '.':
-			return false
-		}
-	}
-	return true
+	return validEncoded(s, func(c byte) bool { return isAlpha(c) || isDigit(c) || c == '_' || c == '.' },
+		func(rune) bool { return false })
 }
