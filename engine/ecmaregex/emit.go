@@ -55,17 +55,14 @@ func writeClass(b *strings.Builder, negate bool, items []classItem) {
 // writeRange writes a class range, leaving out the surrogates, which no Go
 // string holds and which RE2 would read as U+FFFD.
 func writeRange(b *strings.Builder, lo, hi rune) {
-	switch {
-	case lo >= surrogateMin && hi <= surrogateMax:
-		return
-	case lo < surrogateMin && hi >= surrogateMin:
-		writeRange(b, lo, surrogateMin-1)
-		if hi > surrogateMax {
-			writeRange(b, surrogateMax+1, hi)
+	if lo <= surrogateMax && hi >= surrogateMin {
+		if lo < surrogateMin {
+			writeRange(b, lo, surrogateMin-1)
 		}
-		return
-	case lo >= surrogateMin && lo <= surrogateMax:
 		lo = surrogateMax + 1
+	}
+	if lo > hi {
+		return
 	}
 	writeRune(b, lo, true)
 	if hi != lo {
