@@ -18,12 +18,12 @@ type dialect struct {
 	formatVocab bool // format-assertion vocabulary in use: format always asserts
 }
 
-func dialect2020() *dialect {
+// dialectOf returns the dialect of draft's own meta-schema.
+func dialectOf(draft Draft) *dialect {
+	if draft == Draft7 {
+		return &dialect{draft: Draft7, metaURI: meta7URI, applicator: true, validation: true}
+	}
 	return &dialect{draft: Draft2020, metaURI: meta2020URI, applicator: true, unevaluated: true, validation: true}
-}
-
-func dialect7() *dialect {
-	return &dialect{draft: Draft7, metaURI: meta7URI, applicator: true, validation: true}
 }
 
 const vocabPrefix = "https://json-schema.org/draft/2020-12/vocab/"
@@ -87,11 +87,7 @@ func newCompiler(o Options) (*compiler, error) {
 
 // compileRoot compiles doc as the main document and returns its root node.
 func (c *compiler) compileRoot(doc any) (*node, error) {
-	dia := dialect2020()
-	if c.opts.DefaultDraft == Draft7 {
-		dia = dialect7()
-	}
-	d, err := c.load(defaultBase, doc, dia, true)
+	d, err := c.load(defaultBase, doc, dialectOf(c.opts.DefaultDraft), true)
 	if err != nil {
 		return nil, err
 	}
@@ -173,9 +169,9 @@ func (c *compiler) dialectFor(s string, depth int) *dialect {
 	u := strings.TrimSuffix(s, "#")
 	switch u {
 	case meta2020URI:
-		return dialect2020()
+		return dialectOf(Draft2020)
 	case meta7URI, "https://json-schema.org/draft-07/schema":
-		return dialect7()
+		return dialectOf(Draft7)
 	}
 	norm, err := normalizeURI(u)
 	if err != nil || depth > 8 || c.opts.Registry == nil || c.opts.Registry.docs[norm] == nil {
@@ -419,7 +415,7 @@ func (c *compiler) resource(abs string) (*schemaLoc, error) {
 		if rd == nil || c.docs[rd.uri] != nil {
 			continue
 		}
-		dia := dialect2020()
+		dia := dialectOf(Draft2020)
 		if c.main != nil && c.main.locs[""] != nil {
 			dia = c.main.locs[""].dia
 		}
