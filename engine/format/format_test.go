@@ -80,6 +80,7 @@ func TestValid(t *testing.T) {
 		{"idn-hostname", "☃.com", false},
 		{"idn-hostname", "a\u00adb.com", false},          // soft hyphen: default ignorable
 		{"idn-hostname", "\u1100\u1161.kr", false},       // old Hangul jamo
+		{"idn-hostname", "a\u20d0.com", false},           // a combining mark of an ignorable block
 		{"idn-hostname", "\u13a0\u13cd\u13a6.com", true}, // Cherokee capitals: case folding keeps them
 		{"idn-hostname", "\uab70.com", false},            // Cherokee small letter: folds to U+13A0
 		{"idn-hostname", "\u00e9--x.com", true},          // -- at bytes 3-4, not at characters 3-4
