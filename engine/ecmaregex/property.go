@@ -1,6 +1,7 @@
 package ecmaregex
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"strings"
@@ -172,10 +173,7 @@ func lookupProperty(body string) (charSet, error) {
 		if gc, ok := generalCategory(name); ok {
 			return charSet{re2: gc}, nil
 		}
-		long := name
-		if l, ok := binaryAliases[name]; ok {
-			long = l
-		}
+		long := cmp.Or(binaryAliases[name], name)
 		if unsupportedBinary[long] {
 			return charSet{}, unsupportedf("unicode property %s (Go's tables do not carry it)", name)
 		}
@@ -190,11 +188,8 @@ func lookupProperty(body string) (charSet, error) {
 			return charSet{re2: gc}, nil
 		}
 	case "Script", "sc", "Script_Extensions", "scx":
-		long := value
-		if l, ok := scriptAliases[value]; ok {
-			long = l
-		}
-		if !knownScript(long) {
+		long := cmp.Or(scriptAliases[value], value)
+		if _, inGo := unicode.Scripts[long]; !inGo && long != "Unknown" && long != "Katakana_Or_Hiragana" {
 			break
 		}
 		if name == "Script_Extensions" || name == "scx" {
@@ -213,14 +208,6 @@ func lookupProperty(body string) (charSet, error) {
 		return charSet{re2: long}, nil
 	}
 	return charSet{}, errUnknownProperty
-}
-
-// knownScript reports whether long is a Script value ECMA-262 accepts.
-func knownScript(long string) bool {
-	if _, ok := unicode.Scripts[long]; ok {
-		return true
-	}
-	return long == "Unknown" || long == "Katakana_Or_Hiragana"
 }
 
 // re2Table returns the Go table behind an RE2 class name (a General_Category
