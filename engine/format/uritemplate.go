@@ -7,25 +7,20 @@ import "strings"
 // by commas, each a varname with an optional :prefix (1-9999) or * explode.
 // The operators RFC 6570 reserves for future use (= , ! @ |) are refused.
 func validURITemplate(s string) bool {
-	for s != "" {
-		open := strings.IndexByte(s, '{')
-		literals := s
-		if open >= 0 {
-			literals = s[:open]
-		}
+	for {
+		literals, rest, hasExpression := strings.Cut(s, "{")
 		if !validTemplateLiterals(literals) {
 			return false
 		}
-		if open < 0 {
+		if !hasExpression {
 			return true
 		}
-		end := strings.IndexByte(s[open:], '}')
-		if end < 0 || !validExpression(s[open+1:open+end]) {
+		expression, after, closed := strings.Cut(rest, "}")
+		if !closed || !validExpression(expression) {
 			return false
 		}
-		s = s[open+end+1:]
+		s = after
 	}
-	return true
 }
 
 // validTemplateLiterals checks the text between expressions: any character
