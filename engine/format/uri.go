@@ -22,11 +22,8 @@ func validURI(s string, iri, ref bool) bool {
 	}
 	// A colon before any slash ends a scheme; a relative reference may not
 	// have one in its first segment (path-noscheme).
-	firstSlash := strings.IndexByte(rest, '/')
-	if firstSlash < 0 {
-		firstSlash = len(rest)
-	}
-	if colon := strings.IndexByte(rest[:firstSlash], ':'); colon >= 0 {
+	firstSegment, _, _ := strings.Cut(rest, "/")
+	if colon := strings.IndexByte(firstSegment, ':'); colon >= 0 {
 		if !validScheme(rest[:colon]) {
 			return false
 		}
@@ -35,10 +32,7 @@ func validURI(s string, iri, ref bool) bool {
 		return false
 	}
 	if hier, ok := strings.CutPrefix(rest, "//"); ok {
-		authority, path := hier, ""
-		if i := strings.IndexByte(hier, '/'); i >= 0 {
-			authority, path = hier[:i], hier[i:]
-		}
+		authority, path, _ := strings.Cut(hier, "/") // path: the rest, less its leading /
 		return validAuthority(authority, iri) && validChars(path, ":@/", iri, false)
 	}
 	return validChars(rest, ":@/", iri, false)
