@@ -1,6 +1,7 @@
 package ecmaregex
 
 import (
+	"cmp"
 	"errors"
 	"slices"
 	"strconv"
@@ -39,7 +40,8 @@ func (p *parser) classEscape(inClass bool) (classItem, error) {
 		if set.neg && p.flags&flagIgnoreCase != 0 {
 			// ECMA-262 complements \P{…} before case folding, RE2 after:
 			// spell the complement out so RE2 folds the right set.
-			set = charSet{set: re2Table(set.re2).complement()}
+			table := cmp.Or(unicode.Categories[set.re2], unicode.Scripts[set.re2])
+			set = charSet{set: tableSet(table).complement()}
 		}
 		return classItem{isSet: true, set: set}, nil
 	case 'f', 'n', 'r', 't', 'v':

@@ -209,12 +209,3 @@ func lookupProperty(body string) (charSet, error) {
 	}
 	return charSet{}, errUnknownProperty
 }
-
-// re2Table returns the Go table behind an RE2 class name (a General_Category
-// or a Script).
-func re2Table(name string) runeSet {
-	if t, ok := unicode.Categories[name]; ok {
-		return tableSet(t)
-	}
-	return tableSet(unicode.Scripts[name])
-}
