@@ -46,6 +46,8 @@ func TestCompileMatches(t *testing.T) {
 		{"negated property", `^\P{L}$`, []string{"1"}, []string{"a"}},
 		{"general category key", `^\p{gc=Lu}$`, []string{"A"}, []string{"a"}},
 		{"general category long key", `^\p{General_Category=Uppercase_Letter}$`, []string{"Ä"}, []string{"ä"}},
+		{"script Unknown", `^\p{sc=Zzzz}$`, []string{"\u0378"}, []string{"a", "1"}}, // U+0378: unassigned
+		{"script of no code point", `^\p{sc=Hrkt}$`, nil, []string{"\u3042", "\u30a2", "a"}},
 		{"script", `^\p{Script=Greek}+$`, []string{"αβγ"}, []string{"abc"}},
 		{"script alias", `^\p{sc=Cyrl}$`, []string{"ж"}, []string{"z"}},
 		{"negated script", `^\P{sc=Latn}$`, []string{"ж", "1"}, []string{"z"}},

@@ -3,6 +3,7 @@ package ecmaregex
 import (
 	"cmp"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -31,9 +32,7 @@ var errUnknownProperty = errors.New("unknown unicode property")
 // generalCategory returns the name of Go's table for a General_Category
 // value or alias. Go's names and aliases are exactly those ECMA-262 accepts.
 func generalCategory(name string) (string, bool) {
-	if short, ok := unicode.CategoryAliases[name]; ok {
-		return short, true
-	}
+	name = cmp.Or(unicode.CategoryAliases[name], name)
 	_, ok := unicode.Categories[name]
 	return name, ok
 }
@@ -197,11 +196,7 @@ func lookupProperty(body string) (charSet, error) {
 		}
 		switch long {
 		case "Unknown":
-			var all []*unicode.RangeTable
-			for _, t := range unicode.Scripts {
-				all = append(all, t)
-			}
-			return charSet{set: tableSet(all...).complement()}, nil
+			return charSet{set: tableSet(slices.Collect(maps.Values(unicode.Scripts))...).complement()}, nil
 		case "Katakana_Or_Hiragana":
 			return charSet{set: nil}, nil // no code point has this Script value
 		}
