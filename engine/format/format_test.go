@@ -167,7 +167,7 @@ func TestValid(t *testing.T) {
 }
 
 func TestKnown(t *testing.T) {
-	for _, name := range Names() {
+	for name := range checkers {
 		if !Known(name) {
 			t.Errorf("Known(%q) = false, want true", name)
 		}
