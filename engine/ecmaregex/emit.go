@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 )
 
 // maxRepeat is the largest count RE2 accepts in {n,m}.
@@ -14,7 +15,7 @@ const maxRepeat = 1000
 // surrogates (invalid UTF-8 decodes to U+FFFD), so a lone surrogate escape
 // matches nothing.
 func writeLiteral(b *strings.Builder, r rune) {
-	if isSurrogate(r) {
+	if utf16.IsSurrogate(r) {
 		b.WriteString(`[^\x00-\x{10ffff}]`)
 		return
 	}
@@ -72,8 +73,6 @@ func writeRange(b *strings.Builder, lo, hi rune) {
 }
 
 const surrogateMin, surrogateMax = 0xd800, 0xdfff
-
-func isSurrogate(r rune) bool { return r >= surrogateMin && r <= surrogateMax }
 
 // writeRune writes one code point so that RE2 reads it literally.
 func writeRune(b *strings.Builder, r rune, inClass bool) {
