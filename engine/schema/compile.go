@@ -153,9 +153,7 @@ func (c *compiler) load(uri string, raw any, dia *dialect, main bool) (*document
 	if err := c.scan(d, raw, "", uri, r, dia); err != nil {
 		return nil, err
 	}
-	if c.res[uri] == nil {
-		c.res[uri] = d.locs[""]
-	}
+	addFirst(c.res, uri, d.locs[""])
 	return d, nil
 }
 
@@ -255,9 +253,7 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 			res = &resource{uri: abs}
 			c.resources = append(c.resources, res)
 			base = abs
-			if c.res[abs] == nil {
-				c.res[abs] = loc
-			}
+			addFirst(c.res, abs, loc)
 			if sv, ok := obj["$schema"].(string); ok && ptr != "" {
 				nd := c.dialectFor(sv, 0)
 				if nd == nil {
@@ -265,11 +261,11 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 				}
 				dia = nd
 			}
-		} else if ptr == "" && c.res[abs] == nil {
-			c.res[abs] = loc
+		} else if ptr == "" {
+			addFirst(c.res, abs, loc)
 		}
 		if frag != "" { // draft-07 location-independent identifier
-			c.addAnchor(base+"#"+frag, loc)
+			addFirst(c.anchors, base+"#"+frag, loc)
 		}
 		loc.base, loc.res, loc.dia = base, res, dia
 	}
@@ -283,14 +279,12 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 			if !ok || !anchorRE.MatchString(a) {
 				return c.errAt(d, loc.at(kw), kw+" must be a plain name", "start it with a letter or underscore and use only letters, digits, '-', '_' and '.'")
 			}
-			c.addAnchor(base+"#"+a, loc)
+			addFirst(c.anchors, base+"#"+a, loc)
 			if kw == "$dynamicAnchor" {
 				if res.dynLocs == nil {
 					res.dynLocs = map[string]*schemaLoc{}
 				}
-				if _, ok := res.dynLocs[a]; !ok {
-					res.dynLocs[a] = loc
-				}
+				addFirst(res.dynLocs, a, loc)
 			}
 		}
 	}
@@ -338,9 +332,11 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 	return nil
 }
 
-func (c *compiler) addAnchor(key string, loc *schemaLoc) {
-	if _, ok := c.anchors[key]; !ok {
-		c.anchors[key] = loc
+// addFirst sets m[k] to v unless m holds k already: the first definition of
+// a URI or an anchor wins.
+func addFirst[K comparable, V any](m map[K]V, k K, v V) {
+	if _, ok := m[k]; !ok {
+		m[k] = v
 	}
 }
 
