@@ -41,6 +41,18 @@ func TestValid(t *testing.T) {
 		{"email", `"a\"b"@example.com`, true},
 		{"email", `"a"b@example.com`, false},
 		{"email", `"unterminated@example.com`, false},
+		{"email", `"a b\\"@example.com`, true}, // space and an escaped backslash
+		{"email", "\"a\x01\"@example.com", false},
+		{"email", "\"a\x7f\"@example.com", false},
+		{"email", "\"a\\\x01\"@example.com", false}, // an escaped control character
+		{"email", `"ä"@example.com`, false},
+		{"idn-email", `"ä"@example.com`, true},
+		{"email", "a..b@example.com", false},
+		{"email", ".a@example.com", false},
+		{"email", "a.@example.com", false},
+		{"email", "@example.com", false},
+		{"email", `""@example.com`, true},
+		{"email", "a@", false},
 		{"email", "a@[IPv6:1::1]", true},
 		{"email", "a@[1.2.3.4", false},
 		{"email", "a@[IPv6:1.2.3.4]", false},
