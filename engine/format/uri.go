@@ -24,7 +24,7 @@ func validURI(s string, iri, ref bool) bool {
 	// have one in its first segment (path-noscheme).
 	firstSegment, _, _ := strings.Cut(rest, "/")
 	if colon := strings.IndexByte(firstSegment, ':'); colon >= 0 {
-		if !validScheme(rest[:colon]) {
+		if !scheme.MatchString(rest[:colon]) {
 			return false
 		}
 		rest = rest[colon+1:]
@@ -38,18 +38,8 @@ func validURI(s string, iri, ref bool) bool {
 	return validChars(rest, ":@/", iri, false)
 }
 
-// validScheme checks ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
-func validScheme(s string) bool {
-	if s == "" || !isAlpha(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isAlpha(c) && !isDigit(c) && c != '+' && c != '-' && c != '.' {
-			return false
-		}
-	}
-	return true
-}
+// scheme is ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
+var scheme = regexp.MustCompile(`^[A-Za-z][-A-Za-z0-9+.]*$`)
 
 // validAuthority checks [ userinfo "@" ] host [ ":" port ].
 func validAuthority(s string, iri bool) bool {
