@@ -1,7 +1,9 @@
 package ecmaregex
 
 import (
+	"cmp"
 	"errors"
+	"slices"
 	"strconv"
 	"unicode"
 )
@@ -38,19 +40,12 @@ func (p *parser) classEscape(inClass bool) (classItem, error) {
 		if set.neg && p.flags&flagIgnoreCase != 0 {
 			// ECMA-262 complements \P{…} before case folding, RE2 after:
 			// spell the complement out so RE2 folds the right set.
-			set = charSet{set: re2Table(set.re2).complement()}
+			table := cmp.Or(unicode.Categories[set.re2], unicode.Scripts[set.re2])
+			set = charSet{set: tableSet(table).complement()}
 		}
 		return classItem{isSet: true, set: set}, nil
-	case 'f':
-		return single('\f')
-	case 'n':
-		return single('\n')
-	case 'r':
-		return single('\r')
-	case 't':
-		return single('\t')
-	case 'v':
-		return single('\v')
+	case 'f', 'n', 'r', 't', 'v':
+		return single(controlEscapes[c])
 	case 'c':
 		l := p.peek(0)
 		if l >= 'a' && l <= 'z' || l >= 'A' && l <= 'Z' {
@@ -92,16 +87,16 @@ func (p *parser) classEscape(inClass bool) (classItem, error) {
 	return classItem{}, p.errorf("invalid escape \\%c", c)
 }
 
+// controlEscapes are the escapes of ECMA-262's ControlEscape.
+var controlEscapes = map[rune]rune{'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v'}
+
 // unicodeEscape parses what follows \u: XXXX (joining a surrogate pair
 // written as two escapes) or {X…}.
 func (p *parser) unicodeEscape() (rune, error) {
 	if p.peek(0) == '{' {
-		end := p.pos + 1
-		for end < len(p.src) && p.src[end] != '}' {
-			end++
-		}
+		end := p.closingBrace()
 		v, ok := p.hex(p.pos+1, end)
-		if !ok || end >= len(p.src) {
+		if !ok {
 			return 0, p.errorf("invalid unicode escape")
 		}
 		p.pos = end + 1
@@ -121,9 +116,18 @@ func (p *parser) unicodeEscape() (rune, error) {
 	return v, nil
 }
 
-// hex reads the hex digits from src[i] up to src[end].
+// closingBrace returns the index of the first } after pos, or -1.
+func (p *parser) closingBrace() int {
+	if i := slices.Index(p.src[p.pos:], '}'); i >= 0 {
+		return p.pos + i
+	}
+	return -1
+}
+
+// hex reads the hex digits from src[i] up to src[end]; false for no such
+// digits, or an end outside src[i:].
 func (p *parser) hex(i, end int) (rune, bool) {
-	if end > len(p.src) {
+	if end < i || end > len(p.src) {
 		return 0, false
 	}
 	v, err := strconv.ParseUint(string(p.src[i:end]), 16, 32)
@@ -132,18 +136,11 @@ func (p *parser) hex(i, end int) (rune, bool) {
 
 // property parses {…} after \p or \P.
 func (p *parser) property() (charSet, error) {
-	start := p.pos
-	if p.peek(0) != '{' {
+	end := p.closingBrace()
+	if p.peek(0) != '{' || end < 0 {
 		return charSet{}, p.errorf("invalid property name")
 	}
-	end := start + 1
-	for end < len(p.src) && p.src[end] != '}' {
-		end++
-	}
-	if end >= len(p.src) {
-		return charSet{}, p.errorf("invalid property name")
-	}
-	body := string(p.src[start+1 : end])
+	body := string(p.src[p.pos+1 : end])
 	set, err := lookupProperty(body)
 	if errors.Is(err, errUnknownProperty) {
 		return charSet{}, p.errorf("invalid property name %q", body)

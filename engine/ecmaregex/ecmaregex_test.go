@@ -46,6 +46,8 @@ func TestCompileMatches(t *testing.T) {
 		{"negated property", `^\P{L}$`, []string{"1"}, []string{"a"}},
 		{"general category key", `^\p{gc=Lu}$`, []string{"A"}, []string{"a"}},
 		{"general category long key", `^\p{General_Category=Uppercase_Letter}$`, []string{"Ä"}, []string{"ä"}},
+		{"script Unknown", `^\p{sc=Zzzz}$`, []string{"\u0378"}, []string{"a", "1"}}, // U+0378: unassigned
+		{"script of no code point", `^\p{sc=Hrkt}$`, nil, []string{"\u3042", "\u30a2", "a"}},
 		{"script", `^\p{Script=Greek}+$`, []string{"αβγ"}, []string{"abc"}},
 		{"script alias", `^\p{sc=Cyrl}$`, []string{"ж"}, []string{"z"}},
 		{"negated script", `^\P{sc=Latn}$`, []string{"ж", "1"}, []string{"z"}},
@@ -96,6 +98,7 @@ func TestCompileMatches(t *testing.T) {
 		{"ignore case modifier", "^(?i:ab)c$", []string{"ABc", "abc"}, []string{"abC"}},
 		{"clear ignore case", "^(?i:a(?-i:b))$", []string{"Ab"}, []string{"AB"}},
 		{"ignore case complement property", "^(?i:\\P{Lu})$", []string{"a", "A", "1"}, nil},
+		{"ignore case complement script", "^(?i:\\P{sc=Greek})$", []string{"a", "1", "\u03bc"}, []string{"\u03b1"}}, // µ (U+00B5, Common) folds to μ
 		{"ignore case negated class of property", "^(?i:[^\\p{Lu}])$", []string{"1"}, []string{"a", "A"}},
 		{"ignore case word", "^(?i:\\w)$", []string{"s", "S", "\u017f", "\u212a"}, []string{"é"}},
 		{"ignore case non-word", "^(?i:\\W)$", []string{"é", "-"}, []string{"s", "\u017f", "k", "\u212a"}},

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 )
 
 // maxRepeat is the largest count RE2 accepts in {n,m}.
@@ -14,7 +15,7 @@ const maxRepeat = 1000
 // surrogates (invalid UTF-8 decodes to U+FFFD), so a lone surrogate escape
 // matches nothing.
 func writeLiteral(b *strings.Builder, r rune) {
-	if isSurrogate(r) {
+	if utf16.IsSurrogate(r) {
 		b.WriteString(`[^\x00-\x{10ffff}]`)
 		return
 	}
@@ -55,17 +56,14 @@ func writeClass(b *strings.Builder, negate bool, items []classItem) {
 // writeRange writes a class range, leaving out the surrogates, which no Go
 // string holds and which RE2 would read as U+FFFD.
 func writeRange(b *strings.Builder, lo, hi rune) {
-	switch {
-	case lo >= surrogateMin && hi <= surrogateMax:
-		return
-	case lo < surrogateMin && hi >= surrogateMin:
-		writeRange(b, lo, surrogateMin-1)
-		if hi > surrogateMax {
-			writeRange(b, surrogateMax+1, hi)
+	if lo <= surrogateMax && hi >= surrogateMin {
+		if lo < surrogateMin {
+			writeRange(b, lo, surrogateMin-1)
 		}
-		return
-	case lo >= surrogateMin && lo <= surrogateMax:
 		lo = surrogateMax + 1
+	}
+	if lo > hi {
+		return
 	}
 	writeRune(b, lo, true)
 	if hi != lo {
@@ -75,8 +73,6 @@ func writeRange(b *strings.Builder, lo, hi rune) {
 }
 
 const surrogateMin, surrogateMax = 0xd800, 0xdfff
-
-func isSurrogate(r rune) bool { return r >= surrogateMin && r <= surrogateMax }
 
 // writeRune writes one code point so that RE2 reads it literally.
 func writeRune(b *strings.Builder, r rune, inClass bool) {

@@ -239,33 +239,36 @@ func (p *parser) quantifier() error {
 }
 
 // scanBraces reads {n}, {n,} or {n,m} at pos, advancing past it when ok.
-// Counts saturate at a value far above RE2's limit. hi is -1 for {n,}.
+// hi is -1 for {n,}.
 func (p *parser) scanBraces() (lo, hi int, ok bool) {
-	i := p.pos + 1
-	digits := func() (int, bool) {
-		start, v := i, 0
-		for i < len(p.src) && p.src[i] >= '0' && p.src[i] <= '9' {
-			v = min(v*10+int(p.src[i]-'0'), 1<<30)
-			i++
-		}
-		return v, i > start
-	}
-	lo, ok = digits()
-	if !ok {
-		return 0, 0, false
-	}
+	start := p.pos
+	p.pos++
+	lo, ok = p.decimal()
 	hi = lo
-	if i < len(p.src) && p.src[i] == ',' {
-		i++
-		if hi, ok = digits(); !ok {
-			hi = -1
+	if ok && p.peek(0) == ',' {
+		p.pos++
+		hi = -1 // {n,}
+		if n, more := p.decimal(); more {
+			hi = n
 		}
 	}
-	if i >= len(p.src) || p.src[i] != '}' {
+	if !ok || p.peek(0) != '}' {
+		p.pos = start
 		return 0, 0, false
 	}
-	p.pos = i + 1
+	p.pos++
 	return lo, hi, true
+}
+
+// decimal reads the decimal digits at pos, if any, saturating far above
+// RE2's limit.
+func (p *parser) decimal() (int, bool) {
+	start, v := p.pos, 0
+	for c := p.peek(0); c >= '0' && c <= '9'; c = p.peek(0) {
+		v = min(v*10+int(c-'0'), 1<<30)
+		p.pos++
+	}
+	return v, p.pos > start
 }
 
 // lookaround parses (?=…), (?!…), (?<=…) and (?<!…), which RE2 cannot run.
@@ -416,11 +419,7 @@ func (p *parser) atomEscape() error {
 	}
 	switch c := p.peek(0); {
 	case c >= '1' && c <= '9':
-		n := 0
-		for p.peek(0) >= '0' && p.peek(0) <= '9' {
-			n = min(n*10+int(p.peek(0)-'0'), 1<<30)
-			p.pos++
-		}
+		n, _ := p.decimal()
 		p.refs = append(p.refs, backref{num: n})
 		p.unsupportedf("back-reference \\%d needs backtracking", n)
 		return nil

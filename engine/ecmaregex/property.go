@@ -1,7 +1,9 @@
 package ecmaregex
 
 import (
+	"cmp"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -30,9 +32,7 @@ var errUnknownProperty = errors.New("unknown unicode property")
 // generalCategory returns the name of Go's table for a General_Category
 // value or alias. Go's names and aliases are exactly those ECMA-262 accepts.
 func generalCategory(name string) (string, bool) {
-	if short, ok := unicode.CategoryAliases[name]; ok {
-		return short, true
-	}
+	name = cmp.Or(unicode.CategoryAliases[name], name)
 	_, ok := unicode.Categories[name]
 	return name, ok
 }
@@ -172,10 +172,7 @@ func lookupProperty(body string) (charSet, error) {
 		if gc, ok := generalCategory(name); ok {
 			return charSet{re2: gc}, nil
 		}
-		long := name
-		if l, ok := binaryAliases[name]; ok {
-			long = l
-		}
+		long := cmp.Or(binaryAliases[name], name)
 		if unsupportedBinary[long] {
 			return charSet{}, unsupportedf("unicode property %s (Go's tables do not carry it)", name)
 		}
@@ -190,11 +187,8 @@ func lookupProperty(body string) (charSet, error) {
 			return charSet{re2: gc}, nil
 		}
 	case "Script", "sc", "Script_Extensions", "scx":
-		long := value
-		if l, ok := scriptAliases[value]; ok {
-			long = l
-		}
-		if !knownScript(long) {
+		long := cmp.Or(scriptAliases[value], value)
+		if _, inGo := unicode.Scripts[long]; !inGo && long != "Unknown" && long != "Katakana_Or_Hiragana" {
 			break
 		}
 		if name == "Script_Extensions" || name == "scx" {
@@ -202,32 +196,11 @@ func lookupProperty(body string) (charSet, error) {
 		}
 		switch long {
 		case "Unknown":
-			var all []*unicode.RangeTable
-			for _, t := range unicode.Scripts {
-				all = append(all, t)
-			}
-			return charSet{set: tableSet(all...).complement()}, nil
+			return charSet{set: tableSet(slices.Collect(maps.Values(unicode.Scripts))...).complement()}, nil
 		case "Katakana_Or_Hiragana":
 			return charSet{set: nil}, nil // no code point has this Script value
 		}
 		return charSet{re2: long}, nil
 	}
 	return charSet{}, errUnknownProperty
-}
-
-// knownScript reports whether long is a Script value ECMA-262 accepts.
-func knownScript(long string) bool {
-	if _, ok := unicode.Scripts[long]; ok {
-		return true
-	}
-	return long == "Unknown" || long == "Katakana_Or_Hiragana"
-}
-
-// re2Table returns the Go table behind an RE2 class name (a General_Category
-// or a Script).
-func re2Table(name string) runeSet {
-	if t, ok := unicode.Categories[name]; ok {
-		return tableSet(t)
-	}
-	return tableSet(unicode.Scripts[name])
 }

@@ -18,9 +18,9 @@ func validTime(s string) bool {
 	if len(s) < 9 || s[2] != ':' || s[5] != ':' {
 		return false
 	}
-	hour, ok1 := atoi(s[0:2])
-	minute, ok2 := atoi(s[3:5])
-	second, ok3 := atoi(s[6:8])
+	hour, ok1 := twoDigits(s[0:2])
+	minute, ok2 := twoDigits(s[3:5])
+	second, ok3 := twoDigits(s[6:8])
 	if !ok1 || !ok2 || !ok3 || hour > 23 || minute > 59 || second > 60 {
 		return false
 	}
@@ -36,8 +36,8 @@ func validTime(s string) bool {
 	switch {
 	case rest == "Z" || rest == "z":
 	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
-		oh, ok1 := atoi(rest[1:3])
-		om, ok2 := atoi(rest[4:6])
+		oh, ok1 := twoDigits(rest[1:3])
+		om, ok2 := twoDigits(rest[4:6])
 		if !ok1 || !ok2 || oh > 23 || om > 59 {
 			return false
 		}
@@ -80,14 +80,7 @@ func countDigits(s string) int {
 	return n
 }
 
-// atoi parses a non-empty run of ASCII digits.
-func atoi(s string) (int, bool) {
-	if s == "" || countDigits(s) != len(s) {
-		return 0, false
-	}
-	v := 0
-	for _, c := range []byte(s) {
-		v = v*10 + int(c-'0')
-	}
-	return v, true
+// twoDigits parses s, two bytes, as two ASCII digits.
+func twoDigits(s string) (int, bool) {
+	return int(s[0]-'0')*10 + int(s[1]-'0'), isDigit(s[0]) && isDigit(s[1])
 }

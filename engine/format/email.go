@@ -1,6 +1,7 @@
 package format
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -22,11 +23,15 @@ func validEmail(s string, intl bool) bool {
 	if len(s) > maxMailbox || !utf8.ValidString(s) {
 		return false
 	}
-	n := localPartLength(s, intl)
-	if n == 0 || n > maxLocalPart || n >= len(s) || s[n] != '@' {
+	re := localPart
+	if intl {
+		re = localPartIntl
+	}
+	n := len(re.FindString(s)) // the local part and its "@"
+	if n == 0 || n-1 > maxLocalPart {
 		return false
 	}
-	domain := s[n+1:]
+	domain := s[n:]
 	if literal, ok := strings.CutPrefix(domain, "["); ok {
 		literal, ok = strings.CutSuffix(literal, "]")
 		if !ok {
@@ -43,47 +48,14 @@ func validEmail(s string, intl bool) bool {
 	return validHostname(domain)
 }
 
-// localPartLength returns the length in bytes of the local part s starts
-// with, or 0 when it does not start with one.
-func localPartLength(s string, intl bool) int {
-	if strings.HasPrefix(s, `"`) {
-		for i := 1; i < len(s); i++ {
-			switch c := s[i]; {
-			case c == '"':
-				return i + 1
-			case c == '\\':
-				if i+1 >= len(s) || s[i+1] < ' ' || s[i+1] > '~' {
-					return 0
-				}
-				i++
-			case c >= utf8.RuneSelf:
-				if !intl {
-					return 0
-				}
-			case c < ' ' || c > '~':
-				return 0
-			}
-		}
-		return 0
-	}
-	// Dot-string: atoms of atext joined by single dots.
-	i := 0
-	for {
-		start := i
-		for i < len(s) && (isAtext(s[i]) || intl && s[i] >= utf8.RuneSelf) {
-			i++
-		}
-		if i == start {
-			return 0
-		}
-		if i >= len(s) || s[i] != '.' {
-			return i
-		}
-		i++
-	}
-}
+// localPart and localPartIntl match an RFC 5321 Local-part and the "@"
+// after it: a dot-string (atoms of atext joined by single dots) or a
+// quoted-string (printable ASCII, " and \ only escaped). For idn-email any
+// non-ASCII character is atext and qtext too (RFC 6531).
+var localPart, localPartIntl = localPartPattern(""), localPartPattern(`\x{80}-\x{10ffff}`)
 
-// isAtext reports RFC 5322 atext.
-func isAtext(c byte) bool {
-	return isAlpha(c) || isDigit(c) || strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0
+func localPartPattern(nonASCII string) *regexp.Regexp {
+	atext := "-a-zA-Z0-9!#$%&'*+/=?^_`{|}~" + nonASCII
+	qtext := ` !#-\[\]-~` + nonASCII
+	return regexp.MustCompile(`^(?:[` + atext + `]+(?:\.[` + atext + `]+)*|"(?:[` + qtext + `]|\\[ -~])*")@`)
 }

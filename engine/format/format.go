@@ -13,12 +13,7 @@
 //	format.Valid("x-custom", "anything")        // true: not a known format
 package format
 
-import (
-	"maps"
-	"slices"
-
-	"github.com/verifier-dev/verifier/engine/ecmaregex"
-)
+import "github.com/verifier-dev/verifier/engine/ecmaregex"
 
 // checkers holds the check of every format this package asserts.
 var checkers = map[string]func(string) bool{
@@ -42,9 +37,6 @@ var checkers = map[string]func(string) bool{
 	"relative-json-pointer": validRelativeJSONPointer,
 	"regex":                 ecmaregex.Valid,
 }
-
-// Names lists the formats this package asserts, sorted.
-func Names() []string { return slices.Sorted(maps.Keys(checkers)) }
 
 // Known reports whether name is a format this package asserts. Unknown
 // formats are annotations only.

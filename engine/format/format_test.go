@@ -41,6 +41,18 @@ func TestValid(t *testing.T) {
 		{"email", `"a\"b"@example.com`, true},
 		{"email", `"a"b@example.com`, false},
 		{"email", `"unterminated@example.com`, false},
+		{"email", `"a b\\"@example.com`, true}, // space and an escaped backslash
+		{"email", "\"a\x01\"@example.com", false},
+		{"email", "\"a\x7f\"@example.com", false},
+		{"email", "\"a\\\x01\"@example.com", false}, // an escaped control character
+		{"email", `"ä"@example.com`, false},
+		{"idn-email", `"ä"@example.com`, true},
+		{"email", "a..b@example.com", false},
+		{"email", ".a@example.com", false},
+		{"email", "a.@example.com", false},
+		{"email", "@example.com", false},
+		{"email", `""@example.com`, true},
+		{"email", "a@", false},
 		{"email", "a@[IPv6:1::1]", true},
 		{"email", "a@[1.2.3.4", false},
 		{"email", "a@[IPv6:1.2.3.4]", false},
@@ -80,6 +92,7 @@ func TestValid(t *testing.T) {
 		{"idn-hostname", "☃.com", false},
 		{"idn-hostname", "a\u00adb.com", false},          // soft hyphen: default ignorable
 		{"idn-hostname", "\u1100\u1161.kr", false},       // old Hangul jamo
+		{"idn-hostname", "a\u20d0.com", false},           // a combining mark of an ignorable block
 		{"idn-hostname", "\u13a0\u13cd\u13a6.com", true}, // Cherokee capitals: case folding keeps them
 		{"idn-hostname", "\uab70.com", false},            // Cherokee small letter: folds to U+13A0
 		{"idn-hostname", "\u00e9--x.com", true},          // -- at bytes 3-4, not at characters 3-4
@@ -166,7 +179,7 @@ func TestValid(t *testing.T) {
 }
 
 func TestKnown(t *testing.T) {
-	for _, name := range Names() {
+	for name := range checkers {
 		if !Known(name) {
 			t.Errorf("Known(%q) = false, want true", name)
 		}

@@ -1,6 +1,10 @@
 package format
 
-import "testing"
+import (
+	"maps"
+	"slices"
+	"testing"
+)
 
 // FuzzValid checks that no format name and string panic Valid, and that
 // the stricter formats never accept what their wider forms refuse.
@@ -14,7 +18,7 @@ func FuzzValid(f *testing.F) {
 		{"hostname", "idn-hostname"},
 		{"email", "idn-email"},
 	}
-	names := Names()
+	names := slices.Sorted(maps.Keys(checkers))
 	seeds := []string{
 		"2024-02-29", "23:59:60Z", "P1Y2M", "a@b.c", `"a b"@[IPv6:::1]`, "xn--bcher-kva.de",
 		"실례.테스트", "::ffff:1.2.3.4", "http://[v1.x]:80/p?q#f", "{+a,b:3}", "/a~0", "0#",

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -19,18 +20,8 @@ const maxLabelLength = 63
 // follow the Bidi rule. These are the rules of idn-hostname for ASCII names.
 func validHostname(s string) bool { return isASCII(s) && validIDNHostname(s) }
 
-// validLDHLabel checks letters, digits and hyphens, not at either end.
-func validLDHLabel(l string) bool {
-	if l == "" || len(l) > maxLabelLength || l[0] == '-' || l[len(l)-1] == '-' {
-		return false
-	}
-	for i := 0; i < len(l); i++ {
-		if c := l[i]; !isAlpha(c) && !isDigit(c) && c != '-' {
-			return false
-		}
-	}
-	return true
-}
+// ldhLabel is letters, digits and hyphens, not at either end.
+var ldhLabel = regexp.MustCompile(`^[A-Za-z0-9](?:[-A-Za-z0-9]*[A-Za-z0-9])?$`)
 
 // validIDNHostname checks an internationalized host name (RFC 5890 §2.3.2.3):
 // labels separated by any of the four IDNA full stops, each an ASCII LDH
@@ -55,7 +46,7 @@ func validIDNHostname(s string) bool {
 			if alabel, ok = uLabelToA(l); !ok {
 				return false
 			}
-		case !validLDHLabel(l):
+		case len(l) > maxLabelLength || !ldhLabel.MatchString(l):
 			return false
 		case hasACEPrefix(l):
 			u, ok := decodeALabel(l)

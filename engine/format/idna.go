@@ -11,17 +11,6 @@ import (
 	"golang.org/x/text/unicode/bidi"
 )
 
-// idnaProperty is a code point's IDNA2008 derived property (RFC 5892 §2),
-// as far as registration leaves it open.
-type idnaProperty int
-
-const (
-	pvalid idnaProperty = iota
-	contextJ
-	contextO
-	disallowed
-)
-
 // registration checks a U-label with x/net/idna's UTS #46 tables, which
 // refuse what RFC 5892 calls unassigned, unstable (category B) and
 // ignorable (category C), and with its checks of NFC, of a leading
@@ -29,49 +18,30 @@ const (
 // not characters, so uLabelToA makes its own.
 var registration = idna.New(idna.ValidateForRegistration(), idna.CheckJoiners(true), idna.CheckHyphens(false))
 
-// derivedProperty computes the rest of the IDNA2008 derived property of r
-// (RFC 5892 §3): UTS #46 keeps valid the symbols and punctuation IDNA2008
-// disallows (its NV8 and XV8), which General_Category sorts out.
-func derivedProperty(r rune) idnaProperty {
-	if p, ok := idnaExceptions(r); ok {
-		return p
-	}
-	if r == 0x200c || r == 0x200d {
-		return contextJ
-	}
-	if ignorableBlock(r) || oldHangulJamo(r) {
-		return disallowed
-	}
-	if r == '-' || unicode.In(r, unicode.Ll, unicode.Lu, unicode.Lo, unicode.Nd, unicode.Lm, unicode.Mn, unicode.Mc) {
-		return pvalid
-	}
-	return disallowed
-}
-
-// idnaExceptions is RFC 5892 §2.6.
-func idnaExceptions(r rune) (idnaProperty, bool) {
+// allowed reports whether runes[i] may stand in a U-label: its IDNA2008
+// derived property (RFC 5892) is PVALID, CONTEXTJ (registration checks the
+// joiners' rules), or CONTEXTO with its rule met. UTS #46 keeps valid the
+// symbols and punctuation IDNA2008 disallows (its NV8 and XV8), so
+// General_Category decides what the exceptions and categories below leave.
+func allowed(runes []rune, i int) bool {
+	r := runes[i]
 	switch {
-	case r == 0x00df, r == 0x03c2, r == 0x06fd, r == 0x06fe, r == 0x0f0b, r == 0x3007:
-		return pvalid, true
+	case r == 0x00df, r == 0x03c2, r == 0x06fd, r == 0x06fe, r == 0x0f0b, r == 0x3007: // §2.6: PVALID
+		return true
 	case r == 0x00b7, r == 0x0375, r == 0x05f3, r == 0x05f4, r == 0x30fb,
-		r >= 0x0660 && r <= 0x0669, r >= 0x06f0 && r <= 0x06f9:
-		return contextO, true
-	case r == 0x0640, r == 0x07fa, r == 0x302e, r == 0x302f, r >= 0x3031 && r <= 0x3035, r == 0x303b:
-		return disallowed, true
+		r >= 0x0660 && r <= 0x0669, r >= 0x06f0 && r <= 0x06f9: // §2.6: CONTEXTO
+		return contextORule(runes, i)
+	case r == 0x0640, r == 0x07fa, r == 0x302e, r == 0x302f, r >= 0x3031 && r <= 0x3035, r == 0x303b: // §2.6: DISALLOWED
+		return false
+	case r == 0x200c || r == 0x200d: // category H: CONTEXTJ
+		return true
+	case r >= 0x20d0 && r <= 0x20ff, r >= 0x1d100 && r <= 0x1d24f: // category D: ignorable blocks
+		return false
+	case r >= 0x1100 && r <= 0x11ff, r >= 0xa960 && r <= 0xa97c, r >= 0xd7b0 && r <= 0xd7c6,
+		r >= 0xd7cb && r <= 0xd7fb: // category I: old Hangul jamo
+		return false
 	}
-	return 0, false
-}
-
-// ignorableBlock is category D: Combining Diacritical Marks for Symbols,
-// Musical Symbols and Ancient Greek Musical Notation.
-func ignorableBlock(r rune) bool {
-	return r >= 0x20d0 && r <= 0x20ff || r >= 0x1d100 && r <= 0x1d24f
-}
-
-// oldHangulJamo is category I: Hangul_Syllable_Type L, V or T.
-func oldHangulJamo(r rune) bool {
-	return r >= 0x1100 && r <= 0x11ff || r >= 0xa960 && r <= 0xa97c || r >= 0xd7b0 && r <= 0xd7c6 ||
-		r >= 0xd7cb && r <= 0xd7fb
+	return r == '-' || unicode.In(r, unicode.Ll, unicode.Lu, unicode.Lo, unicode.Nd, unicode.Lm, unicode.Mn, unicode.Mc)
 }
 
 // uLabelToA checks a U-label against IDNA2008 (RFC 5891 §5.4, without the
@@ -84,14 +54,8 @@ func uLabelToA(label string) (string, bool) {
 		len(runes) >= 4 && runes[2] == '-' && runes[3] == '-' {
 		return "", false
 	}
-	for i, r := range runes {
-		switch derivedProperty(r) {
-		case pvalid, contextJ:
-		case contextO:
-			if !contextORule(runes, i) {
-				return "", false
-			}
-		default:
+	for i := range runes {
+		if !allowed(runes, i) {
 			return "", false
 		}
 	}

@@ -82,7 +82,7 @@ func TestSuiteFormats(t *testing.T) {
 		t.Logf("%-22s %3d/%3d", name, tl.passed, tl.total)
 	}
 	t.Logf("%-22s %3d/%3d (%s)", "all formats", passed, total, percent(passed, total))
-	for _, name := range Names() {
+	for name := range checkers {
 		if perFormat[name] == nil {
 			t.Errorf("format %q is asserted but the suite never tested it", name)
 		}

@@ -22,12 +22,9 @@ func validURI(s string, iri, ref bool) bool {
 	}
 	// A colon before any slash ends a scheme; a relative reference may not
 	// have one in its first segment (path-noscheme).
-	firstSlash := strings.IndexByte(rest, '/')
-	if firstSlash < 0 {
-		firstSlash = len(rest)
-	}
-	if colon := strings.IndexByte(rest[:firstSlash], ':'); colon >= 0 {
-		if !validScheme(rest[:colon]) {
+	firstSegment, _, _ := strings.Cut(rest, "/")
+	if colon := strings.IndexByte(firstSegment, ':'); colon >= 0 {
+		if !scheme.MatchString(rest[:colon]) {
 			return false
 		}
 		rest = rest[colon+1:]
@@ -35,27 +32,14 @@ func validURI(s string, iri, ref bool) bool {
 		return false
 	}
 	if hier, ok := strings.CutPrefix(rest, "//"); ok {
-		authority, path := hier, ""
-		if i := strings.IndexByte(hier, '/'); i >= 0 {
-			authority, path = hier[:i], hier[i:]
-		}
+		authority, path, _ := strings.Cut(hier, "/") // path: the rest, less its leading /
 		return validAuthority(authority, iri) && validChars(path, ":@/", iri, false)
 	}
 	return validChars(rest, ":@/", iri, false)
 }
 
-// validScheme checks ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
-func validScheme(s string) bool {
-	if s == "" || !isAlpha(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isAlpha(c) && !isDigit(c) && c != '+' && c != '-' && c != '.' {
-			return false
-		}
-	}
-	return true
-}
+// scheme is ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
+var scheme = regexp.MustCompile(`^[A-Za-z][-A-Za-z0-9+.]*$`)
 
 // validAuthority checks [ userinfo "@" ] host [ ":" port ].
 func validAuthority(s string, iri bool) bool {
@@ -91,27 +75,34 @@ func validIPLiteral(s string) bool { return ipFuture.MatchString(s) || validIPv6
 // sub-delims, percent-encoded octets and the ASCII characters in extra;
 // with iri also of RFC 3987 ucschar, and with private of iprivate.
 func validChars(s, extra string, iri, private bool) bool {
+	return validEncoded(s, func(c byte) bool {
+		return isUnreserved(c) || isSubDelim(c) || strings.IndexByte(extra, c) >= 0
+	}, func(r rune) bool { return iri && (isUcschar(r) || private && isIprivate(r)) })
+}
+
+// validEncoded reports whether s consists of percent-encoded octets, ASCII
+// characters that ascii accepts and other code points that other accepts
+// (invalid UTF-8 is offered to it as U+FFFD).
+func validEncoded(s string, ascii func(byte) bool, other func(rune) bool) bool {
 	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
+		switch c := s[i]; {
 		case c == '%':
 			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
 				return false
 			}
 			i += 3
-			continue
 		case c < utf8.RuneSelf:
-			if !isUnreserved(c) && !isSubDelim(c) && strings.IndexByte(extra, c) < 0 {
+			if !ascii(c) {
 				return false
 			}
 			i++
-			continue
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !other(r) {
+				return false
+			}
+			i += size
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !iri || !(isUcschar(r) || private && isIprivate(r)) {
-			return false
-		}
-		i += size
 	}
 	return true
 }

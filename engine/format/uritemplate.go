@@ -1,63 +1,35 @@
 package format
 
-import (
-	"strings"
-	"unicode/utf8"
-)
+import "strings"
 
 // validURITemplate checks the RFC 6570 grammar (level 4): literals and
 // {expressions} with an optional operator, one or more varspecs separated
 // by commas, each a varname with an optional :prefix (1-9999) or * explode.
 // The operators RFC 6570 reserves for future use (= , ! @ |) are refused.
 func validURITemplate(s string) bool {
-	for s != "" {
-		open := strings.IndexByte(s, '{')
-		literals := s
-		if open >= 0 {
-			literals = s[:open]
-		}
+	for {
+		literals, rest, hasExpression := strings.Cut(s, "{")
 		if !validTemplateLiterals(literals) {
 			return false
 		}
-		if open < 0 {
+		if !hasExpression {
 			return true
 		}
-		end := strings.IndexByte(s[open:], '}')
-		if end < 0 || !validExpression(s[open+1:open+end]) {
+		expression, after, closed := strings.Cut(rest, "}")
+		if !closed || !validExpression(expression) {
 			return false
 		}
-		s = s[open+end+1:]
+		s = after
 	}
-	return true
 }
 
 // validTemplateLiterals checks the text between expressions: any character
 // but controls, space, " % < > \ ^ ` { | }, and percent-encoded octets.
 // The apostrophe is allowed, as the JSON Schema suite expects.
 func validTemplateLiterals(s string) bool {
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '%':
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return false
-			}
-			i += 3
-			continue
-		case c < utf8.RuneSelf:
-			if c <= ' ' || c == 0x7f || strings.IndexByte("\"<>\\^`{|}", c) >= 0 {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !isUcschar(r) && !isIprivate(r) {
-			return false
-		}
-		i += size
-	}
-	return true
+	return validEncoded(s, func(c byte) bool {
+		return c > ' ' && c != 0x7f && strings.IndexByte("\"<>\\^`{|}", c) < 0
+	}, func(r rune) bool { return isUcschar(r) || isIprivate(r) })
 }
 
 // validExpression checks what stands between { and }.
@@ -88,16 +60,6 @@ func validVarname(s string) bool {
 	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '%':
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return false
-			}
-			i += 2
-		case !isAlpha(c) && !isDigit(c) && c != '_' && c != '.':
-			return false
-		}
-	}
-	return true
+	return validEncoded(s, func(c byte) bool { return isAlpha(c) || isDigit(c) || c == '_' || c == '.' },
+		func(rune) bool { return false })
 }

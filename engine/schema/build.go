@@ -2,7 +2,6 @@ package schema
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,13 +93,9 @@ func (c *compiler) checkCycles() error {
 		color[n] = black
 		return nil
 	}
-	for _, d := range c.sortedDocs() {
-		for _, p := range slices.Sorted(maps.Keys(d.locs)) {
-			if n := d.locs[p].node; n != nil {
-				if err := visit(n); err != nil {
-					return err
-				}
-			}
+	for _, n := range c.nodes { // by id: the first error is the same every time
+		if err := visit(n); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -138,16 +133,6 @@ func inPlaceEdges(n *node) []edge {
 	}
 	for _, d := range n.depSchemas {
 		out = append(out, edge{n.depSchKw + "/" + escapeToken(d.prop), d.n})
-	}
-	return out
-}
-
-func (c *compiler) sortedDocs() []*document {
-	out := []*document{c.main}
-	for _, u := range slices.Sorted(maps.Keys(c.docs)) {
-		if d := c.docs[u]; d != c.main {
-			out = append(out, d)
-		}
 	}
 	return out
 }

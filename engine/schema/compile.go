@@ -18,12 +18,12 @@ type dialect struct {
 	formatVocab bool // format-assertion vocabulary in use: format always asserts
 }
 
-func dialect2020() *dialect {
+// dialectOf returns the dialect of draft's own meta-schema.
+func dialectOf(draft Draft) *dialect {
+	if draft == Draft7 {
+		return &dialect{draft: Draft7, metaURI: meta7URI, applicator: true, validation: true}
+	}
 	return &dialect{draft: Draft2020, metaURI: meta2020URI, applicator: true, unevaluated: true, validation: true}
-}
-
-func dialect7() *dialect {
-	return &dialect{draft: Draft7, metaURI: meta7URI, applicator: true, validation: true}
 }
 
 const vocabPrefix = "https://json-schema.org/draft/2020-12/vocab/"
@@ -87,11 +87,7 @@ func newCompiler(o Options) (*compiler, error) {
 
 // compileRoot compiles doc as the main document and returns its root node.
 func (c *compiler) compileRoot(doc any) (*node, error) {
-	dia := dialect2020()
-	if c.opts.DefaultDraft == Draft7 {
-		dia = dialect7()
-	}
-	d, err := c.load(defaultBase, doc, dia, true)
+	d, err := c.load(defaultBase, doc, dialectOf(c.opts.DefaultDraft), true)
 	if err != nil {
 		return nil, err
 	}
@@ -157,9 +153,7 @@ func (c *compiler) load(uri string, raw any, dia *dialect, main bool) (*document
 	if err := c.scan(d, raw, "", uri, r, dia); err != nil {
 		return nil, err
 	}
-	if c.res[uri] == nil {
-		c.res[uri] = d.locs[""]
-	}
+	addFirst(c.res, uri, d.locs[""])
 	return d, nil
 }
 
@@ -173,9 +167,9 @@ func (c *compiler) dialectFor(s string, depth int) *dialect {
 	u := strings.TrimSuffix(s, "#")
 	switch u {
 	case meta2020URI:
-		return dialect2020()
+		return dialectOf(Draft2020)
 	case meta7URI, "https://json-schema.org/draft-07/schema":
-		return dialect7()
+		return dialectOf(Draft7)
 	}
 	norm, err := normalizeURI(u)
 	if err != nil || depth > 8 || c.opts.Registry == nil || c.opts.Registry.docs[norm] == nil {
@@ -259,9 +253,7 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 			res = &resource{uri: abs}
 			c.resources = append(c.resources, res)
 			base = abs
-			if c.res[abs] == nil {
-				c.res[abs] = loc
-			}
+			addFirst(c.res, abs, loc)
 			if sv, ok := obj["$schema"].(string); ok && ptr != "" {
 				nd := c.dialectFor(sv, 0)
 				if nd == nil {
@@ -269,11 +261,11 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 				}
 				dia = nd
 			}
-		} else if ptr == "" && c.res[abs] == nil {
-			c.res[abs] = loc
+		} else if ptr == "" {
+			addFirst(c.res, abs, loc)
 		}
 		if frag != "" { // draft-07 location-independent identifier
-			c.addAnchor(base+"#"+frag, loc)
+			addFirst(c.anchors, base+"#"+frag, loc)
 		}
 		loc.base, loc.res, loc.dia = base, res, dia
 	}
@@ -287,14 +279,12 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 			if !ok || !anchorRE.MatchString(a) {
 				return c.errAt(d, loc.at(kw), kw+" must be a plain name", "start it with a letter or underscore and use only letters, digits, '-', '_' and '.'")
 			}
-			c.addAnchor(base+"#"+a, loc)
+			addFirst(c.anchors, base+"#"+a, loc)
 			if kw == "$dynamicAnchor" {
 				if res.dynLocs == nil {
 					res.dynLocs = map[string]*schemaLoc{}
 				}
-				if _, ok := res.dynLocs[a]; !ok {
-					res.dynLocs[a] = loc
-				}
+				addFirst(res.dynLocs, a, loc)
 			}
 		}
 	}
@@ -342,9 +332,11 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 	return nil
 }
 
-func (c *compiler) addAnchor(key string, loc *schemaLoc) {
-	if _, ok := c.anchors[key]; !ok {
-		c.anchors[key] = loc
+// addFirst sets m[k] to v unless m holds k already: the first definition of
+// a URI or an anchor wins.
+func addFirst[K comparable, V any](m map[K]V, k K, v V) {
+	if _, ok := m[k]; !ok {
+		m[k] = v
 	}
 }
 
@@ -419,7 +411,7 @@ func (c *compiler) resource(abs string) (*schemaLoc, error) {
 		if rd == nil || c.docs[rd.uri] != nil {
 			continue
 		}
-		dia := dialect2020()
+		dia := dialectOf(Draft2020)
 		if c.main != nil && c.main.locs[""] != nil {
 			dia = c.main.locs[""].dia
 		}

@@ -110,11 +110,7 @@ func hashJSON(h *maphash.Hash, v any) {
 	case nil:
 		h.WriteByte('n')
 	case bool:
-		if x {
-			h.WriteByte('t')
-		} else {
-			h.WriteByte('f')
-		}
+		h.WriteString(strconv.FormatBool(x))
 	case string:
 		h.WriteByte('s')
 		h.WriteString(x)

@@ -206,12 +206,10 @@ func (k *kwCompiler) count(kw string) (int, error) {
 	if !ok {
 		return -1, nil
 	}
-	if typeOf(v) == typeNumber {
-		var n number
-		if numberOf(v, &n) {
-			if i, ok := n.toInt(); ok {
-				return i, nil
-			}
+	var n number
+	if numberOf(v, &n) { // false for any other type
+		if i, ok := n.toInt(); ok {
+			return i, nil
 		}
 	}
 	return 0, k.typeErr(kw, "a non-negative integer")

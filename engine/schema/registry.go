@@ -55,9 +55,7 @@ func indexIDs(index map[string]*regDoc, d *regDoc, v any, base string, depth int
 		if id, ok := x["$id"].(string); ok {
 			if abs, _, err := resolveURI(base, id); err == nil {
 				base = abs
-				if _, taken := index[abs]; !taken {
-					index[abs] = d
-				}
+				addFirst(index, abs, d)
 			}
 		}
 		for k, c := range x {
