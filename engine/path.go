@@ -266,14 +266,6 @@ func resolveFrom(dst []Match, steps []step, i int, v any, fan []int, arena *[]in
 	return append(dst, m)
 }
 
-// extend returns loc with seg appended, leaving loc as it was.
-func extend(loc Location, seg any) Location {
-	out := make(Location, len(loc)+1)
-	copy(out, loc)
-	out[len(loc)] = seg
-	return out
-}
-
 // PointerLocation turns an RFC 6901 pointer into a Location, reading the
 // instance to tell array indexes from object keys that look like numbers.
 func PointerLocation(root any, pointer string) Location {

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -597,11 +598,4 @@ func boundName(key string, position int, valid bool) string {
 // safePathKey matches bound keys short and plain enough to name in an error.
 var safePathKey = regexp.MustCompile(`^[A-Za-z0-9_.$\[\]-]{1,100}$`)
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }
