@@ -136,7 +136,7 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 	if len(raw) > maxRemembered {
 		remembered = nil
 	}
-	if c, ok := remembered.getBytes(raw); ok {
+	if c, ok := lookup(remembered, raw); ok {
 		return c, nil
 	}
 	canonical, err := r.appendCanonicalPart(canon, nil, fieldSchema)
@@ -156,7 +156,7 @@ func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *
 	if !ok {
 		remembered = nil
 	}
-	if c, ok := remembered.getBytes(key); ok {
+	if c, ok := lookup(remembered, key); ok {
 		return c, nil
 	}
 	boundsSent, err := r.appendCanonicalPart(canon, nil, fieldBounds)

@@ -216,7 +216,7 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 	checksKey, rememberable := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
 	remembered := false
 	if rememberable {
-		seen, remembered = v.checksDecoded.getBytes(checksKey)
+		seen, remembered = lookup(v.checksDecoded, checksKey)
 	}
 	for _, i := range [...]int{fieldBounds, fieldRules} {
 		if val, has := decoded.get(i); has && val == nil && !remembered {

@@ -61,7 +61,7 @@ func (v *Verifier) ListCap() int { return v.opts.listCap() }
 // when the cache does not hold it already. Problems with the schema come
 // back as *InvalidRequestError.
 func (v *Verifier) CompileRequest(req *Request, schemaHash string) (*schema.Schema, error) {
-	if s, ok := v.cache.get(schemaHash); ok {
+	if s, ok := lookup(v.cache, schemaHash); ok {
 		return s, nil
 	}
 	doc, err := req.SchemaDocument()
