@@ -53,9 +53,6 @@ func (v *Verifier) CachedSchemas() int {
 	return v.cache.len()
 }
 
-// ListCap is the cap applied to each list of the answer.
-func (v *Verifier) ListCap() int { return v.opts.listCap() }
-
 // CompileRequest compiles the request's expected_schema, reusing a cached
 // one with the same hash ("" skips the cache): it decodes the schema only
 // when the cache does not hold it already. Problems with the schema come
