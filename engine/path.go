@@ -277,22 +277,14 @@ func PointerLocation(root any, pointer string) Location {
 	cur := root
 	for _, part := range parts {
 		key := strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		switch v := cur.(type) {
-		case []any:
-			if i, err := strconv.Atoi(key); err == nil && i >= 0 && i < len(v) {
-				loc = append(loc, i)
-				cur = v[i]
+		if arr, ok := cur.([]any); ok {
+			if i, err := strconv.Atoi(key); err == nil && i >= 0 && i < len(arr) {
+				loc, cur = append(loc, i), arr[i]
 				continue
 			}
-			loc = append(loc, key)
-			cur = nil
-		case map[string]any:
-			loc = append(loc, key)
-			cur = v[key]
-		default:
-			loc = append(loc, key)
-			cur = nil
 		}
+		obj, _ := cur.(map[string]any) // nil, which holds nothing, for any other value
+		loc, cur = append(loc, key), obj[key]
 	}
 	return loc
 }
