@@ -159,21 +159,16 @@ func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *
 	if c, ok := lookup(remembered, key); ok {
 		return c, nil
 	}
-	boundsSent, err := r.appendCanonicalPart(canon, nil, fieldBounds)
+	doc := append(make([]byte, 0, len(r.raw[fieldBounds])+len(r.raw[fieldRules])+32), `{"bounds":`...)
+	doc, err := r.appendCanonicalPart(canon, doc, fieldBounds)
 	if err != nil {
 		return canonicalChecks{}, err
 	}
-	rulesSent, err := r.appendCanonicalPart(canon, nil, fieldRules)
-	if err != nil {
-		return canonicalChecks{}, err
-	}
-	doc := make([]byte, 0, len(boundsSent)+len(rulesSent)+21)
-	doc = append(doc, `{"bounds":`...)
-	doc = append(doc, boundsSent...)
 	doc = append(doc, `,"rules":`...)
-	doc = append(doc, rulesSent...)
-	doc = append(doc, '}')
-	c := canonicalChecks{rulesHash: hash(doc), bounds: jsonNull, rules: jsonNull}
+	if doc, err = r.appendCanonicalPart(canon, doc, fieldRules); err != nil {
+		return canonicalChecks{}, err
+	}
+	c := canonicalChecks{rulesHash: hash(append(doc, '}')), bounds: jsonNull, rules: jsonNull}
 	if len(r.Bounds) > 0 {
 		if c.bounds, err = canonFilled(canon, r.filledBounds()); err != nil {
 			return canonicalChecks{}, fmt.Errorf("canonicalizing bounds: %w", err)
@@ -198,11 +193,8 @@ func (r *Request) appendRequestDocument(canon Canonicalizer, doc []byte, output 
 	doc = slices.Grow(doc, output+len(schemaBytes)+len(checks.bounds)+len(checks.rules)+256)
 	// task_id and agent_id are strings as sent: their canonical form is
 	// that of the member itself (agent_id null, or not sent, is null).
-	doc = append(doc, `{"agent_id":`...)
-	var err error
-	if r.AgentID == nil {
-		doc = append(doc, jsonNull...)
-	} else if doc, err = r.appendCanonicalPart(canon, doc, fieldAgentID); err != nil {
+	doc, err := r.appendCanonicalPart(canon, append(doc, `{"agent_id":`...), fieldAgentID)
+	if err != nil {
 		return doc[:start], err
 	}
 	doc = append(doc, `,"bounds":`...)
