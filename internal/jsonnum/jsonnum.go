@@ -172,13 +172,13 @@ func TinyIsZero(s string) (zero, decided bool) {
 	if !ok {
 		return false, false
 	}
-	half := halfMinSubnormal()
+	halfLead, halfDigits := halfMinSubnormal()
 	switch lead := exp + len(digits) - 1; {
 	case lead > -308:
 		return false, false
-	case lead < half.lead:
+	case lead < halfLead:
 		return true, true
-	case lead > half.lead:
+	case lead > halfLead:
 		return false, true
 	}
 	// Same leading exponent: compare the significant digits (trailing
@@ -186,21 +186,15 @@ func TinyIsZero(s string) (zero, decided bool) {
 	for len(digits) > 0 && digits[len(digits)-1] == '0' {
 		digits = digits[:len(digits)-1]
 	}
-	return string(digits) <= half.digits, true
+	return string(digits) <= halfDigits, true
 }
 
-// halfSubnormal is 2^-1075, half the smallest subnormal, in decimal: the
-// exponent of its leading digit and its significant digits (it is exact in
-// 1075 decimal places).
-type halfSubnormal struct {
-	lead   int
-	digits string
-}
-
-// halfMinSubnormal computes 2^-1075 = 5^1075 × 10^-1075 once.
-var halfMinSubnormal = sync.OnceValue(func() halfSubnormal {
+// halfMinSubnormal is 2^-1075 = 5^1075 × 10^-1075, half the smallest
+// subnormal, in decimal (it is exact in 1075 decimal places): the exponent
+// of its leading digit and its significant digits, computed once.
+var halfMinSubnormal = sync.OnceValues(func() (lead int, digits string) {
 	d := new(big.Int).Exp(big.NewInt(5), big.NewInt(1075), nil).String()
-	return halfSubnormal{lead: len(d) - 1 - 1075, digits: strings.TrimRight(d, "0")}
+	return len(d) - 1 - 1075, strings.TrimRight(d, "0")
 })
 
 // maxPow5 is the largest power of five parseTiny divides by: the exponent
