@@ -52,7 +52,7 @@ func parseTiny(s string) (f float64, ok bool) {
 	// m = round(digits × 10^exp × 2^1074) = round(digits × 2^(1074+exp) / 5^-exp);
 	// exp < 0 here.
 	num, _ := new(big.Int).SetString(string(digits), 10)
-	den := new(big.Int).Set(pow5(-exp))
+	den := new(big.Int).Set(pow5()[-exp])
 	if sh := 1074 + exp; sh >= 0 {
 		num.Lsh(num, uint(sh))
 	} else {
@@ -201,12 +201,9 @@ var halfMinSubnormal = sync.OnceValues(func() (lead int, digits string) {
 // of a literal of maxExactDigits digits at the bottom of the range.
 const maxPow5 = 325 + maxExactDigits
 
-// pow5 returns 5^k for 0 <= k <= maxPow5, from a table built on first use
-// (about 200 KB) and never written again: computing the power for each
-// literal was half of parseTiny's time.
-func pow5(k int) *big.Int { return pow5Table()[k] }
-
-var pow5Table = sync.OnceValue(func() []*big.Int {
+// pow5 is the table of 5^k for 0 <= k <= maxPow5 (about 200 KB), built on
+// first use and never written again, so that no literal computes its power.
+var pow5 = sync.OnceValue(func() []*big.Int {
 	t := make([]*big.Int, maxPow5+1)
 	t[0] = big.NewInt(1)
 	five := big.NewInt(5)
