@@ -213,11 +213,7 @@ func writeEqualityKey(b *strings.Builder, v any) {
 	case nil:
 		b.WriteString("n")
 	case bool:
-		if x {
-			b.WriteString("t")
-		} else {
-			b.WriteString("f")
-		}
+		b.WriteString(strconv.FormatBool(x))
 	case json.Number:
 		f, _ := jsonnum.ParseFloat(string(x))
 		if f == 0 {

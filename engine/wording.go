@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -92,14 +93,8 @@ func valueText(v any) string {
 // literal, otherwise the shortest round-trip float, with `.0` when it is
 // integral (Python's repr: exponent form below 1e-4 and from 1e16).
 func formatSum(sum float64, addends []json.Number) string {
-	allIntegers := true
-	for _, a := range addends {
-		if strings.ContainsAny(string(a), ".eE") {
-			allIntegers = false
-			break
-		}
-	}
-	if allIntegers && sum == math.Trunc(sum) && math.Abs(sum) < 1e21 {
+	fraction := func(a json.Number) bool { return strings.ContainsAny(string(a), ".eE") }
+	if !slices.ContainsFunc(addends, fraction) && sum == math.Trunc(sum) && math.Abs(sum) < 1e21 {
 		return strconv.FormatFloat(sum, 'f', 0, 64)
 	}
 	return pythonFloat(sum)
