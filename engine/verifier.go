@@ -87,25 +87,19 @@ func schemaField(doc any, pointer string) string {
 	loc := PointerLocation(doc, pointer)
 	cur := doc
 	for i, seg := range loc {
-		switch v := cur.(type) {
-		case map[string]any:
-			key, _ := seg.(string)
-			cur = v[key]
-			if !safeName.MatchString(key) {
-				loc[i] = fmt.Sprintf("(member #%d)", slices.Index(sortedKeys(v), key)+1)
-			}
-		case []any:
-			if idx, ok := seg.(int); ok {
-				cur = v[idx]
-				continue
-			}
-			cur = nil
+		if idx, isIndex := seg.(int); isIndex { // PointerLocation found cur an array that long
+			cur = cur.([]any)[idx]
+			continue
+		}
+		key := seg.(string)
+		obj, isObj := cur.(map[string]any)
+		_, isArr := cur.([]any)
+		cur = obj[key]
+		switch {
+		case isObj && !safeName.MatchString(key):
+			loc[i] = fmt.Sprintf("(member #%d)", slices.Index(sortedKeys(obj), key)+1)
+		case isArr || !isObj && !safeName.MatchString(key): // a key in an array, or a name past where the schema ends
 			loc[i] = "(member)"
-		default:
-			cur = nil
-			if key, _ := seg.(string); !safeName.MatchString(key) {
-				loc[i] = "(member)"
-			}
 		}
 	}
 	return "expected_schema" + strings.TrimPrefix(loc.String(), "$")
