@@ -131,10 +131,8 @@ func (e *InvalidRequestError) Error() string {
 // FieldNames lists the fields named by the problems, once each, in order.
 func (e *InvalidRequestError) FieldNames() []string {
 	var names []string
-	seen := make(map[string]bool, len(e.Fields))
-	for _, f := range e.Fields {
-		if !seen[f.Field] {
-			seen[f.Field] = true
+	for _, f := range e.Fields { // at most MaxReportedProblems
+		if !slices.Contains(names, f.Field) {
 			names = append(names, f.Field)
 		}
 	}
@@ -498,7 +496,7 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 	// a value: a typo must not silently weaken a check. null is "not set".
 	for _, other := range []string{"equals_field", "equals", "other_field", "value", "in_field", "values"} {
 		if _, sent := member(obj, other); sent && other != targets[0] && other != targets[1] {
-			p.add(field+"."+other, "does not apply to rule type "+typ, ruleFieldFix(typ))
+			p.add(field+"."+other, "does not apply to rule type "+typ, ruleFieldFixes[typ])
 		}
 	}
 	if targets != [2]string{} {
@@ -559,17 +557,13 @@ func member(obj map[string]any, name string) (any, bool) {
 	return v, ok && v != nil
 }
 
-func ruleFieldFix(typ string) string {
-	switch typ {
-	case RuleSumEquals:
-		return "sum_equals compares with equals_field or equals; remove the other field."
-	case RuleGTE, RuleLTE:
-		return typ + " compares with other_field or value; remove the other field."
-	case RuleExistsIn:
-		return "exists_in looks values up in in_field or values; remove the other field."
-	default:
-		return "unique takes only field (and if_present); remove the other field."
-	}
+// ruleFieldFixes are, per rule type, the fix for a member of another type.
+var ruleFieldFixes = map[string]string{
+	RuleSumEquals: "sum_equals compares with equals_field or equals; remove the other field.",
+	RuleGTE:       "gte compares with other_field or value; remove the other field.",
+	RuleLTE:       "lte compares with other_field or value; remove the other field.",
+	RuleExistsIn:  "exists_in looks values up in in_field or values; remove the other field.",
+	RuleUnique:    "unique takes only field (and if_present); remove the other field.",
 }
 
 // memberName names an object member in an error: its own name when that is
