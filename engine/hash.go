@@ -88,14 +88,15 @@ const (
 )
 
 // appendRememberKey appends to dst the key under which what bounds and
-// rules give is remembered: the two members as sent. ok is false, and dst
-// returned as it was, when they are too large to be remembered.
-func appendRememberKey(dst, rawBounds, rawRules []byte) (key []byte, ok bool) {
+// rules give is remembered: the two members as sent. It appends nothing
+// when they are too large to be remembered, so that an empty dst stays
+// empty: a key under which no cache stores anything.
+func appendRememberKey(dst, rawBounds, rawRules []byte) []byte {
 	if len(rawBounds)+len(rawRules) > maxRemembered {
-		return dst, false
+		return dst
 	}
-	key = binary.BigEndian.AppendUint32(dst, uint32(len(rawBounds)))
-	return append(append(key, rawBounds...), rawRules...), true
+	key := binary.BigEndian.AppendUint32(dst, uint32(len(rawBounds)))
+	return append(append(key, rawBounds...), rawRules...)
 }
 
 // keyRoom is room on the stack for the remember key of typical bounds and
@@ -152,10 +153,7 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 // when it holds them, keyed by the two members as sent.
 func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
 	var room keyRoom
-	key, ok := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
-	if !ok {
-		remembered = nil
-	}
+	key := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
 	if c, ok := lookup(remembered, key); ok {
 		return c, nil
 	}

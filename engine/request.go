@@ -209,13 +209,9 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 	}
 	// Bounds and rules sent before, byte for byte, are taken as decoded
 	// then; others that were only checked are decoded now.
-	var seen decodedChecks
 	var room keyRoom
-	checksKey, rememberable := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
-	remembered := false
-	if rememberable {
-		seen, remembered = lookup(v.checksDecoded, checksKey)
-	}
+	checksKey := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
+	seen, remembered := lookup(v.checksDecoded, checksKey)
 	for _, i := range [...]int{fieldBounds, fieldRules} {
 		if val, has := decoded.get(i); has && val == nil && !remembered {
 			val, err := ijson.Decode(r.raw[i], memberOpts)
@@ -238,7 +234,7 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	if rememberable && !remembered {
+	if !remembered {
 		v.checksDecoded.put(string(checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(checksKey))
 	}
 	return r, nil
