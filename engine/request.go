@@ -192,10 +192,6 @@ var boundFields = []string{"min", "max", "if_present"}
 // without echoing anything but a field path.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9_.$-]{1,64}$`)
 
-// maxSafeName is the longest name safeName matches: a longer one is not
-// even looked at.
-const maxSafeName = 64
-
 // DecodeRequest decodes and validates a request body. Every problem is
 // found at once and reported as an *InvalidRequestError, which lists the
 // first MaxReportedProblems and counts the others.
@@ -570,7 +566,7 @@ func memberName(parent, name string, position int) string {
 	if prefix != "" {
 		prefix += "."
 	}
-	if len(name) <= maxSafeName && safeName.MatchString(name) {
+	if safeName.MatchString(name) {
 		return prefix + name
 	}
 	return fmt.Sprintf("%s(member #%d)", prefix, position+1)
