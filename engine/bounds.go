@@ -36,7 +36,7 @@ func checkBound(b *Bound, out any, budget *schema.Budget) (f *Finding, counted b
 			return nil, false
 		}
 		if !b.holds(m.Value) {
-			return fail(m.Loc().String(), failBound, failureArgs{"at": callerPath(m.Loc().String()), "value": valueText(m.Value)})
+			return fail(m.Loc().String(), CheckBounds, failureArgs{"at": callerPath(m.Loc().String()), "value": valueText(m.Value)})
 		}
 	}
 	return nil, true
