@@ -293,19 +293,15 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 	} else {
 		r.SubmittedOutput = decoded.value[fieldOutput]
 	}
-	for _, flag := range []struct {
-		field int
-		dst   *bool
-	}{{fieldStrict, &r.StrictContentCheck}, {fieldEnforce, &r.EnforceRules}} {
-		if val, ok := decoded.get(flag.field); ok && val != nil {
-			b, isBool := val.(bool)
-			if !isBool {
-				p.add(topLevelFields[flag.field], "must be a boolean or null", "Send true or false (the default, also taken for null, is false).")
-				continue
-			}
-			*flag.dst = b
+	flag := func(field int) bool {
+		val, _ := decoded.get(field)
+		b, isBool := val.(bool)
+		if val != nil && !isBool {
+			p.add(topLevelFields[field], "must be a boolean or null", "Send true or false (the default, also taken for null, is false).")
 		}
+		return b
 	}
+	r.StrictContentCheck, r.EnforceRules = flag(fieldStrict), flag(fieldEnforce)
 	if val, ok := decoded.get(fieldDetail); ok && val != nil {
 		switch val {
 		case DetailFull:
