@@ -164,7 +164,7 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 		return a
 	}
 	a.RequestHash = &meta.Hashes.Request
-	limit := v.ListCap()
+	limit := v.opts.listCap()
 	// The findings the outcome omitted count in the totals.
 	om := &out.Omitted
 	a.Errors, a.ErrorsTotal, a.ErrorsOmitted = capList(errs, len(errs)+om.Blocking, limit)

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
 
 	"github.com/verifier-dev/verifier/engine/schema"
@@ -36,7 +36,7 @@ func checkBound(b *Bound, out any, budget *schema.Budget) (f *Finding, counted b
 			return nil, false
 		}
 		if !b.holds(m.Value) {
-			return fail(m.Loc().String(), failBound, failureArgs{"at": callerPath(m.Loc().String()), "value": valueText(m.Value)})
+			return fail(m.Loc().String(), CheckBounds, failureArgs{"at": callerPath(m.Loc().String()), "value": valueText(m.Value)})
 		}
 	}
 	return nil, true
@@ -44,32 +44,18 @@ func checkBound(b *Bound, out any, budget *schema.Budget) (f *Finding, counted b
 
 // holds reports whether v is of the bound's kind and within it.
 func (b *Bound) holds(v any) bool {
-	limit := b.Min
-	if limit == nil {
-		limit = b.Max
-	}
-	if limit.IsTime {
-		s, ok := v.(string)
-		if !ok {
-			return false
-		}
+	if cmp.Or(b.Min, b.Max).IsTime {
+		s, _ := v.(string) // "" for any other value: no time
 		t, ok := parseTime(s)
-		if !ok {
-			return false
-		}
-		return (b.Min == nil || !t.Before(b.Min.Time)) && (b.Max == nil || !t.After(b.Max.Time))
+		return ok && (b.Min == nil || !t.Before(b.Min.Time)) && (b.Max == nil || !t.After(b.Max.Time))
 	}
-	n, ok := v.(json.Number)
-	if !ok {
-		return false
-	}
-	f, ok := asNumber(n)
+	f, ok := asNumber(v)
 	return ok && (b.Min == nil || f >= b.Min.Number) && (b.Max == nil || f <= b.Max.Number)
 }
 
 func (b *Bound) describe() string {
 	kind := "number"
-	if (b.Min != nil && b.Min.IsTime) || (b.Max != nil && b.Max.IsTime) {
+	if cmp.Or(b.Min, b.Max).IsTime {
 		kind = "date"
 	}
 	switch {

@@ -28,32 +28,17 @@ func newLRU[V any](size, maxCost int) *lru[V] {
 	return &lru[V]{size: size, maxCost: maxCost, order: list.New(), byKey: make(map[string]*list.Element)}
 }
 
-func (c *lru[V]) get(key string) (V, bool) {
-	if c == nil || key == "" {
-		var zero V
-		return zero, false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.use(c.byKey[key])
-}
-
-// getBytes is get for a key held as bytes, without copying it to a string.
-func (c *lru[V]) getBytes(key []byte) (V, bool) {
+// lookup returns the value under key, a string or bytes (which it does not
+// copy), and marks it the most recently used.
+func lookup[V any, K string | []byte](c *lru[V], key K) (V, bool) {
+	var zero V
 	if c == nil || len(key) == 0 {
-		var zero V
 		return zero, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.use(c.byKey[string(key)])
-}
-
-// use returns the value of el, a lookup's result (nil when there was
-// none), and marks it the most recently used. c.mu must be held.
-func (c *lru[V]) use(el *list.Element) (V, bool) {
-	if el == nil {
-		var zero V
+	el, ok := c.byKey[string(key)]
+	if !ok {
 		return zero, false
 	}
 	c.order.MoveToFront(el)

@@ -27,17 +27,17 @@ func TestLRUBounds(t *testing.T) {
 			c := newLRU[int](tt.size, tt.budget)
 			for i, cost := range tt.costs {
 				if i == 2 && tt.touch != "" {
-					c.get(tt.touch)
+					lookup(c, tt.touch)
 				}
 				c.put(fmt.Sprintf("k%d", i), i, cost)
 			}
 			for _, k := range tt.want {
-				if _, ok := c.get(k); !ok {
+				if _, ok := lookup(c, k); !ok {
 					t.Errorf("%s was dropped", k)
 				}
 			}
 			for _, k := range tt.dropped {
-				if _, ok := c.get(k); ok {
+				if _, ok := lookup(c, k); ok {
 					t.Errorf("%s is still held", k)
 				}
 			}

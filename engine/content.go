@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/verifier-dev/verifier/engine/schema"
@@ -46,13 +47,13 @@ func checkPlaceholders(out any, gate bool, t *tally, o *Outcome, b *schema.Budge
 			}
 		case []any:
 			for i, e := range x {
-				if !walk(e, extend(loc, i)) {
+				if !walk(e, append(slices.Clip(loc), i)) {
 					return false
 				}
 			}
 		case map[string]any:
 			for _, k := range sortedKeys(x) {
-				if !walk(x[k], extend(loc, k)) {
+				if !walk(x[k], append(slices.Clip(loc), k)) {
 					return false
 				}
 			}

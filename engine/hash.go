@@ -88,14 +88,15 @@ const (
 )
 
 // appendRememberKey appends to dst the key under which what bounds and
-// rules give is remembered: the two members as sent. ok is false, and dst
-// returned as it was, when they are too large to be remembered.
-func appendRememberKey(dst, rawBounds, rawRules []byte) (key []byte, ok bool) {
+// rules give is remembered: the two members as sent. It appends nothing
+// when they are too large to be remembered, so that an empty dst stays
+// empty: a key under which no cache stores anything.
+func appendRememberKey(dst, rawBounds, rawRules []byte) []byte {
 	if len(rawBounds)+len(rawRules) > maxRemembered {
-		return dst, false
+		return dst
 	}
-	key = binary.BigEndian.AppendUint32(dst, uint32(len(rawBounds)))
-	return append(append(key, rawBounds...), rawRules...), true
+	key := binary.BigEndian.AppendUint32(dst, uint32(len(rawBounds)))
+	return append(append(key, rawBounds...), rawRules...)
 }
 
 // keyRoom is room on the stack for the remember key of typical bounds and
@@ -136,7 +137,7 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 	if len(raw) > maxRemembered {
 		remembered = nil
 	}
-	if c, ok := remembered.getBytes(raw); ok {
+	if c, ok := lookup(remembered, raw); ok {
 		return c, nil
 	}
 	canonical, err := r.appendCanonicalPart(canon, nil, fieldSchema)
@@ -152,28 +153,20 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 // when it holds them, keyed by the two members as sent.
 func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
 	var room keyRoom
-	key, ok := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
-	if !ok {
-		remembered = nil
-	}
-	if c, ok := remembered.getBytes(key); ok {
+	key := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
+	if c, ok := lookup(remembered, key); ok {
 		return c, nil
 	}
-	boundsSent, err := r.appendCanonicalPart(canon, nil, fieldBounds)
+	doc := append(make([]byte, 0, len(r.raw[fieldBounds])+len(r.raw[fieldRules])+32), `{"bounds":`...)
+	doc, err := r.appendCanonicalPart(canon, doc, fieldBounds)
 	if err != nil {
 		return canonicalChecks{}, err
 	}
-	rulesSent, err := r.appendCanonicalPart(canon, nil, fieldRules)
-	if err != nil {
-		return canonicalChecks{}, err
-	}
-	doc := make([]byte, 0, len(boundsSent)+len(rulesSent)+21)
-	doc = append(doc, `{"bounds":`...)
-	doc = append(doc, boundsSent...)
 	doc = append(doc, `,"rules":`...)
-	doc = append(doc, rulesSent...)
-	doc = append(doc, '}')
-	c := canonicalChecks{rulesHash: hash(doc), bounds: jsonNull, rules: jsonNull}
+	if doc, err = r.appendCanonicalPart(canon, doc, fieldRules); err != nil {
+		return canonicalChecks{}, err
+	}
+	c := canonicalChecks{rulesHash: hash(append(doc, '}')), bounds: jsonNull, rules: jsonNull}
 	if len(r.Bounds) > 0 {
 		if c.bounds, err = canonFilled(canon, r.filledBounds()); err != nil {
 			return canonicalChecks{}, fmt.Errorf("canonicalizing bounds: %w", err)
@@ -198,11 +191,8 @@ func (r *Request) appendRequestDocument(canon Canonicalizer, doc []byte, output 
 	doc = slices.Grow(doc, output+len(schemaBytes)+len(checks.bounds)+len(checks.rules)+256)
 	// task_id and agent_id are strings as sent: their canonical form is
 	// that of the member itself (agent_id null, or not sent, is null).
-	doc = append(doc, `{"agent_id":`...)
-	var err error
-	if r.AgentID == nil {
-		doc = append(doc, jsonNull...)
-	} else if doc, err = r.appendCanonicalPart(canon, doc, fieldAgentID); err != nil {
+	doc, err := r.appendCanonicalPart(canon, append(doc, `{"agent_id":`...), fieldAgentID)
+	if err != nil {
 		return doc[:start], err
 	}
 	doc = append(doc, `,"bounds":`...)

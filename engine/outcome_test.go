@@ -67,8 +67,8 @@ func compareKeptAnswers(t *testing.T, v *Verifier, body string) {
 	if all.Omitted.All != 0 || len(kept.Findings)+kept.Omitted.All != len(all.Findings) {
 		t.Fatalf("kept %d + omitted %d findings, all %d (omitted %d)", len(kept.Findings), kept.Omitted.All, len(all.Findings), all.Omitted.All)
 	}
-	if kept.Omitted.All == 0 && len(all.Findings) > 3*v.ListCap() {
-		t.Errorf("nothing omitted of %d findings with a cap of %d", len(all.Findings), v.ListCap())
+	if kept.Omitted.All == 0 && len(all.Findings) > 3*v.opts.listCap() {
+		t.Errorf("nothing omitted of %d findings with a cap of %d", len(all.Findings), v.opts.listCap())
 	}
 	for _, detail := range []string{DetailFull, DetailCompact} {
 		r := *req

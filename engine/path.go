@@ -266,14 +266,6 @@ func resolveFrom(dst []Match, steps []step, i int, v any, fan []int, arena *[]in
 	return append(dst, m)
 }
 
-// extend returns loc with seg appended, leaving loc as it was.
-func extend(loc Location, seg any) Location {
-	out := make(Location, len(loc)+1)
-	copy(out, loc)
-	out[len(loc)] = seg
-	return out
-}
-
 // PointerLocation turns an RFC 6901 pointer into a Location, reading the
 // instance to tell array indexes from object keys that look like numbers.
 func PointerLocation(root any, pointer string) Location {
@@ -285,22 +277,14 @@ func PointerLocation(root any, pointer string) Location {
 	cur := root
 	for _, part := range parts {
 		key := strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		switch v := cur.(type) {
-		case []any:
-			if i, err := strconv.Atoi(key); err == nil && i >= 0 && i < len(v) {
-				loc = append(loc, i)
-				cur = v[i]
+		if arr, ok := cur.([]any); ok {
+			if i, err := strconv.Atoi(key); err == nil && i >= 0 && i < len(arr) {
+				loc, cur = append(loc, i), arr[i]
 				continue
 			}
-			loc = append(loc, key)
-			cur = nil
-		case map[string]any:
-			loc = append(loc, key)
-			cur = v[key]
-		default:
-			loc = append(loc, key)
-			cur = nil
 		}
+		obj, _ := cur.(map[string]any) // nil, which holds nothing, for any other value
+		loc, cur = append(loc, key), obj[key]
 	}
 	return loc
 }

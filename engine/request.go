@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -130,10 +131,8 @@ func (e *InvalidRequestError) Error() string {
 // FieldNames lists the fields named by the problems, once each, in order.
 func (e *InvalidRequestError) FieldNames() []string {
 	var names []string
-	seen := make(map[string]bool, len(e.Fields))
-	for _, f := range e.Fields {
-		if !seen[f.Field] {
-			seen[f.Field] = true
+	for _, f := range e.Fields { // at most MaxReportedProblems
+		if !slices.Contains(names, f.Field) {
 			names = append(names, f.Field)
 		}
 	}
@@ -193,10 +192,6 @@ var boundFields = []string{"min", "max", "if_present"}
 // without echoing anything but a field path.
 var safeName = regexp.MustCompile(`^[A-Za-z0-9_.$-]{1,64}$`)
 
-// maxSafeName is the longest name safeName matches: a longer one is not
-// even looked at.
-const maxSafeName = 64
-
 // DecodeRequest decodes and validates a request body. Every problem is
 // found at once and reported as an *InvalidRequestError, which lists the
 // first MaxReportedProblems and counts the others.
@@ -210,13 +205,9 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 	}
 	// Bounds and rules sent before, byte for byte, are taken as decoded
 	// then; others that were only checked are decoded now.
-	var seen decodedChecks
 	var room keyRoom
-	checksKey, rememberable := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
-	remembered := false
-	if rememberable {
-		seen, remembered = v.checksDecoded.getBytes(checksKey)
-	}
+	checksKey := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
+	seen, remembered := lookup(v.checksDecoded, checksKey)
 	for _, i := range [...]int{fieldBounds, fieldRules} {
 		if val, has := decoded.get(i); has && val == nil && !remembered {
 			val, err := ijson.Decode(r.raw[i], memberOpts)
@@ -239,7 +230,7 @@ func (v *Verifier) DecodeRequest(body []byte) (*Request, error) {
 	if err := p.err(); err != nil {
 		return nil, err
 	}
-	if rememberable && !remembered {
+	if !remembered {
 		v.checksDecoded.put(string(checksKey), decodedChecks{bounds: r.Bounds, rules: r.Rules}, 4*len(checksKey))
 	}
 	return r, nil
@@ -302,19 +293,15 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 	} else {
 		r.SubmittedOutput = decoded.value[fieldOutput]
 	}
-	for _, flag := range []struct {
-		field int
-		dst   *bool
-	}{{fieldStrict, &r.StrictContentCheck}, {fieldEnforce, &r.EnforceRules}} {
-		if val, ok := decoded.get(flag.field); ok && val != nil {
-			b, isBool := val.(bool)
-			if !isBool {
-				p.add(topLevelFields[flag.field], "must be a boolean or null", "Send true or false (the default, also taken for null, is false).")
-				continue
-			}
-			*flag.dst = b
+	flag := func(field int) bool {
+		val, _ := decoded.get(field)
+		b, isBool := val.(bool)
+		if val != nil && !isBool {
+			p.add(topLevelFields[field], "must be a boolean or null", "Send true or false (the default, also taken for null, is false).")
 		}
+		return b
 	}
+	r.StrictContentCheck, r.EnforceRules = flag(fieldStrict), flag(fieldEnforce)
 	if val, ok := decoded.get(fieldDetail); ok && val != nil {
 		switch val {
 		case DetailFull:
@@ -497,7 +484,7 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 	// a value: a typo must not silently weaken a check. null is "not set".
 	for _, other := range []string{"equals_field", "equals", "other_field", "value", "in_field", "values"} {
 		if _, sent := member(obj, other); sent && other != targets[0] && other != targets[1] {
-			p.add(field+"."+other, "does not apply to rule type "+typ, ruleFieldFix(typ))
+			p.add(field+"."+other, "does not apply to rule type "+typ, ruleFieldFixes[typ])
 		}
 	}
 	if targets != [2]string{} {
@@ -558,17 +545,13 @@ func member(obj map[string]any, name string) (any, bool) {
 	return v, ok && v != nil
 }
 
-func ruleFieldFix(typ string) string {
-	switch typ {
-	case RuleSumEquals:
-		return "sum_equals compares with equals_field or equals; remove the other field."
-	case RuleGTE, RuleLTE:
-		return typ + " compares with other_field or value; remove the other field."
-	case RuleExistsIn:
-		return "exists_in looks values up in in_field or values; remove the other field."
-	default:
-		return "unique takes only field (and if_present); remove the other field."
-	}
+// ruleFieldFixes are, per rule type, the fix for a member of another type.
+var ruleFieldFixes = map[string]string{
+	RuleSumEquals: "sum_equals compares with equals_field or equals; remove the other field.",
+	RuleGTE:       "gte compares with other_field or value; remove the other field.",
+	RuleLTE:       "lte compares with other_field or value; remove the other field.",
+	RuleExistsIn:  "exists_in looks values up in in_field or values; remove the other field.",
+	RuleUnique:    "unique takes only field (and if_present); remove the other field.",
 }
 
 // memberName names an object member in an error: its own name when that is
@@ -579,7 +562,7 @@ func memberName(parent, name string, position int) string {
 	if prefix != "" {
 		prefix += "."
 	}
-	if len(name) <= maxSafeName && safeName.MatchString(name) {
+	if safeName.MatchString(name) {
 		return prefix + name
 	}
 	return fmt.Sprintf("%s(member #%d)", prefix, position+1)
@@ -597,11 +580,4 @@ func boundName(key string, position int, valid bool) string {
 // safePathKey matches bound keys short and plain enough to name in an error.
 var safePathKey = regexp.MustCompile(`^[A-Za-z0-9_.$\[\]-]{1,100}$`)
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }

@@ -60,7 +60,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			return fail(r.Field.String(), tf.kind, tf.args)
 		}
 		if math.Abs(sum-target) > r.Tolerance {
-			return fail(r.Field.String(), failSum, failureArgs{"sum": formatSum(sum, addends), "target": label})
+			return fail(r.Field.String(), RuleSumEquals, failureArgs{"sum": formatSum(sum, addends), "target": label})
 		}
 	case RuleGTE, RuleLTE:
 		target, label, tf := r.target(out, b)
@@ -113,7 +113,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 				return nil, false
 			}
 			if !set[key] {
-				return fail(m.Loc().String(), failExistsIn, failureArgs{"at": at(m), "value": valueText(m.Value), "allowed": label})
+				return fail(m.Loc().String(), RuleExistsIn, failureArgs{"at": at(m), "value": valueText(m.Value), "allowed": label})
 			}
 		}
 	case RuleUnique:
@@ -124,7 +124,7 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 				return nil, false
 			}
 			if first, dup := seen[key]; dup {
-				return fail(m.Loc().String(), failUnique, failureArgs{"at": at(m), "value": valueText(m.Value), "first": at(matches[first])})
+				return fail(m.Loc().String(), RuleUnique, failureArgs{"at": at(m), "value": valueText(m.Value), "first": at(matches[first])})
 			}
 			seen[key] = i
 		}
@@ -213,11 +213,7 @@ func writeEqualityKey(b *strings.Builder, v any) {
 	case nil:
 		b.WriteString("n")
 	case bool:
-		if x {
-			b.WriteString("t")
-		} else {
-			b.WriteString("f")
-		}
+		b.WriteString(strconv.FormatBool(x))
 	case json.Number:
 		f, _ := jsonnum.ParseFloat(string(x))
 		if f == 0 {

@@ -53,15 +53,12 @@ func (v *Verifier) CachedSchemas() int {
 	return v.cache.len()
 }
 
-// ListCap is the cap applied to each list of the answer.
-func (v *Verifier) ListCap() int { return v.opts.listCap() }
-
 // CompileRequest compiles the request's expected_schema, reusing a cached
 // one with the same hash ("" skips the cache): it decodes the schema only
 // when the cache does not hold it already. Problems with the schema come
 // back as *InvalidRequestError.
 func (v *Verifier) CompileRequest(req *Request, schemaHash string) (*schema.Schema, error) {
-	if s, ok := v.cache.get(schemaHash); ok {
+	if s, ok := lookup(v.cache, schemaHash); ok {
 		return s, nil
 	}
 	doc, err := req.SchemaDocument()
@@ -90,25 +87,19 @@ func schemaField(doc any, pointer string) string {
 	loc := PointerLocation(doc, pointer)
 	cur := doc
 	for i, seg := range loc {
-		switch v := cur.(type) {
-		case map[string]any:
-			key, _ := seg.(string)
-			cur = v[key]
-			if !safeName.MatchString(key) {
-				loc[i] = fmt.Sprintf("(member #%d)", slices.Index(sortedKeys(v), key)+1)
-			}
-		case []any:
-			if idx, ok := seg.(int); ok {
-				cur = v[idx]
-				continue
-			}
-			cur = nil
+		if idx, isIndex := seg.(int); isIndex { // PointerLocation found cur an array that long
+			cur = cur.([]any)[idx]
+			continue
+		}
+		key := seg.(string)
+		obj, isObj := cur.(map[string]any)
+		_, isArr := cur.([]any)
+		cur = obj[key]
+		switch {
+		case isObj && !safeName.MatchString(key):
+			loc[i] = fmt.Sprintf("(member #%d)", slices.Index(sortedKeys(obj), key)+1)
+		case isArr || !isObj && !safeName.MatchString(key): // a key in an array, or a name past where the schema ends
 			loc[i] = "(member)"
-		default:
-			cur = nil
-			if key, _ := seg.(string); !safeName.MatchString(key) {
-				loc[i] = "(member)"
-			}
 		}
 	}
 	return "expected_schema" + strings.TrimPrefix(loc.String(), "$")

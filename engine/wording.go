@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -13,14 +14,9 @@ import (
 // template whose {name} placeholders take the failure's words (failureArgs).
 type failureWording struct{ expected, found, detail string }
 
-// Kinds of integrity failure, the keys of wordings.
+// Kinds of integrity failure, the keys of wordings beside a failed rule's
+// type and CheckBounds.
 const (
-	failSum            = RuleSumEquals
-	failGTE            = RuleGTE
-	failLTE            = RuleLTE
-	failExistsIn       = RuleExistsIn
-	failUnique         = RuleUnique
-	failBound          = CheckBounds
 	failNoValue        = "no_value"          // a rule's field or a bound's path resolves to nothing
 	failNotNumber      = "not_number"        // a rule compares or sums a value that is not a number
 	failTargetNone     = "target_none"       // equals_field / other_field resolves to nothing
@@ -39,12 +35,12 @@ const (
 // {range} a bound's range, {what} "rule" or "bound", {member} the rule
 // member naming the target, {count} how many values it names.
 var wordings = map[string]failureWording{
-	failSum:      {"a sum equal to {target}", "sum {sum}", "values sum to {sum}, expected {target}"},
-	failGTE:      {"a number at least {target}", "{value}", "{at} is {value}, expected at least {target}"},
-	failLTE:      {"a number at most {target}", "{value}", "{at} is {value}, expected at most {target}"},
-	failExistsIn: {"one of {allowed}", "{value}", "{at} is {value}, expected one of {allowed}"},
-	failUnique:   {"values distinct from each other", "{value} repeated", "{at} repeats {value}, first seen at {first}"},
-	failBound:    {"{range}", "{value}", "{at} is {value}, expected {range}"},
+	RuleSumEquals: {"a sum equal to {target}", "sum {sum}", "values sum to {sum}, expected {target}"},
+	RuleGTE:       {"a number at least {target}", "{value}", "{at} is {value}, expected at least {target}"},
+	RuleLTE:       {"a number at most {target}", "{value}", "{at} is {value}, expected at most {target}"},
+	RuleExistsIn:  {"one of {allowed}", "{value}", "{at} is {value}, expected one of {allowed}"},
+	RuleUnique:    {"values distinct from each other", "{value} repeated", "{at} repeats {value}, first seen at {first}"},
+	CheckBounds:   {"{range}", "{value}", "{at} is {value}, expected {range}"},
 	failNoValue: {"a value at {field}", "no value",
 		"no value at {field}; add it, or set if_present to skip the {what} when it is absent"},
 	failNotNumber:      {"a number at {field}", "{value}", "{at} is {value}, expected a number"},
@@ -92,14 +88,8 @@ func valueText(v any) string {
 // literal, otherwise the shortest round-trip float, with `.0` when it is
 // integral (Python's repr: exponent form below 1e-4 and from 1e16).
 func formatSum(sum float64, addends []json.Number) string {
-	allIntegers := true
-	for _, a := range addends {
-		if strings.ContainsAny(string(a), ".eE") {
-			allIntegers = false
-			break
-		}
-	}
-	if allIntegers && sum == math.Trunc(sum) && math.Abs(sum) < 1e21 {
+	fraction := func(a json.Number) bool { return strings.ContainsAny(string(a), ".eE") }
+	if !slices.ContainsFunc(addends, fraction) && sum == math.Trunc(sum) && math.Abs(sum) < 1e21 {
 		return strconv.FormatFloat(sum, 'f', 0, 64)
 	}
 	return pythonFloat(sum)

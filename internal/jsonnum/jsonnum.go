@@ -52,7 +52,7 @@ func parseTiny(s string) (f float64, ok bool) {
 	// m = round(digits × 10^exp × 2^1074) = round(digits × 2^(1074+exp) / 5^-exp);
 	// exp < 0 here.
 	num, _ := new(big.Int).SetString(string(digits), 10)
-	den := new(big.Int).Set(pow5(-exp))
+	den := new(big.Int).Set(pow5()[-exp])
 	if sh := 1074 + exp; sh >= 0 {
 		num.Lsh(num, uint(sh))
 	} else {
@@ -172,13 +172,13 @@ func TinyIsZero(s string) (zero, decided bool) {
 	if !ok {
 		return false, false
 	}
-	half := halfMinSubnormal()
+	halfLead, halfDigits := halfMinSubnormal()
 	switch lead := exp + len(digits) - 1; {
 	case lead > -308:
 		return false, false
-	case lead < half.lead:
+	case lead < halfLead:
 		return true, true
-	case lead > half.lead:
+	case lead > halfLead:
 		return false, true
 	}
 	// Same leading exponent: compare the significant digits (trailing
@@ -186,33 +186,24 @@ func TinyIsZero(s string) (zero, decided bool) {
 	for len(digits) > 0 && digits[len(digits)-1] == '0' {
 		digits = digits[:len(digits)-1]
 	}
-	return string(digits) <= half.digits, true
+	return string(digits) <= halfDigits, true
 }
 
-// halfSubnormal is 2^-1075, half the smallest subnormal, in decimal: the
-// exponent of its leading digit and its significant digits (it is exact in
-// 1075 decimal places).
-type halfSubnormal struct {
-	lead   int
-	digits string
-}
-
-// halfMinSubnormal computes 2^-1075 = 5^1075 × 10^-1075 once.
-var halfMinSubnormal = sync.OnceValue(func() halfSubnormal {
+// halfMinSubnormal is 2^-1075 = 5^1075 × 10^-1075, half the smallest
+// subnormal, in decimal (it is exact in 1075 decimal places): the exponent
+// of its leading digit and its significant digits, computed once.
+var halfMinSubnormal = sync.OnceValues(func() (lead int, digits string) {
 	d := new(big.Int).Exp(big.NewInt(5), big.NewInt(1075), nil).String()
-	return halfSubnormal{lead: len(d) - 1 - 1075, digits: strings.TrimRight(d, "0")}
+	return len(d) - 1 - 1075, strings.TrimRight(d, "0")
 })
 
 // maxPow5 is the largest power of five parseTiny divides by: the exponent
 // of a literal of maxExactDigits digits at the bottom of the range.
 const maxPow5 = 325 + maxExactDigits
 
-// pow5 returns 5^k for 0 <= k <= maxPow5, from a table built on first use
-// (about 200 KB) and never written again: computing the power for each
-// literal was half of parseTiny's time.
-func pow5(k int) *big.Int { return pow5Table()[k] }
-
-var pow5Table = sync.OnceValue(func() []*big.Int {
+// pow5 is the table of 5^k for 0 <= k <= maxPow5 (about 200 KB), built on
+// first use and never written again, so that no literal computes its power.
+var pow5 = sync.OnceValue(func() []*big.Int {
 	t := make([]*big.Int, maxPow5+1)
 	t[0] = big.NewInt(1)
 	five := big.NewInt(5)
