@@ -158,7 +158,9 @@ func TestCheckStagesHonourTheDeadline(t *testing.T) {
 
 // TestCheckRulesStopAtTheDeadline is the issue's case with a real clock:
 // 100 unique rules over 500,000 integers (44 s of work) under a 1 s
-// deadline end with the deadline's error within a second of it.
+// deadline end with the deadline's error within a few seconds of it (a
+// wall-clock margin wide enough for a loaded machine, far short of the
+// work).
 func TestCheckRulesStopAtTheDeadline(t *testing.T) {
 	rules := joinItems(100, func(int) string { return `{"type":"unique","field":"xs[]"}` })
 	body := `{"task_id":"t","expected_schema":{"type":"object"},"submitted_output":{"xs":[` + joinItems(500_000, intItem) + `]},"rules":[` + rules + `]}`
@@ -167,7 +169,7 @@ func TestCheckRulesStopAtTheDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const timeout, margin = time.Second, time.Second
+	const timeout, margin = time.Second, 5 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	start := time.Now()
