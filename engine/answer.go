@@ -141,6 +141,9 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 	} else {
 		a.NextActions = []NextAction{{Action: "repair_and_reverify", Using: "hints"}}
 	}
+	if req.Detail == DetailCompact {
+		return a // the lists below are full detail's
+	}
 	var errs []string
 	var details []ErrorDetail
 	var flags []Flag
@@ -159,9 +162,6 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 			flags = append(flags, Flag{Check: f.Check, Field: f.callerField(), Severity: severity, Detail: f.Message})
 		}
 		hints = append(hints, Hint{Source: f.Source, Check: f.Check, Path: f.Path, Expected: f.Expected, Found: f.Found})
-	}
-	if req.Detail == DetailCompact {
-		return a
 	}
 	a.RequestHash = &meta.Hashes.Request
 	limit := v.opts.listCap()
