@@ -116,7 +116,7 @@ func decodeFrame(line []byte) (msg jsonrpc.Message, code int, problem string) {
 		return nil, 0, "" // a blank line: nothing to read
 	}
 	if !json.Valid(line) {
-		if ijson.Deeper(line, maxMessageDepth) {
+		if nestedPast(line, maxMessageDepth) {
 			return nil, rpcParseError, "Parse error: the frame " + tooDeepMessage
 		}
 		return nil, rpcParseError, "Parse error: the frame is not one valid JSON value (one message per line, no newlines inside it)."
@@ -136,6 +136,15 @@ func decodeFrame(line []byte) (msg jsonrpc.Message, code int, problem string) {
 // maxMessageDepth is the deepest nesting of a JSON-RPC message the SDK
 // reads (encoding/json's limit); past it, the SDK sees only a syntax error.
 const maxMessageDepth = 10000
+
+// nestedPast reports whether the first problem in data, read as one JSON
+// text, is nesting past limit levels: what the SDK's decoder, which gives
+// up at 10,000 levels with a bare syntax error, cannot tell apart from
+// malformed JSON.
+func nestedPast(data []byte, limit int) bool {
+	var ie *ijson.Error
+	return errors.As(ijson.Check(data, &ijson.Options{MaxDepth: limit}), &ie) && ie.Kind == ijson.ErrDepth
+}
 
 // tooDeepMessage ends the parse error of a message nested past
 // maxMessageDepth.
@@ -175,7 +184,7 @@ func (g *sdkErrorGuard) WriteHeader(code int) {
 	if code >= 400 && strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
 		g.replaced = true
 		body := rpcErrorFrame(rpcInvalidRequest, sdkErrorMessage(code))
-		if code == http.StatusBadRequest && ijson.Deeper(g.body, maxMessageDepth) {
+		if code == http.StatusBadRequest && nestedPast(g.body, maxMessageDepth) {
 			body = rpcErrorFrame(rpcParseError, "Parse error: the body "+tooDeepMessage)
 		}
 		h.Set("Content-Type", "application/json")

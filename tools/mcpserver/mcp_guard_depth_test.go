@@ -1,18 +1,17 @@
-package ijson
+package mcpserver
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestDeeper(t *testing.T) {
+func TestNestedPast(t *testing.T) {
 	for _, tt := range []struct {
 		data  string
 		limit int
 		want  bool
 	}{
-		{`1`, 0, false},
-		{`[]`, 0, true},
+		{`1`, 1, false},
 		{`[]`, 1, false},
 		{`[[]]`, 1, true},
 		{`{"a":[1,{"b":2}]}`, 3, false},
@@ -23,10 +22,11 @@ func TestDeeper(t *testing.T) {
 		{strings.Repeat("[", 100_000), 128, true}, // unclosed
 		{strings.Repeat("[", 128) + strings.Repeat("]", 128), 128, false},
 		{strings.Repeat("[", 129) + "x", 128, true}, // malformed past the limit
-		{`[1}}}}}`, 1, false},
+		{`[1}}}}}`, 1, false},                       // malformed before it
+		{`[x,[[[[]]]]]`, 2, false},
 	} {
-		if got := Deeper([]byte(tt.data), tt.limit); got != tt.want {
-			t.Errorf("Deeper(%.40q, %d) = %v, want %v", tt.data, tt.limit, got, tt.want)
+		if got := nestedPast([]byte(tt.data), tt.limit); got != tt.want {
+			t.Errorf("nestedPast(%.40q, %d) = %v, want %v", tt.data, tt.limit, got, tt.want)
 		}
 	}
 }
