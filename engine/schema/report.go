@@ -103,31 +103,16 @@ func sameReport(r, q *failure) bool {
 	if r.node != q.node || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
 		return false
 	}
-	// Each scalar type is compared as itself: the decoder's json.Number
-	// (the usual repeated mistake) first, and no runtime interface equality.
+	// The decoder's numbers (the usual repeated mistake) are compared as
+	// strings, without the runtime's interface equality.
 	switch x := r.v.(type) {
 	case json.Number:
 		y, ok := q.v.(json.Number)
 		return ok && x == y
-	case string:
-		y, ok := q.v.(string)
-		return ok && x == y
-	case nil:
-		return q.v == nil
-	case bool:
-		y, ok := q.v.(bool)
-		return ok && x == y
-	case float64:
-		y, ok := q.v.(float64)
-		return ok && x == y
-	case int:
-		y, ok := q.v.(int)
-		return ok && x == y
-	case int64:
-		y, ok := q.v.(int64)
-		return ok && x == y
+	case nil, bool, string, float64, int, int64:
+		return r.v == q.v // same dynamic type compared by value; never a map or slice
 	}
-	return false // never a map or slice
+	return false
 }
 
 // formatFailure appends the strings of failure i's report to buf and
