@@ -293,10 +293,10 @@ func keySegment(key string) int {
 // appendSegment appends the pointer segment of an array index (idx >= 0)
 // or an object key.
 func appendSegment(b []byte, key string, idx int) []byte {
-	if idx >= 0 {
-		return appendIndex(append(b, '/'), idx)
-	}
 	b = append(b, '/')
+	if idx >= 0 {
+		return appendIndex(b, idx)
+	}
 	if idx == plainKey || keySegment(key) == plainKey {
 		return append(b, key...)
 	}
