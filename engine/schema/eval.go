@@ -31,10 +31,8 @@ type evaluator struct {
 
 	nodes         []*node // the schema's, by id
 	passed, total int
-	fails         []failRec
-	vals          []any      // vals[i] is the instance value that fails[i] failed on
-	nameLists     [][]string // the names of the failures that list some (failRec.names)
-	pend          []pending  // object()'s property values, a stack
+	fails         []failure
+	pend          []pending // object()'s property values, a stack
 	spans         []spans
 	buf           []byte
 	described     []descRec
@@ -86,37 +84,25 @@ func (e *evaluator) appendDescPath(b []byte, d *descRec) []byte {
 	return append(b, e.buf[d.s0:d.s1]...)
 }
 
-// failure is a failed check as a check tells fail, and as formatting
-// reads it (report.go).
+// failure is a failed check as the evaluator records it; result turns it
+// into a Failure.
 type failure struct {
 	kw kwID // the keyword reported
 	// at is the keyword whose location is reported, when not kw: an
 	// applicator's for a false subschema (kw kwFalse) under it. kwSelf, the
 	// zero value, means kw itself, or the schema's own location for kwFalse.
-	at    kwID
-	node  int32    // the failing schema's id (evaluator.nodes)
-	a, b  int      // the keyword's figures: a length, indices, counts (report.go)
-	v     any      // the instance value
-	names []string // the missing, extra or invalid property names
-}
-
-// failRec is a failure as the evaluator records it; result turns it into a
-// Failure. It holds no pointer: its instance value and names are kept
-// beside it (evaluator.vals, nameLists), so that recording a failure and
-// releasing the evaluator write no barrier over whole records while the GC
-// marks.
-type failRec struct {
-	kw, at kwID  // failure's
-	node   int32 // failure's
-	p0, p1 int32 // instance path in buf, set by fail
-	report int32 // set by result: the index of the failure's Report
-	names  int32 // 1 + the index of its names in nameLists, or 0 for none
-	a, b   int   // failure's
+	at     kwID
+	node   int32    // the failing schema's id (evaluator.nodes)
+	p0, p1 int32    // instance path in buf, set by fail
+	report int32    // set by result: the index of the failure's Report
+	a, b   int      // the keyword's figures: a length, indices, counts (report.go)
+	v      any      // the instance value
+	names  []string // the missing, extra or invalid property names
 }
 
 // location is the keyword whose location r reports, or kwSelf for the
 // schema's own.
-func (r *failRec) location() kwID {
+func (r *failure) location() kwID {
 	if r.at == kwSelf && r.kw != kwFalse {
 		return r.kw
 	}
@@ -125,12 +111,12 @@ func (r *failRec) location() kwID {
 
 // mark is a restore point for branches whose outcome is discarded.
 type mark struct {
-	passed, total, fails, nameLists, buf, described, decls int
-	omitted, omittedKw                                     int
+	passed, total, fails, buf, described, decls int
+	omitted, omittedKw                          int
 }
 
 func (e *evaluator) mark() mark {
-	return mark{e.passed, e.total, len(e.fails), len(e.nameLists), len(e.buf), len(e.described), len(e.decls), e.omitted, len(e.omittedKw)}
+	return mark{e.passed, e.total, len(e.fails), len(e.buf), len(e.described), len(e.decls), e.omitted, len(e.omittedKw)}
 }
 
 func (e *evaluator) rollback(m mark) {
@@ -138,11 +124,8 @@ func (e *evaluator) rollback(m mark) {
 	e.passed, e.total = m.passed, m.total
 	// The discarded records are cleared, not only cut off: release clears
 	// up to the lengths, and what lies past them must hold no instance.
+	clear(e.fails[m.fails:])
 	e.fails = e.fails[:m.fails]
-	clear(e.vals[m.fails:])
-	e.vals = e.vals[:m.fails]
-	clear(e.nameLists[m.nameLists:])
-	e.nameLists = e.nameLists[:m.nameLists]
 	e.buf = e.buf[:m.buf]
 	clear(e.described[m.described:])
 	e.described = e.described[:m.described]
@@ -159,8 +142,6 @@ func (e *evaluator) reset(s *Schema) {
 	e.nodes = s.nodes
 	e.passed, e.total = 0, 0
 	e.fails = e.fails[:0]
-	e.vals = e.vals[:0]
-	e.nameLists = e.nameLists[:0]
 	e.pend = e.pend[:0]
 	e.buf = e.buf[:0]
 	e.described = e.described[:0]
@@ -170,8 +151,7 @@ func (e *evaluator) reset(s *Schema) {
 
 // release drops references into the instance before pooling.
 func (e *evaluator) release() {
-	clear(e.vals)
-	clear(e.nameLists)
+	clear(e.fails)
 	clear(e.described)
 	clear(e.pend[:cap(e.pend)]) // object leaves values past the length
 	clear(e.scope)
@@ -212,14 +192,8 @@ func (e *evaluator) fail(count bool, f *frame, r failure) {
 		e.omit(r.kw)
 		return
 	}
-	p0, p1 := e.path(f)
-	var names int32
-	if r.names != nil {
-		e.nameLists = append(e.nameLists, r.names)
-		names = int32(len(e.nameLists))
-	}
-	e.fails = append(e.fails, failRec{kw: r.kw, at: r.at, node: r.node, p0: p0, p1: p1, names: names, a: r.a, b: r.b})
-	e.vals = append(e.vals, r.v)
+	r.p0, r.p1 = e.path(f)
+	e.fails = append(e.fails, r)
 }
 
 // recording reports whether a failed check counted now would be recorded

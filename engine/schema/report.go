@@ -38,11 +38,11 @@ func (e *evaluator) result(valid bool) *Result {
 			res.Omitted.Keywords = append(res.Omitted.Keywords, kw.String())
 		}
 	}
-	if fails, vals := e.fails, e.vals; len(fails) > 0 {
+	if fails := e.fails; len(fails) > 0 {
 		e.spans = e.spans[:0]
 		for i := range fails {
 			r := &fails[i]
-			if i > 0 && sameReport(r, &fails[i-1], vals[i], vals[i-1]) {
+			if i > 0 && sameReport(r, &fails[i-1]) {
 				r.report = fails[i-1].report
 			} else {
 				r.report = e.formatFailure(i)
@@ -95,46 +95,35 @@ func keywordLocation(n *node, sp *spans, all string) string {
 	return n.kwLocs[sp.kwLoc].loc
 }
 
-// sameReport reports whether failures r and q, on the instance values rv
-// and qv, read the same but for their paths: the same assertion failing
-// the same way on an equal scalar value (an agent that repeats one mistake
-// in every line of a list). The strings depend on nothing else when
-// neither lists names.
-func sameReport(r, q *failRec, rv, qv any) bool {
-	if r.node != q.node || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != 0 || q.names != 0 {
+// sameReport reports whether failures r and q read the same but for their
+// paths: the same assertion failing the same way on an equal scalar value
+// (an agent that repeats one mistake in every line of a list). The strings
+// depend on nothing else when neither lists names.
+func sameReport(r, q *failure) bool {
+	if r.node != q.node || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
 		return false
 	}
 	// The decoder's numbers (the usual repeated mistake) are compared as
 	// strings, without the runtime's interface equality.
-	switch x := rv.(type) {
+	switch x := r.v.(type) {
 	case json.Number:
-		y, ok := qv.(json.Number)
+		y, ok := q.v.(json.Number)
 		return ok && x == y
 	case nil, bool, string, float64, int, int64:
-		return rv == qv // same dynamic type compared by value; never a map or slice
+		return r.v == q.v // same dynamic type compared by value; never a map or slice
 	}
 	return false
-}
-
-// failureOf is recorded failure i as formatting reads it.
-func (e *evaluator) failureOf(i int) failure {
-	rec := &e.fails[i]
-	r := failure{kw: rec.kw, at: rec.at, node: rec.node, a: rec.a, b: rec.b, v: e.vals[i]}
-	if rec.names > 0 {
-		r.names = e.nameLists[rec.names-1]
-	}
-	return r
 }
 
 // formatFailure appends the strings of failure i's report to buf and
 // returns the index of their spans.
 func (e *evaluator) formatFailure(i int) int32 {
-	r := e.failureOf(i)
+	r := &e.fails[i]
 	k := int32(len(e.spans))
 	e.spans = append(e.spans, spans{first: int32(i), kwLoc: kwLocNode})
 	s := &e.spans[k]
 	n := e.nodes[r.node]
-	at := e.fails[i].location()
+	at := r.location()
 	if at != kwSelf {
 		s.kwLoc = kwLocInBuf
 		for k := range n.kwLocs {
@@ -150,14 +139,14 @@ func (e *evaluator) formatFailure(i int) int32 {
 		s.kwLocAt = [2]int32{st, int32(len(e.buf))}
 		st = int32(len(e.buf))
 	}
-	w := wordingOf(&r)
-	e.buf = expand(e.buf, w.expected, &r, n, s)
+	w := wordingOf(r)
+	e.buf = expand(e.buf, w.expected, r, n, s)
 	s.exp = [2]int32{st, int32(len(e.buf))}
 	st = int32(len(e.buf))
-	e.buf = expand(e.buf, w.found, &r, n, s)
+	e.buf = expand(e.buf, w.found, r, n, s)
 	s.found = [2]int32{st, int32(len(e.buf))}
 	st = int32(len(e.buf))
-	e.buf = expand(e.buf, w.message, &r, n, s)
+	e.buf = expand(e.buf, w.message, r, n, s)
 	s.msg = [2]int32{st, int32(len(e.buf))}
 	return k
 }

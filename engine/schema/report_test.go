@@ -134,9 +134,9 @@ func TestReleaseKeepsNoInstance(t *testing.T) {
 			t.Errorf("described[%d] still holds %q", i, d.undeclared)
 		}
 	}
-	for i, v := range e.vals[:cap(e.vals)] {
-		if v != nil {
-			t.Errorf("vals[%d] still holds %v", i, v)
+	for i, r := range e.fails[:cap(e.fails)] {
+		if r.v != nil {
+			t.Errorf("fails[%d] still holds %v", i, r.v)
 		}
 	}
 	if cap(e.pend) == 0 {
@@ -154,12 +154,12 @@ func TestReleaseKeepsNoInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.reset(s)
-	if res, err := e.run(s.root, mustDecode(t, `{"o":1}`)); err != nil || res.Valid || e.fails[0].names == 0 {
+	if res, err := e.run(s.root, mustDecode(t, `{"o":1}`)); err != nil || res.Valid || e.fails[0].names == nil {
 		t.Fatalf("run: %v, %+v", err, res)
 	}
 	e.release()
-	if v, names := e.vals[:1][0], e.nameLists[:1][0]; v != nil || names != nil {
-		t.Errorf("the failure's value and names are still held: %v, %q", v, names)
+	if r := e.fails[0]; r.v != nil || r.names != nil {
+		t.Errorf("fails[0] still holds %v, %q", r.v, r.names)
 	}
 }
 
