@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -193,8 +192,7 @@ func (e *evaluator) fail(count bool, f *frame, r failure) {
 		e.omit(r.kw)
 		return
 	}
-	p0, p1 := e.path(f)
-	r.p0, r.p1 = int32(p0), int32(p1)
+	r.p0, r.p1 = e.path(f)
 	e.fails = append(e.fails, r)
 }
 
@@ -214,33 +212,42 @@ func (e *evaluator) omit(kw kwID) {
 }
 
 // path returns the span of buf holding the RFC 6901 pointer of location f,
-// building it on first use.
-func (e *evaluator) path(f *frame) (int, int) {
-	if f == nil || f.parent == nil {
-		return 0, 0
+// building it on first use. It is small enough to inline: a pointer built
+// before costs no call.
+func (e *evaluator) path(f *frame) (p0, p1 int32) {
+	if f.pgen != e.gen+1 {
+		e.buildPath(f)
 	}
-	if f.pgen == e.gen+1 {
-		return int(f.p0), int(f.p1)
-	}
-	p0 := len(e.buf)
-	e.buf = e.appendPath(e.buf, f, int32(p0))
-	return p0, len(e.buf)
+	return f.p0, f.p1
+}
+
+// buildPath appends the pointer of location f to buf (appendPath). It
+// stays out of line so that path inlines.
+//
+//go:noinline
+func (e *evaluator) buildPath(f *frame) {
+	e.buf = e.appendPath(e.buf, f, int32(len(e.buf)))
 }
 
 // appendPath appends the pointer of location f to b, which is buf holding
 // nothing after p0: the nearest ancestor whose pointer was built is copied
 // once and the segments below it appended, each location on the way
-// getting its own pointer as a prefix of f's. It works on b, not e.buf, so
-// that growing the path stores no slice in the evaluator but the last.
+// getting its own pointer as a prefix of f's (the root's is empty). A
+// parent already built is copied here rather than in a call of its own:
+// once per failure, the usual case of an item's field. It works on b, not
+// e.buf, so that growing the path stores no slice in the evaluator but the
+// last.
 func (e *evaluator) appendPath(b []byte, f *frame, p0 int32) []byte {
-	if f.parent == nil {
-		return b
+	gen := e.gen + 1
+	if p := f.parent; p != nil {
+		if p.pgen == gen {
+			b = append(b, b[p.p0:p.p1]...)
+		} else {
+			b = e.appendPath(b, p, p0)
+		}
+		b = appendSegment(b, f.key, f.idx)
 	}
-	if f.pgen == e.gen+1 {
-		return append(b, b[f.p0:f.p1]...)
-	}
-	b = appendSegment(e.appendPath(b, f.parent, p0), f.key, f.idx)
-	f.p0, f.p1, f.pgen = p0, int32(len(b)), e.gen+1
+	f.p0, f.p1, f.pgen = p0, int32(len(b)), gen
 	return b
 }
 
@@ -262,7 +269,7 @@ func keySegment(key string) int {
 func appendSegment(b []byte, key string, idx int) []byte {
 	b = append(b, '/')
 	if idx >= 0 {
-		return strconv.AppendInt(b, int64(idx), 10)
+		return appendIndex(b, idx)
 	}
 	if idx == plainKey || keySegment(key) == plainKey {
 		return append(b, key...)
@@ -278,6 +285,25 @@ func appendSegment(b []byte, key string, idx int) []byte {
 		}
 	}
 	return b
+}
+
+// appendIndex appends the decimal digits of the array index i >= 0. Paths
+// are built once per failure, and most indices have one or two digits:
+// those are written directly, the rest digit by digit from the right.
+func appendIndex(b []byte, i int) []byte {
+	switch {
+	case i < 10:
+		return append(b, byte('0'+i))
+	case i < 100:
+		return append(b, byte('0'+i/10), byte('0'+i%10))
+	}
+	var d [20]byte // the digits of the largest int
+	k := len(d)
+	for ; i > 0; i /= 10 {
+		k--
+		d[k] = byte('0' + i%10)
+	}
+	return append(b, d[k:]...)
 }
 
 // eval applies n to v at location f. count selects whether the checks are

@@ -564,8 +564,7 @@ func (e *evaluator) finishFrame(f *frame, v any) {
 		}
 		d := descRec{idx: int32(f.idx), undeclared: und}
 		if f.parent != nil {
-			p0, p1 := e.path(f.parent)
-			d.pp0, d.pp1 = int32(p0), int32(p1)
+			d.pp0, d.pp1 = e.path(f.parent)
 			if f.idx < 0 {
 				// A key is copied into buf, not kept as f.key: storing a
 				// frame's content would move every frame to the heap.

@@ -38,12 +38,12 @@ func (e *evaluator) result(valid bool) *Result {
 			res.Omitted.Keywords = append(res.Omitted.Keywords, kw.String())
 		}
 	}
-	if len(e.fails) > 0 {
+	if fails := e.fails; len(fails) > 0 {
 		e.spans = e.spans[:0]
-		for i := range e.fails {
-			r := &e.fails[i]
-			if i > 0 && sameReport(r, &e.fails[i-1]) {
-				r.report = e.fails[i-1].report
+		for i := range fails {
+			r := &fails[i]
+			if i > 0 && sameReport(r, &fails[i-1]) {
+				r.report = fails[i-1].report
 			} else {
 				r.report = e.formatFailure(i)
 			}
@@ -59,12 +59,12 @@ func (e *evaluator) result(valid bool) *Result {
 			rp.Found = all[sp.found[0]:sp.found[1]]
 			rp.Message = all[sp.msg[0]:sp.msg[1]]
 		}
-		res.Failures = make([]Failure, len(e.fails))
-		for i := range e.fails {
-			r, fl := &e.fails[i], &res.Failures[i]
-			fl.InstancePath = all[r.p0:r.p1]
-			fl.Report = &rs[r.report]
+		out := make([]Failure, len(fails))
+		for i := range fails {
+			r := &fails[i]
+			out[i] = Failure{InstancePath: all[r.p0:r.p1], Report: &rs[r.report]}
 		}
+		res.Failures = out
 	}
 	var scratch []byte
 	for i := range e.described {
@@ -103,8 +103,13 @@ func sameReport(r, q *failure) bool {
 	if r.node != q.node || r.kw != q.kw || r.at != q.at || r.a != q.a || r.b != q.b || r.names != nil || q.names != nil {
 		return false
 	}
-	switch r.v.(type) {
-	case nil, bool, string, json.Number, float64, int, int64:
+	// The decoder's numbers (the usual repeated mistake) are compared as
+	// strings, without the runtime's interface equality.
+	switch x := r.v.(type) {
+	case json.Number:
+		y, ok := q.v.(json.Number)
+		return ok && x == y
+	case nil, bool, string, float64, int, int64:
 		return r.v == q.v // same dynamic type compared by value; never a map or slice
 	}
 	return false
