@@ -546,31 +546,21 @@ func (k *kwCompiler) objectApplicators() error {
 	return nil
 }
 
-func (k *kwCompiler) arrayApplicators() error {
+// arrayApplicators compiles prefixItems and items, or draft-07's array form
+// of items and additionalItems after it.
+func (k *kwCompiler) arrayApplicators() (err error) {
 	n := k.n
-	var err error
-	if k.loc.dia.draft == Draft2020 {
-		if n.prefix, err = k.schemaList("prefixItems"); err != nil {
-			return err
-		}
-		n.itemsKw = kwItems
-		n.items, n.itemsFalse, err = k.aggregate("items")
-		return err
-	}
-	v, ok := k.obj["items"]
-	if !ok {
-		return nil
-	}
-	if _, isArr := v.([]any); isArr {
-		if n.prefix, err = k.schemaList("items"); err != nil {
-			return err
-		}
-		n.itemsKw = kwAdditionalItems
-		n.items, n.itemsFalse, err = k.aggregate("additionalItems")
-		return err
-	}
 	n.itemsKw = kwItems
-	n.items, n.itemsFalse, err = k.aggregate("items")
+	if k.loc.dia.draft == Draft2020 {
+		n.prefix, err = k.schemaList("prefixItems")
+	} else if _, isArr := k.obj["items"].([]any); isArr {
+		n.prefix, err = k.schemaList("items")
+		n.itemsKw = kwAdditionalItems
+	}
+	if err != nil {
+		return err
+	}
+	n.items, n.itemsFalse, err = k.aggregate(n.itemsKw.String())
 	return err
 }
 
