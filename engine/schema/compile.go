@@ -411,11 +411,8 @@ func (c *compiler) resource(abs string) (*schemaLoc, error) {
 		if rd == nil || c.docs[rd.uri] != nil {
 			continue
 		}
-		dia := dialectOf(Draft2020)
-		if c.main != nil && c.main.locs[""] != nil {
-			dia = c.main.locs[""].dia
-		}
-		if _, err := c.load(rd.uri, rd.raw, dia, false); err != nil {
+		// a registered document without $schema takes the main document's dialect
+		if _, err := c.load(rd.uri, rd.raw, c.main.locs[""].dia, false); err != nil {
 			return nil, err
 		}
 		if l := c.res[abs]; l != nil {
