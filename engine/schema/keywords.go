@@ -360,10 +360,11 @@ func (k *kwCompiler) validation() error {
 		}
 		n.hasRequired = true
 	}
-	depKw := "dependentRequired"
+	n.depRequiredKw = kwDependentRequired
 	if k.loc.dia.draft == Draft7 {
-		depKw = "dependencies"
+		n.depRequiredKw = kwDependencies
 	}
+	depKw := n.depRequiredKw.String()
 	if v, ok := k.obj[depKw]; ok {
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -378,12 +379,6 @@ func (k *kwCompiler) validation() error {
 				return err
 			}
 			n.depRequired = append(n.depRequired, depRequired{prop: prop, required: req})
-		}
-		if n.depRequired != nil {
-			n.depRequiredKw = kwDependentRequired
-			if depKw == "dependencies" {
-				n.depRequiredKw = kwDependencies
-			}
 		}
 	}
 	return nil
