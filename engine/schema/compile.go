@@ -1,10 +1,10 @@
 package schema
 
 import (
-	"fmt"
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -292,11 +292,9 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 	if dia.draft == Draft7 {
 		mapKw, arrKw, oneKw = mapKw7, arrKw7, oneKw7
 	}
+	// a keyword holding a value of another shape is left to compile's error
 	for _, kw := range mapKw {
-		m, ok := obj[kw].(map[string]any)
-		if !ok {
-			continue
-		}
+		m, _ := obj[kw].(map[string]any)
 		for k, v := range m {
 			if _, isArr := v.([]any); isArr && kw == "dependencies" {
 				continue
@@ -307,26 +305,19 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 		}
 	}
 	for _, kw := range arrKw {
-		a, ok := obj[kw].([]any)
-		if !ok {
-			continue
-		}
+		a, _ := obj[kw].([]any)
 		for i, v := range a {
-			if err := c.scan(d, v, fmt.Sprintf("%s/%d", loc.at(kw), i), base, res, dia); err != nil {
+			if err := c.scan(d, v, loc.at(kw)+"/"+strconv.Itoa(i), base, res, dia); err != nil {
 				return err
 			}
 		}
 	}
 	for _, kw := range oneKw {
 		v, ok := obj[kw]
-		if !ok {
-			continue
-		}
-		if _, isArr := v.([]any); isArr {
-			continue
-		}
-		if err := c.scan(d, v, loc.at(kw), base, res, dia); err != nil {
-			return err
+		if _, isArr := v.([]any); ok && !isArr {
+			if err := c.scan(d, v, loc.at(kw), base, res, dia); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
