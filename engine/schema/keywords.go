@@ -440,7 +440,11 @@ func (k *kwCompiler) aggregate(kw string) (*node, bool, error) {
 	return s, false, err
 }
 
-func (k *kwCompiler) schemaMap(kw string) ([]string, map[string]any, error) {
+// schemaMap compiles the object of schemas at kw: its keys, sorted (a decoded
+// schema keeps no key order, and sorted order keeps evaluation
+// deterministic), and their nodes. Draft-07's dependencies leaves its
+// property lists to validation.
+func (k *kwCompiler) schemaMap(kw string) ([]string, []*node, error) {
 	v, ok := k.obj[kw]
 	if !ok {
 		return nil, nil, nil
@@ -449,7 +453,19 @@ func (k *kwCompiler) schemaMap(kw string) ([]string, map[string]any, error) {
 	if !ok {
 		return nil, nil, k.typeErr(kw, "an object of schemas")
 	}
-	return sortedKeys(m), m, nil
+	var keys []string
+	var subs []*node
+	for _, key := range sortedKeys(m) {
+		if _, isArr := m[key].([]any); isArr && kw == "dependencies" {
+			continue
+		}
+		s, err := k.sub(kw, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys, subs = append(keys, key), append(subs, s)
+	}
+	return keys, subs, nil
 }
 
 func (k *kwCompiler) applicators() error {
@@ -479,21 +495,12 @@ func (k *kwCompiler) applicators() error {
 
 func (k *kwCompiler) objectApplicators() error {
 	n := k.n
-	// The decoded schema is a Go map, so the order the properties were
-	// written in is gone; sorted order keeps evaluation deterministic.
-	keys, _, err := k.schemaMap("properties")
+	keys, subs, err := k.schemaMap("properties")
 	if err != nil {
 		return err
 	}
-	if keys != nil {
-		n.props = make([]propEntry, 0, len(keys))
-	}
-	for _, key := range keys {
-		s, err := k.sub("properties", key)
-		if err != nil {
-			return err
-		}
-		n.props = append(n.props, propEntry{name: key, seg: keySegment(key), n: s})
+	for i, key := range keys {
+		n.props = append(n.props, propEntry{name: key, seg: keySegment(key), n: subs[i]})
 	}
 	if len(n.props) > 8 {
 		n.propMap = make(map[string]*node, len(n.props))
@@ -501,42 +508,28 @@ func (k *kwCompiler) objectApplicators() error {
 			n.propMap[p.name] = p.n
 		}
 	}
-	keys, _, err = k.schemaMap("patternProperties")
-	if err != nil {
+	if keys, subs, err = k.schemaMap("patternProperties"); err != nil {
 		return err
 	}
-	for _, key := range keys {
+	for i, key := range keys {
 		p, err := k.regex(k.loc.at("patternProperties")+"/"+escapeToken(key), key)
 		if err != nil {
 			return err
 		}
-		s, err := k.sub("patternProperties", key)
-		if err != nil {
-			return err
-		}
-		n.patProps = append(n.patProps, patEntry{p: p, n: s})
+		n.patProps = append(n.patProps, patEntry{p: p, n: subs[i]})
 	}
 	if n.addl, n.addlFalse, err = k.aggregate("additionalProperties"); err != nil {
 		return err
 	}
-	depKw := "dependentSchemas"
+	n.depSchKw = "dependentSchemas"
 	if k.loc.dia.draft == Draft7 {
-		depKw = "dependencies"
+		n.depSchKw = "dependencies"
 	}
-	keys, m, err := k.schemaMap(depKw)
-	if err != nil {
+	if keys, subs, err = k.schemaMap(n.depSchKw); err != nil {
 		return err
 	}
-	for _, key := range keys {
-		if _, isArr := m[key].([]any); isArr && depKw == "dependencies" {
-			continue
-		}
-		s, err := k.sub(depKw, key)
-		if err != nil {
-			return err
-		}
-		n.depSchemas = append(n.depSchemas, depSchema{prop: key, n: s})
-		n.depSchKw = depKw
+	for i, key := range keys {
+		n.depSchemas = append(n.depSchemas, depSchema{prop: key, n: subs[i]})
 	}
 	return nil
 }
