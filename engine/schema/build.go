@@ -142,11 +142,8 @@ func inPlaceEdges(n *node) []edge {
 var metaSchemas = sync.OnceValues(func() (map[string]*Schema, error) {
 	out := map[string]*Schema{}
 	for _, uri := range []string{meta2020URI, meta7URI} {
-		o := (&Options{FormatAnnotationOnly: true}).withDefaults()
-		if uri == meta7URI {
-			o.DefaultDraft = Draft7
-		}
-		s, _, err := build(map[string]any{"$ref": uri}, o)
+		// each meta-schema names its own draft with $schema
+		s, _, err := build(map[string]any{"$ref": uri}, (&Options{FormatAnnotationOnly: true}).withDefaults())
 		if err != nil {
 			return nil, fmt.Errorf("compiling meta-schema %s: %w", uri, err)
 		}
