@@ -117,13 +117,11 @@ func (c *compiler) compileRoot(doc any) (*node, error) {
 func (c *compiler) compileDynamic() error {
 	for i := 0; c.needDyn && i < len(c.resources); i++ {
 		r := c.resources[i]
+		r.dyn = make(map[string]*node, len(r.dynLocs))
 		for _, name := range slices.Sorted(maps.Keys(r.dynLocs)) {
 			n, err := c.compile(r.dynLocs[name])
 			if err != nil {
 				return err
-			}
-			if r.dyn == nil {
-				r.dyn = map[string]*node{}
 			}
 			r.dyn[name] = n
 		}
