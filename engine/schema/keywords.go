@@ -307,19 +307,17 @@ func (k *kwCompiler) validation() error {
 		n.hasConst, n.constVal = true, v
 	}
 	var err error
-	if n.multipleOf, err = k.number("multipleOf"); err != nil {
-		return err
-	}
-	if n.multipleOf != nil && n.multipleOf.n.sign() <= 0 {
-		return k.err("multipleOf", "multipleOf must be greater than 0", "use a positive number such as 0.01")
-	}
 	for _, p := range []struct {
 		kw  string
 		dst **numKw
-	}{{"minimum", &n.minimum}, {"maximum", &n.maximum}, {"exclusiveMinimum", &n.exclMin}, {"exclusiveMaximum", &n.exclMax}} {
+	}{{"multipleOf", &n.multipleOf}, {"minimum", &n.minimum}, {"maximum", &n.maximum}, {"exclusiveMinimum", &n.exclMin},
+		{"exclusiveMaximum", &n.exclMax}} {
 		if *p.dst, err = k.number(p.kw); err != nil {
 			return err
 		}
+	}
+	if n.multipleOf != nil && n.multipleOf.n.sign() <= 0 {
+		return k.err("multipleOf", "multipleOf must be greater than 0", "use a positive number such as 0.01")
 	}
 	for _, p := range []struct {
 		kw  string
