@@ -29,10 +29,7 @@ func Compile(doc any, opts *Options) (*Schema, error) {
 
 // build compiles doc without the meta-schema check.
 func build(doc any, o Options) (*Schema, *compiler, error) {
-	c, err := newCompiler(o)
-	if err != nil {
-		return nil, nil, err
-	}
+	c := &compiler{opts: o, docs: map[string]*document{}, res: map[string]*schemaLoc{}, anchors: map[string]*schemaLoc{}}
 	root, err := c.compileRoot(doc)
 	if err != nil {
 		return nil, nil, err

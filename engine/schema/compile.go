@@ -31,7 +31,6 @@ const vocabPrefix = "https://json-schema.org/draft/2020-12/vocab/"
 // compiler holds the state of one Compile call.
 type compiler struct {
 	opts      Options
-	builtin   *Registry
 	docs      map[string]*document  // loaded documents by retrieval URI
 	res       map[string]*schemaLoc // resource URI -> resource root
 	anchors   map[string]*schemaLoc // resource URI + "#" + anchor name
@@ -69,20 +68,6 @@ func (c *compiler) errAt(d *document, ptr, problem, fix string) *Error {
 		ptr = d.uri + "#" + ptr
 	}
 	return &Error{Pointer: ptr, Problem: problem, Fix: fix}
-}
-
-func newCompiler(o Options) (*compiler, error) {
-	b, err := builtinRegistry()
-	if err != nil {
-		return nil, err
-	}
-	return &compiler{
-		opts:    o,
-		builtin: b,
-		docs:    map[string]*document{},
-		res:     map[string]*schemaLoc{},
-		anchors: map[string]*schemaLoc{},
-	}, nil
 }
 
 // compileRoot compiles doc as the main document and returns its root node.
@@ -392,7 +377,11 @@ func (c *compiler) resource(abs string) (*schemaLoc, error) {
 	if l := c.res[abs]; l != nil {
 		return l, nil
 	}
-	for _, r := range []*Registry{c.opts.Registry, c.builtin} {
+	builtin, err := builtinRegistry()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range []*Registry{c.opts.Registry, builtin} {
 		if r == nil {
 			continue
 		}
