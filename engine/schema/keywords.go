@@ -175,11 +175,9 @@ func (k *kwCompiler) ref(kw string) error {
 		return nil
 	}
 	k.n.dynRef = t
-	if frag != "" {
-		if obj, ok := l.raw.(map[string]any); ok && obj["$dynamicAnchor"] == frag {
-			k.n.dynName = frag
-			k.c.needDyn = true
-		}
+	if obj, _ := l.raw.(map[string]any); frag != "" && obj["$dynamicAnchor"] == frag {
+		k.n.dynName = frag
+		k.c.needDyn = true
 	}
 	return nil
 }
