@@ -3,6 +3,8 @@ package schema
 import (
 	"encoding/json"
 	"hash/maphash"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -72,27 +74,10 @@ func jsonEqual(a, b any) bool {
 		return a == b // false when b's dynamic type differs; never a panic, a's type is comparable
 	case []any:
 		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(x, y, jsonEqual)
 	case map[string]any:
 		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !jsonEqual(xv, yv) {
-				return false
-			}
-		}
-		return true
+		return ok && maps.EqualFunc(x, y, jsonEqual)
 	}
 	if typeOf(a) != typeNumber || typeOf(b) != typeNumber {
 		return false
