@@ -77,12 +77,9 @@ func (c *compiler) compileRoot(doc any) (*node, error) {
 		return nil, err
 	}
 	c.main = d
-	root, err := c.compile(d.locs[""])
-	if err != nil {
-		return nil, err
-	}
 	// Compile every scanned subschema of the main document so errors in
-	// unreferenced $defs surface too; sorted for a deterministic first error.
+	// unreferenced $defs surface too; sorted, the root first, for a
+	// deterministic first error.
 	for _, p := range slices.Sorted(maps.Keys(d.locs)) {
 		if _, err := c.compile(d.locs[p]); err != nil {
 			return nil, err
@@ -94,7 +91,7 @@ func (c *compiler) compileRoot(doc any) (*node, error) {
 	if err := c.checkCycles(); err != nil {
 		return nil, err
 	}
-	return root, nil
+	return d.locs[""].node, nil
 }
 
 // compileDynamic compiles the $dynamicAnchor targets of every loaded
