@@ -29,10 +29,7 @@ func Compile(doc any, opts *Options) (*Schema, error) {
 
 // build compiles doc without the meta-schema check.
 func build(doc any, o Options) (*Schema, *compiler, error) {
-	c, err := newCompiler(o)
-	if err != nil {
-		return nil, nil, err
-	}
+	c := &compiler{opts: o, docs: map[string]*document{}, res: map[string]*schemaLoc{}, anchors: map[string]*schemaLoc{}}
 	root, err := c.compileRoot(doc)
 	if err != nil {
 		return nil, nil, err
@@ -142,11 +139,8 @@ func inPlaceEdges(n *node) []edge {
 var metaSchemas = sync.OnceValues(func() (map[string]*Schema, error) {
 	out := map[string]*Schema{}
 	for _, uri := range []string{meta2020URI, meta7URI} {
-		o := (&Options{FormatAnnotationOnly: true}).withDefaults()
-		if uri == meta7URI {
-			o.DefaultDraft = Draft7
-		}
-		s, _, err := build(map[string]any{"$ref": uri}, o)
+		// each meta-schema names its own draft with $schema
+		s, _, err := build(map[string]any{"$ref": uri}, (&Options{FormatAnnotationOnly: true}).withDefaults())
 		if err != nil {
 			return nil, fmt.Errorf("compiling meta-schema %s: %w", uri, err)
 		}

@@ -1,10 +1,10 @@
 package schema
 
 import (
-	"fmt"
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -31,7 +31,6 @@ const vocabPrefix = "https://json-schema.org/draft/2020-12/vocab/"
 // compiler holds the state of one Compile call.
 type compiler struct {
 	opts      Options
-	builtin   *Registry
 	docs      map[string]*document  // loaded documents by retrieval URI
 	res       map[string]*schemaLoc // resource URI -> resource root
 	anchors   map[string]*schemaLoc // resource URI + "#" + anchor name
@@ -71,20 +70,6 @@ func (c *compiler) errAt(d *document, ptr, problem, fix string) *Error {
 	return &Error{Pointer: ptr, Problem: problem, Fix: fix}
 }
 
-func newCompiler(o Options) (*compiler, error) {
-	b, err := builtinRegistry()
-	if err != nil {
-		return nil, err
-	}
-	return &compiler{
-		opts:    o,
-		builtin: b,
-		docs:    map[string]*document{},
-		res:     map[string]*schemaLoc{},
-		anchors: map[string]*schemaLoc{},
-	}, nil
-}
-
 // compileRoot compiles doc as the main document and returns its root node.
 func (c *compiler) compileRoot(doc any) (*node, error) {
 	d, err := c.load(defaultBase, doc, dialectOf(c.opts.DefaultDraft), true)
@@ -92,12 +77,9 @@ func (c *compiler) compileRoot(doc any) (*node, error) {
 		return nil, err
 	}
 	c.main = d
-	root, err := c.compile(d.locs[""])
-	if err != nil {
-		return nil, err
-	}
 	// Compile every scanned subschema of the main document so errors in
-	// unreferenced $defs surface too; sorted for a deterministic first error.
+	// unreferenced $defs surface too; sorted, the root first, for a
+	// deterministic first error.
 	for _, p := range slices.Sorted(maps.Keys(d.locs)) {
 		if _, err := c.compile(d.locs[p]); err != nil {
 			return nil, err
@@ -109,7 +91,7 @@ func (c *compiler) compileRoot(doc any) (*node, error) {
 	if err := c.checkCycles(); err != nil {
 		return nil, err
 	}
-	return root, nil
+	return d.locs[""].node, nil
 }
 
 // compileDynamic compiles the $dynamicAnchor targets of every loaded
@@ -117,13 +99,11 @@ func (c *compiler) compileRoot(doc any) (*node, error) {
 func (c *compiler) compileDynamic() error {
 	for i := 0; c.needDyn && i < len(c.resources); i++ {
 		r := c.resources[i]
+		r.dyn = make(map[string]*node, len(r.dynLocs))
 		for _, name := range slices.Sorted(maps.Keys(r.dynLocs)) {
 			n, err := c.compile(r.dynLocs[name])
 			if err != nil {
 				return err
-			}
-			if r.dyn == nil {
-				r.dyn = map[string]*node{}
 			}
 			r.dyn[name] = n
 		}
@@ -148,7 +128,7 @@ func (c *compiler) load(uri string, raw any, dia *dialect, main bool) (*document
 			dia = nd
 		}
 	}
-	r := &resource{uri: uri}
+	r := &resource{uri: uri, dynLocs: map[string]*schemaLoc{}}
 	c.resources = append(c.resources, r)
 	if err := c.scan(d, raw, "", uri, r, dia); err != nil {
 		return nil, err
@@ -250,7 +230,7 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 			return c.errAt(d, loc.at("$id"), "$id contains a fragment", "move the fragment name to $anchor and keep $id a plain URI")
 		}
 		if !strings.HasPrefix(id, "#") && (ptr != "" || abs != base) {
-			res = &resource{uri: abs}
+			res = &resource{uri: abs, dynLocs: map[string]*schemaLoc{}}
 			c.resources = append(c.resources, res)
 			base = abs
 			addFirst(c.res, abs, loc)
@@ -281,9 +261,6 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 			}
 			addFirst(c.anchors, base+"#"+a, loc)
 			if kw == "$dynamicAnchor" {
-				if res.dynLocs == nil {
-					res.dynLocs = map[string]*schemaLoc{}
-				}
 				addFirst(res.dynLocs, a, loc)
 			}
 		}
@@ -292,11 +269,9 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 	if dia.draft == Draft7 {
 		mapKw, arrKw, oneKw = mapKw7, arrKw7, oneKw7
 	}
+	// a keyword holding a value of another shape is left to compile's error
 	for _, kw := range mapKw {
-		m, ok := obj[kw].(map[string]any)
-		if !ok {
-			continue
-		}
+		m, _ := obj[kw].(map[string]any)
 		for k, v := range m {
 			if _, isArr := v.([]any); isArr && kw == "dependencies" {
 				continue
@@ -307,26 +282,19 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 		}
 	}
 	for _, kw := range arrKw {
-		a, ok := obj[kw].([]any)
-		if !ok {
-			continue
-		}
+		a, _ := obj[kw].([]any)
 		for i, v := range a {
-			if err := c.scan(d, v, fmt.Sprintf("%s/%d", loc.at(kw), i), base, res, dia); err != nil {
+			if err := c.scan(d, v, loc.at(kw)+"/"+strconv.Itoa(i), base, res, dia); err != nil {
 				return err
 			}
 		}
 	}
 	for _, kw := range oneKw {
 		v, ok := obj[kw]
-		if !ok {
-			continue
-		}
-		if _, isArr := v.([]any); isArr {
-			continue
-		}
-		if err := c.scan(d, v, loc.at(kw), base, res, dia); err != nil {
-			return err
+		if _, isArr := v.([]any); ok && !isArr {
+			if err := c.scan(d, v, loc.at(kw), base, res, dia); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -403,7 +371,11 @@ func (c *compiler) resource(abs string) (*schemaLoc, error) {
 	if l := c.res[abs]; l != nil {
 		return l, nil
 	}
-	for _, r := range []*Registry{c.opts.Registry, c.builtin} {
+	builtin, err := builtinRegistry()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range []*Registry{c.opts.Registry, builtin} {
 		if r == nil {
 			continue
 		}
@@ -411,11 +383,8 @@ func (c *compiler) resource(abs string) (*schemaLoc, error) {
 		if rd == nil || c.docs[rd.uri] != nil {
 			continue
 		}
-		dia := dialectOf(Draft2020)
-		if c.main != nil && c.main.locs[""] != nil {
-			dia = c.main.locs[""].dia
-		}
-		if _, err := c.load(rd.uri, rd.raw, dia, false); err != nil {
+		// a registered document without $schema takes the main document's dialect
+		if _, err := c.load(rd.uri, rd.raw, c.main.locs[""].dia, false); err != nil {
 			return nil, err
 		}
 		if l := c.res[abs]; l != nil {

@@ -3,6 +3,8 @@ package schema
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -121,6 +123,34 @@ func TestRegistry(t *testing.T) {
 	}
 	if err := NewRegistry().AddDir("does-not-exist", "https://x/"); err == nil {
 		t.Error("AddDir(missing dir) succeeded, want an error")
+	}
+}
+
+// TestRegistryDirByID holds AddDir with no base URI, as --schema-dir calls
+// it: each file is registered under its own $id, and a file without one is
+// refused by name.
+func TestRegistryDirByID(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, doc string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("money.json", `{"$id":"https://schemas.example.com/money.json","type":"number","minimum":0}`)
+	reg := NewRegistry()
+	if err := reg.AddDir(dir, ""); err != nil {
+		t.Fatalf("AddDir(dir, \"\") = %v", err)
+	}
+	s, err := Compile(mustDecode(t, `{"$ref":"https://schemas.example.com/money.json"}`), &Options{Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Evaluate(mustDecode(t, `-1`)); err != nil || res.Valid {
+		t.Errorf("Evaluate(-1) = %+v, %v, want invalid", res, err)
+	}
+	write("no-id.json", `{"type":"string"}`)
+	if err := NewRegistry().AddDir(dir, ""); err == nil || !strings.Contains(err.Error(), "no-id.json") {
+		t.Errorf("AddDir(a file without $id) = %v, want an error naming no-id.json", err)
 	}
 }
 

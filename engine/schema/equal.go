@@ -1,10 +1,9 @@
 package schema
 
 import (
-	"cmp"
 	"encoding/json"
 	"hash/maphash"
-	"math"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -75,27 +74,10 @@ func jsonEqual(a, b any) bool {
 		return a == b // false when b's dynamic type differs; never a panic, a's type is comparable
 	case []any:
 		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
+		return ok && slices.EqualFunc(x, y, jsonEqual)
 	case map[string]any:
 		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, xv := range x {
-			yv, ok := y[k]
-			if !ok || !jsonEqual(xv, yv) {
-				return false
-			}
-		}
-		return true
+		return ok && maps.EqualFunc(x, y, jsonEqual)
 	}
 	if typeOf(a) != typeNumber || typeOf(b) != typeNumber {
 		return false
@@ -157,46 +139,22 @@ func hashJSON(h *maphash.Hash, v any) {
 
 // firstDuplicate returns the indexes i < j of the first pair of equal items
 // (the least j, then the least i), or -1, -1. Only items of equal hash are
-// compared.
+// compared, and an item equal to an earlier one ends the search, so n equal
+// items cost one comparison.
 func firstDuplicate(items []any) (int, int) {
 	seed := maphash.MakeSeed()
-	type hi struct {
-		h uint64
-		i int
-	}
-	hs := make([]hi, len(items))
-	for i, it := range items {
+	byHash := map[uint64][]int{}
+	for j, it := range items {
 		var h maphash.Hash
 		h.SetSeed(seed)
 		hashJSON(&h, it)
-		hs[i] = hi{h.Sum64(), i}
-	}
-	slices.SortFunc(hs, func(a, b hi) int { return cmp.Or(cmp.Compare(a.h, b.h), a.i-b.i) })
-	bi, bj := -1, math.MaxInt
-	for s := 0; s < len(hs); {
-		e := s + 1
-		for e < len(hs) && hs[e].h == hs[s].h {
-			e++
-		}
-		// A group is in index order, so once j reaches the best pair's
-		// second index no later pair of the group can come first; without
-		// these breaks a group of n equal items cost n²/2 iterations (200,000
-		// equal items: half a minute).
-		for x := s; x < e && hs[x].i < bj; x++ {
-			for y := x + 1; y < e; y++ {
-				i, j := hs[x].i, hs[y].i
-				if j >= bj {
-					break
-				}
-				if jsonEqual(items[i], items[j]) {
-					bi, bj = i, j
-				}
+		k := h.Sum64()
+		for _, i := range byHash[k] {
+			if jsonEqual(items[i], it) {
+				return i, j
 			}
 		}
-		s = e
+		byHash[k] = append(byHash[k], j)
 	}
-	if bi < 0 {
-		return -1, -1
-	}
-	return bi, bj
+	return -1, -1
 }

@@ -175,11 +175,9 @@ func (k *kwCompiler) ref(kw string) error {
 		return nil
 	}
 	k.n.dynRef = t
-	if frag != "" {
-		if obj, ok := l.raw.(map[string]any); ok && obj["$dynamicAnchor"] == frag {
-			k.n.dynName = frag
-			k.c.needDyn = true
-		}
+	if obj, _ := l.raw.(map[string]any); frag != "" && obj["$dynamicAnchor"] == frag {
+		k.n.dynName = frag
+		k.c.needDyn = true
 	}
 	return nil
 }
@@ -307,19 +305,17 @@ func (k *kwCompiler) validation() error {
 		n.hasConst, n.constVal = true, v
 	}
 	var err error
-	if n.multipleOf, err = k.number("multipleOf"); err != nil {
-		return err
-	}
-	if n.multipleOf != nil && n.multipleOf.n.sign() <= 0 {
-		return k.err("multipleOf", "multipleOf must be greater than 0", "use a positive number such as 0.01")
-	}
 	for _, p := range []struct {
 		kw  string
 		dst **numKw
-	}{{"minimum", &n.minimum}, {"maximum", &n.maximum}, {"exclusiveMinimum", &n.exclMin}, {"exclusiveMaximum", &n.exclMax}} {
+	}{{"multipleOf", &n.multipleOf}, {"minimum", &n.minimum}, {"maximum", &n.maximum}, {"exclusiveMinimum", &n.exclMin},
+		{"exclusiveMaximum", &n.exclMax}} {
 		if *p.dst, err = k.number(p.kw); err != nil {
 			return err
 		}
+	}
+	if n.multipleOf != nil && n.multipleOf.n.sign() <= 0 {
+		return k.err("multipleOf", "multipleOf must be greater than 0", "use a positive number such as 0.01")
 	}
 	for _, p := range []struct {
 		kw  string
@@ -360,10 +356,11 @@ func (k *kwCompiler) validation() error {
 		}
 		n.hasRequired = true
 	}
-	depKw := "dependentRequired"
+	n.depRequiredKw = kwDependentRequired
 	if k.loc.dia.draft == Draft7 {
-		depKw = "dependencies"
+		n.depRequiredKw = kwDependencies
 	}
+	depKw := n.depRequiredKw.String()
 	if v, ok := k.obj[depKw]; ok {
 		m, ok := v.(map[string]any)
 		if !ok {
@@ -378,12 +375,6 @@ func (k *kwCompiler) validation() error {
 				return err
 			}
 			n.depRequired = append(n.depRequired, depRequired{prop: prop, required: req})
-		}
-		if n.depRequired != nil {
-			n.depRequiredKw = kwDependentRequired
-			if depKw == "dependencies" {
-				n.depRequiredKw = kwDependencies
-			}
 		}
 	}
 	return nil
@@ -445,7 +436,11 @@ func (k *kwCompiler) aggregate(kw string) (*node, bool, error) {
 	return s, false, err
 }
 
-func (k *kwCompiler) schemaMap(kw string) ([]string, map[string]any, error) {
+// schemaMap compiles the object of schemas at kw: its keys, sorted (a decoded
+// schema keeps no key order, and sorted order keeps evaluation
+// deterministic), and their nodes. Draft-07's dependencies leaves its
+// property lists to validation.
+func (k *kwCompiler) schemaMap(kw string) ([]string, []*node, error) {
 	v, ok := k.obj[kw]
 	if !ok {
 		return nil, nil, nil
@@ -454,7 +449,19 @@ func (k *kwCompiler) schemaMap(kw string) ([]string, map[string]any, error) {
 	if !ok {
 		return nil, nil, k.typeErr(kw, "an object of schemas")
 	}
-	return sortedKeys(m), m, nil
+	var keys []string
+	var subs []*node
+	for _, key := range sortedKeys(m) {
+		if _, isArr := m[key].([]any); isArr && kw == "dependencies" {
+			continue
+		}
+		s, err := k.sub(kw, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys, subs = append(keys, key), append(subs, s)
+	}
+	return keys, subs, nil
 }
 
 func (k *kwCompiler) applicators() error {
@@ -484,21 +491,12 @@ func (k *kwCompiler) applicators() error {
 
 func (k *kwCompiler) objectApplicators() error {
 	n := k.n
-	// The decoded schema is a Go map, so the order the properties were
-	// written in is gone; sorted order keeps evaluation deterministic.
-	keys, _, err := k.schemaMap("properties")
+	keys, subs, err := k.schemaMap("properties")
 	if err != nil {
 		return err
 	}
-	if keys != nil {
-		n.props = make([]propEntry, 0, len(keys))
-	}
-	for _, key := range keys {
-		s, err := k.sub("properties", key)
-		if err != nil {
-			return err
-		}
-		n.props = append(n.props, propEntry{name: key, seg: keySegment(key), n: s})
+	for i, key := range keys {
+		n.props = append(n.props, propEntry{name: key, seg: keySegment(key), n: subs[i]})
 	}
 	if len(n.props) > 8 {
 		n.propMap = make(map[string]*node, len(n.props))
@@ -506,71 +504,47 @@ func (k *kwCompiler) objectApplicators() error {
 			n.propMap[p.name] = p.n
 		}
 	}
-	keys, _, err = k.schemaMap("patternProperties")
-	if err != nil {
+	if keys, subs, err = k.schemaMap("patternProperties"); err != nil {
 		return err
 	}
-	for _, key := range keys {
+	for i, key := range keys {
 		p, err := k.regex(k.loc.at("patternProperties")+"/"+escapeToken(key), key)
 		if err != nil {
 			return err
 		}
-		s, err := k.sub("patternProperties", key)
-		if err != nil {
-			return err
-		}
-		n.patProps = append(n.patProps, patEntry{p: p, n: s})
+		n.patProps = append(n.patProps, patEntry{p: p, n: subs[i]})
 	}
 	if n.addl, n.addlFalse, err = k.aggregate("additionalProperties"); err != nil {
 		return err
 	}
-	depKw := "dependentSchemas"
+	n.depSchKw = "dependentSchemas"
 	if k.loc.dia.draft == Draft7 {
-		depKw = "dependencies"
+		n.depSchKw = "dependencies"
 	}
-	keys, m, err := k.schemaMap(depKw)
-	if err != nil {
+	if keys, subs, err = k.schemaMap(n.depSchKw); err != nil {
 		return err
 	}
-	for _, key := range keys {
-		if _, isArr := m[key].([]any); isArr && depKw == "dependencies" {
-			continue
-		}
-		s, err := k.sub(depKw, key)
-		if err != nil {
-			return err
-		}
-		n.depSchemas = append(n.depSchemas, depSchema{prop: key, n: s})
-		n.depSchKw = depKw
+	for i, key := range keys {
+		n.depSchemas = append(n.depSchemas, depSchema{prop: key, n: subs[i]})
 	}
 	return nil
 }
 
-func (k *kwCompiler) arrayApplicators() error {
+// arrayApplicators compiles prefixItems and items, or draft-07's array form
+// of items and additionalItems after it.
+func (k *kwCompiler) arrayApplicators() (err error) {
 	n := k.n
-	var err error
-	if k.loc.dia.draft == Draft2020 {
-		if n.prefix, err = k.schemaList("prefixItems"); err != nil {
-			return err
-		}
-		n.itemsKw = kwItems
-		n.items, n.itemsFalse, err = k.aggregate("items")
-		return err
-	}
-	v, ok := k.obj["items"]
-	if !ok {
-		return nil
-	}
-	if _, isArr := v.([]any); isArr {
-		if n.prefix, err = k.schemaList("items"); err != nil {
-			return err
-		}
-		n.itemsKw = kwAdditionalItems
-		n.items, n.itemsFalse, err = k.aggregate("additionalItems")
-		return err
-	}
 	n.itemsKw = kwItems
-	n.items, n.itemsFalse, err = k.aggregate("items")
+	if k.loc.dia.draft == Draft2020 {
+		n.prefix, err = k.schemaList("prefixItems")
+	} else if _, isArr := k.obj["items"].([]any); isArr {
+		n.prefix, err = k.schemaList("items")
+		n.itemsKw = kwAdditionalItems
+	}
+	if err != nil {
+		return err
+	}
+	n.items, n.itemsFalse, err = k.aggregate(n.itemsKw.String())
 	return err
 }
 

@@ -72,13 +72,24 @@ func indexIDs(index map[string]*regDoc, d *regDoc, v any, base string, depth int
 }
 
 // AddDir registers every *.json file under dir as baseURI + its path
-// relative to dir (with forward slashes).
+// relative to dir (with forward slashes), or under its own $id when baseURI
+// is empty.
 func (r *Registry) AddDir(dir, baseURI string) error {
-	err := r.addFS(os.DirFS(dir), func(name string, _ any) string { return baseURI + name })
-	if err != nil {
+	uriOf := func(name string, _ any) string { return baseURI + name }
+	if baseURI == "" {
+		uriOf = idOf
+	}
+	if err := r.addFS(os.DirFS(dir), uriOf); err != nil {
 		return fmt.Errorf("reading schema dir: %w", err)
 	}
 	return nil
+}
+
+// idOf returns the $id of a decoded schema document, "" when it has none.
+func idOf(_ string, doc any) string {
+	obj, _ := doc.(map[string]any)
+	id, _ := obj["$id"].(string)
+	return id
 }
 
 // addFS registers every *.json file of fsys, in lexical order, under the
@@ -96,7 +107,10 @@ func (r *Registry) addFS(fsys fs.FS, uriOf func(name string, doc any) string) er
 		if err != nil {
 			return fmt.Errorf("decoding %s: %w", name, err)
 		}
-		return r.Add(uriOf(name, doc), doc)
+		if err := r.Add(uriOf(name, doc), doc); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
 	})
 }
 
@@ -128,12 +142,7 @@ const (
 // own $id; the result is never modified.
 var builtinRegistry = sync.OnceValues(func() (*Registry, error) {
 	r := NewRegistry()
-	err := r.addFS(metaFS, func(_ string, doc any) string {
-		obj, _ := doc.(map[string]any)
-		id, _ := obj["$id"].(string)
-		return id
-	})
-	if err != nil {
+	if err := r.addFS(metaFS, idOf); err != nil {
 		return nil, fmt.Errorf("registering the embedded meta-schemas: %w", err)
 	}
 	return r, nil

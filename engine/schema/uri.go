@@ -14,16 +14,6 @@ const defaultBase = "https://schema.invalid/root.json"
 // resolveURI resolves ref against base (an absolute URI without fragment)
 // and returns the absolute URI without fragment and the decoded fragment.
 func resolveURI(base, ref string) (string, string, error) {
-	if ref == "" {
-		return base, "", nil
-	}
-	if ref[0] == '#' {
-		frag, err := url.PathUnescape(ref[1:])
-		if err != nil {
-			return "", "", err
-		}
-		return base, frag, nil
-	}
 	r, err := url.Parse(ref)
 	if err != nil {
 		return "", "", err
