@@ -70,8 +70,9 @@ func walkPointer(v any, ptr string) (any, bool) {
 			}
 			v = c
 		case []any:
+			// RFC 6901: digits only, no sign, no leading zero.
 			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) || (len(tok) > 1 && tok[0] == '0') {
+			if err != nil || tok[0] < '0' || tok[0] > '9' || i >= len(x) || (len(tok) > 1 && tok[0] == '0') {
 				return nil, false
 			}
 			v = x[i]
