@@ -272,7 +272,8 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 	// a keyword holding a value of another shape is left to compile's error
 	for _, kw := range mapKw {
 		m, _ := obj[kw].(map[string]any)
-		for k, v := range m {
+		for _, k := range slices.Sorted(maps.Keys(m)) { // the first of two equal $ids or anchors is always the same
+			v := m[k]
 			if _, isArr := v.([]any); isArr && kw == "dependencies" {
 				continue
 			}

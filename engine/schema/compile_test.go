@@ -236,3 +236,20 @@ func TestConcurrentEvaluate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDuplicateAnchorIsDeterministic: of two subschemas that declare the
+// same anchor, the same one is taken on every compilation (the one whose
+// key sorts first), not whichever Go's map order visits first.
+func TestDuplicateAnchorIsDeterministic(t *testing.T) {
+	doc := `{"$defs":{"b":{"$anchor":"x","type":"number"},"a":{"$anchor":"x","type":"string"}},"$ref":"#x"}`
+	for range 50 {
+		s, err := Compile(mustDecode(t, doc), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Evaluate(mustDecode(t, `"s"`))
+		if err != nil || !res.Valid {
+			t.Fatalf("Evaluate(\"s\") = %+v, %v: want valid ($defs/a, which sorts first, declares the anchor)", res, err)
+		}
+	}
+}
