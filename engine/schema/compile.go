@@ -128,7 +128,7 @@ func (c *compiler) load(uri string, raw any, dia *dialect, main bool) (*document
 			dia = nd
 		}
 	}
-	r := &resource{uri: uri, dynLocs: map[string]*schemaLoc{}}
+	r := &resource{dynLocs: map[string]*schemaLoc{}}
 	c.resources = append(c.resources, r)
 	if err := c.scan(d, raw, "", uri, r, dia); err != nil {
 		return nil, err
@@ -230,7 +230,7 @@ func (c *compiler) scan(d *document, raw any, ptr, base string, res *resource, d
 			return c.errAt(d, loc.at("$id"), "$id contains a fragment", "move the fragment name to $anchor and keep $id a plain URI")
 		}
 		if !strings.HasPrefix(id, "#") && (ptr != "" || abs != base) {
-			res = &resource{uri: abs, dynLocs: map[string]*schemaLoc{}}
+			res = &resource{dynLocs: map[string]*schemaLoc{}}
 			c.resources = append(c.resources, res)
 			base = abs
 			addFirst(c.res, abs, loc)

@@ -78,7 +78,6 @@ type node struct {
 
 // resource is a schema resource ($id scope) for $dynamicRef lookups.
 type resource struct {
-	uri     string
 	dyn     map[string]*node      // $dynamicAnchor name -> schema, filled after compilation
 	dynLocs map[string]*schemaLoc // compile time only
 }
