@@ -66,18 +66,8 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, decode
 	if d.pos >= len(d.in) || d.in[d.pos] != '{' {
 		return nil, false
 	}
-	d.pos++
-	d.skipSpace()
 	members = dst
-	if d.pos < len(d.in) && d.in[d.pos] == '}' {
-		d.pos++
-		if members == nil {
-			members = []Member{}
-		}
-		return members, d.atEnd()
-	}
-	for more := true; more; {
-		d.skipSpace()
+	for more := d.enter('}'); more; {
 		nameStart, nameEnd, ok := d.name()
 		if !ok || !d.colon() {
 			return nil, false
@@ -87,7 +77,6 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, decode
 		if decode != nil && !decode(name) {
 			d.mode = modeCheck
 		}
-		d.skipSpace()
 		start := d.pos
 		v, ok := d.value(0)
 		if !ok {
@@ -104,6 +93,9 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, decode
 	}
 	if _, unique := d.sortMembers(d.open); !unique || !d.atEnd() {
 		return nil, false
+	}
+	if members == nil {
+		members = []Member{} // an empty object
 	}
 	return members, true
 }
@@ -134,16 +126,31 @@ func (d *scanner) fail(kind error) bool {
 	return false
 }
 
-// put writes c to the canonical form, in modeCanon.
-func (d *scanner) put(c byte) {
+// put writes b to the canonical form, in modeCanon.
+func (d *scanner) put(b ...byte) {
 	if d.mode == modeCanon {
-		d.out = append(d.out, c)
+		d.out = append(d.out, b...)
 	}
 }
 
+// enter steps over the opening byte of the object or array at pos and the
+// white space after it. more is true when a member or an element follows,
+// false when closing does (it is stepped over too).
+func (d *scanner) enter(closing byte) (more bool) {
+	d.put(d.in[d.pos])
+	d.pos++
+	d.skipSpace()
+	if d.pos < len(d.in) && d.in[d.pos] == closing {
+		d.pos++
+		d.put(closing)
+		return false
+	}
+	return true
+}
+
 // separator steps over the white space and the comma or closing byte after
-// a member or an element: more is true after a comma, false after closing,
-// and ok is false for anything else.
+// a member or an element, and the white space after a comma: more is true
+// after a comma, false after closing, and ok is false for anything else.
 func (d *scanner) separator(closing byte) (more, ok bool) {
 	d.skipSpace()
 	if d.pos >= len(d.in) {
@@ -155,6 +162,9 @@ func (d *scanner) separator(closing byte) (more, ok bool) {
 	}
 	d.pos++
 	d.put(c)
+	if c == ',' {
+		d.skipSpace()
+	}
 	return c == ',', true
 }
 
@@ -239,15 +249,8 @@ func (d *scanner) literal(word string) bool {
 
 // object decodes the object at pos into a map, in modeBuild.
 func (d *scanner) object(depth int) (any, bool) {
-	d.pos++
 	obj := make(map[string]any)
-	d.skipSpace()
-	if d.pos < len(d.in) && d.in[d.pos] == '}' {
-		d.pos++
-		return obj, true
-	}
-	for more := true; more; {
-		d.skipSpace()
+	for more := d.enter('}'); more; {
 		start, end, ok := d.name()
 		if !ok {
 			return nil, false
@@ -260,7 +263,6 @@ func (d *scanner) object(depth int) (any, bool) {
 		if !d.colon() {
 			return nil, false
 		}
-		d.skipSpace()
 		v, ok := d.value(depth + 1)
 		if !ok {
 			return nil, false
@@ -279,32 +281,22 @@ func (d *scanner) object(depth int) (any, bool) {
 // such an object, is recorded in d.objs for emit, with its members sorted
 // in d.mems.
 func (d *scanner) members(depth int) bool {
-	d.pos++
 	idx, base, decoded := len(d.objs), len(d.open), len(d.decoded)
 	if d.mode == modeCanon {
 		d.objs = append(d.objs, canonObject{start: len(d.out)})
-		d.out = append(d.out, '{')
 	}
-	d.skipSpace()
-	if d.pos < len(d.in) && d.in[d.pos] == '}' {
-		d.pos++
-		d.put('}')
-	} else {
-		for more := true; more; {
-			d.skipSpace()
-			start := len(d.out)
-			nameStart, nameEnd, ok := d.name()
-			if !ok || !d.colon() {
-				return false
-			}
-			d.skipSpace()
-			if _, ok := d.value(depth + 1); !ok {
-				return false
-			}
-			d.open = append(d.open, canonMember{nameStart: nameStart, nameEnd: nameEnd, start: start, end: len(d.out)})
-			if more, ok = d.separator('}'); !ok {
-				return false
-			}
+	for more := d.enter('}'); more; {
+		start := len(d.out)
+		nameStart, nameEnd, ok := d.name()
+		if !ok || !d.colon() {
+			return false
+		}
+		if _, ok := d.value(depth + 1); !ok {
+			return false
+		}
+		d.open = append(d.open, canonMember{nameStart: nameStart, nameEnd: nameEnd, start: start, end: len(d.out)})
+		if more, ok = d.separator('}'); !ok {
+			return false
 		}
 	}
 	inOrder, unique := d.sortMembers(d.open[base:])
@@ -338,7 +330,8 @@ func (d *scanner) name() (start, end int, ok bool) {
 	return d.str()
 }
 
-// colon steps over the white space and the colon after a member name.
+// colon steps over the colon after a member name and the white space
+// around it.
 func (d *scanner) colon() bool {
 	d.skipSpace()
 	if d.pos >= len(d.in) || d.in[d.pos] != ':' {
@@ -346,30 +339,22 @@ func (d *scanner) colon() bool {
 	}
 	d.pos++
 	d.put(':')
+	d.skipSpace()
 	return true
 }
 
 func (d *scanner) array(depth int) (any, bool) {
-	d.pos++
-	d.put('[')
-	d.skipSpace()
 	arr := []any{}
-	if d.pos < len(d.in) && d.in[d.pos] == ']' {
-		d.pos++
-		d.put(']')
-	} else {
-		for more := true; more; {
-			d.skipSpace()
-			v, ok := d.value(depth + 1)
-			if !ok {
-				return nil, false
-			}
-			if d.mode == modeBuild {
-				arr = append(arr, v)
-			}
-			if more, ok = d.separator(']'); !ok {
-				return nil, false
-			}
+	for more := d.enter(']'); more; {
+		v, ok := d.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		if d.mode == modeBuild {
+			arr = append(arr, v)
+		}
+		if more, ok = d.separator(']'); !ok {
+			return nil, false
 		}
 	}
 	if d.mode != modeBuild {
@@ -394,9 +379,7 @@ func (d *scanner) str() (start, end int, ok bool) {
 		switch c := d.in[d.pos]; {
 		case c == '"':
 			d.pos++
-			if d.mode == modeCanon {
-				d.out = append(d.out, d.in[quote:d.pos]...)
-			}
+			d.put(d.in[quote:d.pos]...)
 			return quote + 1, d.pos - 1, true
 		case c == '\\':
 			return d.escapedStr(quote + 1)
