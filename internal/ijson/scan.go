@@ -2,7 +2,6 @@ package ijson
 
 import (
 	"encoding/json"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -442,15 +441,11 @@ func loneSurrogate(in []byte, pos int) bool {
 	if len(next) >= 6 {
 		return true
 	}
-	for i, c := range next { // a prefix of \uDC00…\uDFFF?
-		lower := c | 0x20
-		switch {
-		case i == 0 && c != '\\', i == 1 && c != 'u', i == 2 && lower != 'd', i == 3 && (lower < 'c' || lower > 'f'),
-			i == 4 && strings.IndexByte("0123456789abcdefABCDEF", c) < 0:
-			return true
-		}
-	}
-	return false
+	// Shorter, it is a cut-off low surrogate's escape when \udc00's tail
+	// completes it into one.
+	pair := append(next[:len(next):len(next)], `\udc00`[len(next):]...)
+	lo, ok := hex4(pair, 2)
+	return !ok || string(pair[:2]) != `\u` || lo < 0xdc00 || lo > 0xdfff
 }
 
 // stringAt returns the decoded text str located as a string: a substring
