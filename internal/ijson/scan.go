@@ -370,40 +370,31 @@ func (d *scanner) array(depth int) (any, bool) {
 func (d *scanner) str() (start, end int, ok bool) {
 	quote := d.pos
 	d.pos++
+	// at is where the decoded text starts in d.decoded once an escape is
+	// met, and in[from:pos] the text read since then that is not yet there.
+	at, from := -1, d.pos
 	for {
 		d.pos = plainRun(d.in, d.pos)
 		if d.pos >= len(d.in) {
 			return 0, 0, false
 		}
 		switch c := d.in[d.pos]; {
-		case c == '"':
+		case c == '"' && at < 0:
 			d.pos++
 			d.put(d.in[quote:d.pos]...)
 			return quote + 1, d.pos - 1, true
-		case c == '\\':
-			return d.escapedStr(quote + 1)
-		case c < 0x20:
-			return 0, 0, false
-		case !d.utf8Char(): // plainRun stops at no other ASCII byte
-			return 0, 0, false
-		}
-	}
-}
-
-// escapedStr finishes the string whose text starts at from and has an
-// escape at pos, decoding it onto d.decoded.
-func (d *scanner) escapedStr(from int) (start, end int, ok bool) {
-	at := len(d.decoded)
-	d.decoded = append(d.decoded, d.in[from:d.pos]...)
-	for d.pos < len(d.in) {
-		switch c := d.in[d.pos]; {
 		case c == '"':
+			d.decoded = append(d.decoded, d.in[from:d.pos]...)
 			d.pos++
 			if d.mode == modeCanon {
 				d.out = AppendCanonicalString(d.out, d.decoded[at:])
 			}
 			return -at - 1, len(d.decoded), true
 		case c == '\\':
+			if at < 0 {
+				at = len(d.decoded)
+			}
+			d.decoded = append(d.decoded, d.in[from:d.pos]...)
 			r, next, ok := decodeEscape(d.in, d.pos)
 			if !ok {
 				if loneSurrogate(d.in, d.pos) {
@@ -412,21 +403,13 @@ func (d *scanner) escapedStr(from int) (start, end int, ok bool) {
 				return 0, 0, false
 			}
 			d.decoded = utf8.AppendRune(d.decoded, r)
-			d.pos = next
+			d.pos, from = next, next
 		case c < 0x20:
 			return 0, 0, false
-		case c < utf8.RuneSelf:
-			d.decoded = append(d.decoded, c)
-			d.pos++
-		default:
-			i := d.pos
-			if !d.utf8Char() {
-				return 0, 0, false
-			}
-			d.decoded = append(d.decoded, d.in[i:d.pos]...)
+		case !d.utf8Char(): // plainRun stops at no other ASCII byte
+			return 0, 0, false
 		}
 	}
-	return 0, 0, false
 }
 
 // loneSurrogate reports whether decodeEscape refused the escape at pos
