@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
@@ -243,22 +244,11 @@ func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 const hexDigits = "0123456789abcdef"
 
 // appendByteEscape appends the escape of the ASCII byte c inside a JSON
-// string, as RFC 8785 writes it: \" and \\, the two-character escapes of
-// the controls that have one, \u00xx for any other byte.
+// string, as RFC 8785 writes it: the two-character escape when c has one,
+// else \u00xx.
 func appendByteEscape(dst []byte, c byte) []byte {
-	switch c {
-	case '"', '\\':
-		return append(dst, '\\', c)
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\f':
-		return append(dst, '\\', 'f')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\r':
-		return append(dst, '\\', 'r')
-	case '\t':
-		return append(dst, '\\', 't')
+	if i := strings.IndexByte(escapedBytes, c); i >= 0 {
+		return append(dst, '\\', escapeNames[i])
 	}
 	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 }
