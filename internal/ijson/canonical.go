@@ -2,6 +2,7 @@ package ijson
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -129,16 +130,8 @@ func (s *canonScratch) emit(dst []byte, lo, hi, k int) []byte {
 // sortMembers puts an object's members in RFC 8785 order. inOrder is true
 // when they were sent in it; ok is false when two share a name.
 func (d *scanner) sortMembers(members []canonMember) (inOrder, ok bool) {
-	inOrder = true
-	for i := 1; i < len(members); i++ {
-		switch c := d.compareNames(members[i-1], members[i]); {
-		case c == 0:
-			return false, false
-		case c > 0:
-			inOrder = false
-		}
-	}
-	if inOrder {
+	// In order with no name twice is strictly ascending: equal sorts as less.
+	if slices.IsSortedFunc(members, func(a, b canonMember) int { return cmp.Or(d.compareNames(a, b), -1) }) {
 		return true, true
 	}
 	slices.SortFunc(members, d.compareNames)
