@@ -96,13 +96,7 @@ func (c *Canonicalizer) Append(dst, in []byte, depth int) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	if cap(dst)-len(dst) < len(s.out) {
-		dst = append(make([]byte, 0, len(dst)+len(s.out)), dst...)
-	}
-	if len(s.objs) == 0 {
-		return append(dst, s.out...), nil
-	}
-	return s.emit(dst, 0, len(s.out), 0), nil
+	return s.emit(slices.Grow(dst, len(s.out)), 0, len(s.out), 0), nil
 }
 
 // emit appends out[lo:hi] to dst with the members of every recorded object
