@@ -8,6 +8,7 @@
 package jsonnum
 
 import (
+	"bytes"
 	"math"
 	"math/big"
 	"strconv"
@@ -171,10 +172,7 @@ func TinyIsZero(s string) (zero, decided bool) {
 	}
 	// Same leading exponent: compare the significant digits (trailing
 	// zeros do not change the value).
-	for len(digits) > 0 && digits[len(digits)-1] == '0' {
-		digits = digits[:len(digits)-1]
-	}
-	return string(digits) <= halfDigits, true
+	return string(bytes.TrimRight(digits, "0")) <= halfDigits, true
 }
 
 // halfMinSubnormal is 2^-1075 = 5^1075 × 10^-1075, half the smallest
