@@ -137,16 +137,8 @@ func (d *scanner) sortMembers(members []canonMember) (inOrder, ok bool) {
 	return false, true
 }
 
-// memberName returns a member's decoded name.
-func (d *scanner) memberName(m canonMember) []byte {
-	if m.nameStart < 0 {
-		return d.decoded[-m.nameStart-1 : m.nameEnd]
-	}
-	return d.in[m.nameStart:m.nameEnd]
-}
-
 func (d *scanner) compareNames(a, b canonMember) int {
-	return compareUTF16(d.memberName(a), d.memberName(b))
+	return compareUTF16(d.textAt(a.nameStart, a.nameEnd), d.textAt(b.nameStart, b.nameEnd))
 }
 
 // compareUTF16 compares two valid UTF-8 strings in the order of their UTF-16

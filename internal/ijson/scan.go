@@ -431,16 +431,21 @@ func loneSurrogate(in []byte, pos int) bool {
 	return !ok || string(pair[:2]) != `\u` || lo < 0xdc00 || lo > 0xdfff
 }
 
-// stringAt returns the decoded text str located as a string: a substring
-// of d.text when there is one and the string had no escapes, else a copy.
+// textAt returns the decoded text of the string str located at start, end.
+func (d *scanner) textAt(start, end int) []byte {
+	if start < 0 {
+		return d.decoded[-start-1 : end]
+	}
+	return d.in[start:end]
+}
+
+// stringAt returns textAt as a string: a substring of d.text when there is
+// one and the string had no escapes, else a copy.
 func (d *scanner) stringAt(start, end int) string {
-	switch {
-	case start < 0:
-		return string(d.decoded[-start-1 : end])
-	case d.text != "":
+	if start >= 0 && d.text != "" {
 		return d.text[start:end]
 	}
-	return string(d.in[start:end])
+	return string(d.textAt(start, end))
 }
 
 // drop forgets the decoded text of a string str read at start, once it is
