@@ -2,10 +2,12 @@ package ijson
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
@@ -94,13 +96,7 @@ func (c *Canonicalizer) Append(dst, in []byte, depth int) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	if cap(dst)-len(dst) < len(s.out) {
-		dst = append(make([]byte, 0, len(dst)+len(s.out)), dst...)
-	}
-	if len(s.objs) == 0 {
-		return append(dst, s.out...), nil
-	}
-	return s.emit(dst, 0, len(s.out), 0), nil
+	return s.emit(slices.Grow(dst, len(s.out)), 0, len(s.out), 0), nil
 }
 
 // emit appends out[lo:hi] to dst with the members of every recorded object
@@ -128,16 +124,8 @@ func (s *canonScratch) emit(dst []byte, lo, hi, k int) []byte {
 // sortMembers puts an object's members in RFC 8785 order. inOrder is true
 // when they were sent in it; ok is false when two share a name.
 func (d *scanner) sortMembers(members []canonMember) (inOrder, ok bool) {
-	inOrder = true
-	for i := 1; i < len(members); i++ {
-		switch c := d.compareNames(members[i-1], members[i]); {
-		case c == 0:
-			return false, false
-		case c > 0:
-			inOrder = false
-		}
-	}
-	if inOrder {
+	// In order with no name twice is strictly ascending: equal sorts as less.
+	if slices.IsSortedFunc(members, func(a, b canonMember) int { return cmp.Or(d.compareNames(a, b), -1) }) {
 		return true, true
 	}
 	slices.SortFunc(members, d.compareNames)
@@ -149,16 +137,8 @@ func (d *scanner) sortMembers(members []canonMember) (inOrder, ok bool) {
 	return false, true
 }
 
-// memberName returns a member's decoded name.
-func (d *scanner) memberName(m canonMember) []byte {
-	if m.nameStart < 0 {
-		return d.decoded[-m.nameStart-1 : m.nameEnd]
-	}
-	return d.in[m.nameStart:m.nameEnd]
-}
-
 func (d *scanner) compareNames(a, b canonMember) int {
-	return compareUTF16(d.memberName(a), d.memberName(b))
+	return compareUTF16(d.textAt(a.nameStart, a.nameEnd), d.textAt(b.nameStart, b.nameEnd))
 }
 
 // compareUTF16 compares two valid UTF-8 strings in the order of their UTF-16
@@ -243,22 +223,11 @@ func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 const hexDigits = "0123456789abcdef"
 
 // appendByteEscape appends the escape of the ASCII byte c inside a JSON
-// string, as RFC 8785 writes it: \" and \\, the two-character escapes of
-// the controls that have one, \u00xx for any other byte.
+// string, as RFC 8785 writes it: the two-character escape when c has one,
+// else \u00xx.
 func appendByteEscape(dst []byte, c byte) []byte {
-	switch c {
-	case '"', '\\':
-		return append(dst, '\\', c)
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\f':
-		return append(dst, '\\', 'f')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\r':
-		return append(dst, '\\', 'r')
-	case '\t':
-		return append(dst, '\\', 't')
+	if i := strings.IndexByte(escapedBytes, c); i >= 0 {
+		return append(dst, '\\', escapeNames[i])
 	}
 	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 }

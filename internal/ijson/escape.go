@@ -21,6 +21,10 @@ func plainRun(in []byte, i int) int {
 	return i
 }
 
+// The two-character escapes: a backslash and escapeNames[i] stand for
+// escapedBytes[i].
+const escapeNames, escapedBytes = `"\/bfnrt`, "\"\\/\b\f\n\r\t"
+
 // decodeEscape decodes the escape sequence that starts at in[pos], a backslash. It
 // returns the rune and the position after the sequence, or ok=false for an
 // invalid escape or a lone or misordered surrogate.
@@ -30,8 +34,8 @@ func decodeEscape(in []byte, pos int) (r rune, next int, ok bool) {
 	}
 	c := in[pos+1]
 	pos += 2
-	if i := strings.IndexByte(`"\/bfnrt`, c); i >= 0 {
-		return rune("\"\\/\b\f\n\r\t"[i]), pos, true // the two-character escapes
+	if i := strings.IndexByte(escapeNames, c); i >= 0 {
+		return rune(escapedBytes[i]), pos, true
 	}
 	if c != 'u' {
 		return 0, pos, false

@@ -133,13 +133,8 @@ func checkNumber(text string) error {
 
 // isZeroLiteral reports whether the mantissa of a JSON number is all zeros.
 func isZeroLiteral(text string) bool {
-	for _, c := range text {
-		switch {
-		case c == 'e' || c == 'E':
-			return true
-		case c >= '1' && c <= '9':
-			return false
-		}
+	if e := strings.IndexAny(text, "eE"); e >= 0 {
+		text = text[:e]
 	}
-	return true
+	return strings.Trim(text, "-0.") == ""
 }

@@ -2,7 +2,6 @@ package ijson
 
 import (
 	"encoding/json"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -66,18 +65,8 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, decode
 	if d.pos >= len(d.in) || d.in[d.pos] != '{' {
 		return nil, false
 	}
-	d.pos++
-	d.skipSpace()
 	members = dst
-	if d.pos < len(d.in) && d.in[d.pos] == '}' {
-		d.pos++
-		if members == nil {
-			members = []Member{}
-		}
-		return members, d.atEnd()
-	}
-	for more := true; more; {
-		d.skipSpace()
+	for more := d.enter('}'); more; {
 		nameStart, nameEnd, ok := d.name()
 		if !ok || !d.colon() {
 			return nil, false
@@ -87,7 +76,6 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, decode
 		if decode != nil && !decode(name) {
 			d.mode = modeCheck
 		}
-		d.skipSpace()
 		start := d.pos
 		v, ok := d.value(0)
 		if !ok {
@@ -104,6 +92,9 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, decode
 	}
 	if _, unique := d.sortMembers(d.open); !unique || !d.atEnd() {
 		return nil, false
+	}
+	if members == nil {
+		members = []Member{} // an empty object
 	}
 	return members, true
 }
@@ -134,16 +125,31 @@ func (d *scanner) fail(kind error) bool {
 	return false
 }
 
-// put writes c to the canonical form, in modeCanon.
-func (d *scanner) put(c byte) {
+// put writes b to the canonical form, in modeCanon.
+func (d *scanner) put(b ...byte) {
 	if d.mode == modeCanon {
-		d.out = append(d.out, c)
+		d.out = append(d.out, b...)
 	}
 }
 
+// enter steps over the opening byte of the object or array at pos and the
+// white space after it. more is true when a member or an element follows,
+// false when closing does (it is stepped over too).
+func (d *scanner) enter(closing byte) (more bool) {
+	d.put(d.in[d.pos])
+	d.pos++
+	d.skipSpace()
+	if d.pos < len(d.in) && d.in[d.pos] == closing {
+		d.pos++
+		d.put(closing)
+		return false
+	}
+	return true
+}
+
 // separator steps over the white space and the comma or closing byte after
-// a member or an element: more is true after a comma, false after closing,
-// and ok is false for anything else.
+// a member or an element, and the white space after a comma: more is true
+// after a comma, false after closing, and ok is false for anything else.
 func (d *scanner) separator(closing byte) (more, ok bool) {
 	d.skipSpace()
 	if d.pos >= len(d.in) {
@@ -155,6 +161,9 @@ func (d *scanner) separator(closing byte) (more, ok bool) {
 	}
 	d.pos++
 	d.put(c)
+	if c == ',' {
+		d.skipSpace()
+	}
 	return c == ',', true
 }
 
@@ -239,15 +248,8 @@ func (d *scanner) literal(word string) bool {
 
 // object decodes the object at pos into a map, in modeBuild.
 func (d *scanner) object(depth int) (any, bool) {
-	d.pos++
 	obj := make(map[string]any)
-	d.skipSpace()
-	if d.pos < len(d.in) && d.in[d.pos] == '}' {
-		d.pos++
-		return obj, true
-	}
-	for more := true; more; {
-		d.skipSpace()
+	for more := d.enter('}'); more; {
 		start, end, ok := d.name()
 		if !ok {
 			return nil, false
@@ -260,7 +262,6 @@ func (d *scanner) object(depth int) (any, bool) {
 		if !d.colon() {
 			return nil, false
 		}
-		d.skipSpace()
 		v, ok := d.value(depth + 1)
 		if !ok {
 			return nil, false
@@ -279,32 +280,22 @@ func (d *scanner) object(depth int) (any, bool) {
 // such an object, is recorded in d.objs for emit, with its members sorted
 // in d.mems.
 func (d *scanner) members(depth int) bool {
-	d.pos++
 	idx, base, decoded := len(d.objs), len(d.open), len(d.decoded)
 	if d.mode == modeCanon {
 		d.objs = append(d.objs, canonObject{start: len(d.out)})
-		d.out = append(d.out, '{')
 	}
-	d.skipSpace()
-	if d.pos < len(d.in) && d.in[d.pos] == '}' {
-		d.pos++
-		d.put('}')
-	} else {
-		for more := true; more; {
-			d.skipSpace()
-			start := len(d.out)
-			nameStart, nameEnd, ok := d.name()
-			if !ok || !d.colon() {
-				return false
-			}
-			d.skipSpace()
-			if _, ok := d.value(depth + 1); !ok {
-				return false
-			}
-			d.open = append(d.open, canonMember{nameStart: nameStart, nameEnd: nameEnd, start: start, end: len(d.out)})
-			if more, ok = d.separator('}'); !ok {
-				return false
-			}
+	for more := d.enter('}'); more; {
+		start := len(d.out)
+		nameStart, nameEnd, ok := d.name()
+		if !ok || !d.colon() {
+			return false
+		}
+		if _, ok := d.value(depth + 1); !ok {
+			return false
+		}
+		d.open = append(d.open, canonMember{nameStart: nameStart, nameEnd: nameEnd, start: start, end: len(d.out)})
+		if more, ok = d.separator('}'); !ok {
+			return false
 		}
 	}
 	inOrder, unique := d.sortMembers(d.open[base:])
@@ -338,7 +329,8 @@ func (d *scanner) name() (start, end int, ok bool) {
 	return d.str()
 }
 
-// colon steps over the white space and the colon after a member name.
+// colon steps over the colon after a member name and the white space
+// around it.
 func (d *scanner) colon() bool {
 	d.skipSpace()
 	if d.pos >= len(d.in) || d.in[d.pos] != ':' {
@@ -346,30 +338,22 @@ func (d *scanner) colon() bool {
 	}
 	d.pos++
 	d.put(':')
+	d.skipSpace()
 	return true
 }
 
 func (d *scanner) array(depth int) (any, bool) {
-	d.pos++
-	d.put('[')
-	d.skipSpace()
 	arr := []any{}
-	if d.pos < len(d.in) && d.in[d.pos] == ']' {
-		d.pos++
-		d.put(']')
-	} else {
-		for more := true; more; {
-			d.skipSpace()
-			v, ok := d.value(depth + 1)
-			if !ok {
-				return nil, false
-			}
-			if d.mode == modeBuild {
-				arr = append(arr, v)
-			}
-			if more, ok = d.separator(']'); !ok {
-				return nil, false
-			}
+	for more := d.enter(']'); more; {
+		v, ok := d.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		if d.mode == modeBuild {
+			arr = append(arr, v)
+		}
+		if more, ok = d.separator(']'); !ok {
+			return nil, false
 		}
 	}
 	if d.mode != modeBuild {
@@ -386,42 +370,31 @@ func (d *scanner) array(depth int) (any, bool) {
 func (d *scanner) str() (start, end int, ok bool) {
 	quote := d.pos
 	d.pos++
+	// at is where the decoded text starts in d.decoded once an escape is
+	// met, and in[from:pos] the text read since then that is not yet there.
+	at, from := -1, d.pos
 	for {
 		d.pos = plainRun(d.in, d.pos)
 		if d.pos >= len(d.in) {
 			return 0, 0, false
 		}
 		switch c := d.in[d.pos]; {
-		case c == '"':
+		case c == '"' && at < 0:
 			d.pos++
-			if d.mode == modeCanon {
-				d.out = append(d.out, d.in[quote:d.pos]...)
-			}
+			d.put(d.in[quote:d.pos]...)
 			return quote + 1, d.pos - 1, true
-		case c == '\\':
-			return d.escapedStr(quote + 1)
-		case c < 0x20:
-			return 0, 0, false
-		case !d.utf8Char(): // plainRun stops at no other ASCII byte
-			return 0, 0, false
-		}
-	}
-}
-
-// escapedStr finishes the string whose text starts at from and has an
-// escape at pos, decoding it onto d.decoded.
-func (d *scanner) escapedStr(from int) (start, end int, ok bool) {
-	at := len(d.decoded)
-	d.decoded = append(d.decoded, d.in[from:d.pos]...)
-	for d.pos < len(d.in) {
-		switch c := d.in[d.pos]; {
 		case c == '"':
+			d.decoded = append(d.decoded, d.in[from:d.pos]...)
 			d.pos++
 			if d.mode == modeCanon {
 				d.out = AppendCanonicalString(d.out, d.decoded[at:])
 			}
 			return -at - 1, len(d.decoded), true
 		case c == '\\':
+			if at < 0 {
+				at = len(d.decoded)
+			}
+			d.decoded = append(d.decoded, d.in[from:d.pos]...)
 			r, next, ok := decodeEscape(d.in, d.pos)
 			if !ok {
 				if loneSurrogate(d.in, d.pos) {
@@ -430,21 +403,13 @@ func (d *scanner) escapedStr(from int) (start, end int, ok bool) {
 				return 0, 0, false
 			}
 			d.decoded = utf8.AppendRune(d.decoded, r)
-			d.pos = next
+			d.pos, from = next, next
 		case c < 0x20:
 			return 0, 0, false
-		case c < utf8.RuneSelf:
-			d.decoded = append(d.decoded, c)
-			d.pos++
-		default:
-			i := d.pos
-			if !d.utf8Char() {
-				return 0, 0, false
-			}
-			d.decoded = append(d.decoded, d.in[i:d.pos]...)
+		case !d.utf8Char(): // plainRun stops at no other ASCII byte
+			return 0, 0, false
 		}
 	}
-	return 0, 0, false
 }
 
 // loneSurrogate reports whether decodeEscape refused the escape at pos
@@ -459,27 +424,28 @@ func loneSurrogate(in []byte, pos int) bool {
 	if len(next) >= 6 {
 		return true
 	}
-	for i, c := range next { // a prefix of \uDC00…\uDFFF?
-		lower := c | 0x20
-		switch {
-		case i == 0 && c != '\\', i == 1 && c != 'u', i == 2 && lower != 'd', i == 3 && (lower < 'c' || lower > 'f'),
-			i == 4 && strings.IndexByte("0123456789abcdefABCDEF", c) < 0:
-			return true
-		}
-	}
-	return false
+	// Shorter, it is a cut-off low surrogate's escape when \udc00's tail
+	// completes it into one.
+	pair := append(next[:len(next):len(next)], `\udc00`[len(next):]...)
+	lo, ok := hex4(pair, 2)
+	return !ok || string(pair[:2]) != `\u` || lo < 0xdc00 || lo > 0xdfff
 }
 
-// stringAt returns the decoded text str located as a string: a substring
-// of d.text when there is one and the string had no escapes, else a copy.
+// textAt returns the decoded text of the string str located at start, end.
+func (d *scanner) textAt(start, end int) []byte {
+	if start < 0 {
+		return d.decoded[-start-1 : end]
+	}
+	return d.in[start:end]
+}
+
+// stringAt returns textAt as a string: a substring of d.text when there is
+// one and the string had no escapes, else a copy.
 func (d *scanner) stringAt(start, end int) string {
-	switch {
-	case start < 0:
-		return string(d.decoded[-start-1 : end])
-	case d.text != "":
+	if start >= 0 && d.text != "" {
 		return d.text[start:end]
 	}
-	return string(d.in[start:end])
+	return string(d.textAt(start, end))
 }
 
 // drop forgets the decoded text of a string str read at start, once it is

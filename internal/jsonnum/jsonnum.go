@@ -8,6 +8,7 @@
 package jsonnum
 
 import (
+	"bytes"
 	"math"
 	"math/big"
 	"strconv"
@@ -126,38 +127,26 @@ func decompose(s string, buf []byte) (neg bool, digits []byte, exp int, ok bool)
 	if end, _, _, valid := Scan(s, 0); !valid || end != len(s) {
 		return false, nil, 0, false
 	}
-	neg = s[0] == '-'
-	digits = buf
-	point := false
-	i := 0
-	for ; i < len(s) && s[i] != 'e' && s[i] != 'E'; i++ {
-		switch c := s[i]; {
-		case c == '-':
-		case c == '.':
-			point = true
-		default:
-			if point {
-				exp--
-			}
-			if c == '0' && len(digits) == 0 {
-				continue
-			}
-			if len(digits) == maxExactDigits {
-				return false, nil, 0, false
-			}
-			digits = append(digits, c)
-		}
+	mantissa, e := s, strings.IndexByte(s, 'e')
+	if e < 0 {
+		e = strings.IndexByte(s, 'E')
 	}
-	if len(digits) == 0 {
-		return false, nil, 0, false // zero: strconv decides
-	}
-	if i < len(s) {
+	if e >= 0 {
+		mantissa = s[:e]
 		// Past ±10^7 the literal is far outside the range either way (Atoi
 		// gives the nearest int on overflow).
-		e, _ := strconv.Atoi(s[i+1:])
-		exp += max(-10_000_000, min(e, 10_000_000))
+		n, _ := strconv.Atoi(s[e+1:])
+		exp = max(-10_000_000, min(n, 10_000_000))
 	}
-	return neg, digits, exp, true
+	whole, frac, _ := strings.Cut(strings.TrimPrefix(mantissa, "-"), ".")
+	exp -= len(frac)
+	if whole = strings.TrimLeft(whole, "0"); whole == "" {
+		frac = strings.TrimLeft(frac, "0")
+	}
+	if n := len(whole) + len(frac); n == 0 || n > maxExactDigits {
+		return false, nil, 0, false // zero (strconv decides), or too long
+	}
+	return s[0] == '-', append(append(buf, whole...), frac...), exp, true
 }
 
 // TinyIsZero decides, without converting it, whether a JSON number literal
@@ -183,10 +172,7 @@ func TinyIsZero(s string) (zero, decided bool) {
 	}
 	// Same leading exponent: compare the significant digits (trailing
 	// zeros do not change the value).
-	for len(digits) > 0 && digits[len(digits)-1] == '0' {
-		digits = digits[:len(digits)-1]
-	}
-	return string(digits) <= halfDigits, true
+	return string(bytes.TrimRight(digits, "0")) <= halfDigits, true
 }
 
 // halfMinSubnormal is 2^-1075 = 5^1075 × 10^-1075, half the smallest
