@@ -22,7 +22,7 @@ func TestNestedPast(t *testing.T) {
 		{strings.Repeat("[", 100_000), 128, true}, // unclosed
 		{strings.Repeat("[", 128) + strings.Repeat("]", 128), 128, false},
 		{strings.Repeat("[", 129) + "x", 128, true}, // malformed past the limit
-		{`[1}}}}}`, 1, false},                       // malformed before it
+		{`[1}}}}}`, 1, false}, // malformed before it
 		{`[x,[[[[]]]]]`, 2, false},
 	} {
 		if got := nestedPast([]byte(tt.data), tt.limit); got != tt.want {
