@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 )
 
 // maxQuote is the most characters of the output a found value quotes.
@@ -30,11 +29,19 @@ func brief(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// truncate cuts s to at most n characters, marking the cut with "…".
+// truncate cuts s to at most n characters, marking the cut with "…". It
+// reads no further than the character after the n-th: a long value of the
+// output is not copied to be cut.
 func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+	cut, count := 0, 0
+	for i := range s {
+		switch count {
+		case n - 1:
+			cut = i
+		case n:
+			return s[:cut] + "…"
+		}
+		count++
 	}
-	runes := []rune(s)
-	return string(runes[:n-1]) + "…"
+	return s
 }
