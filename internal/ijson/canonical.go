@@ -174,14 +174,14 @@ func (d *scanner) canonNumber(tok []byte) bool {
 	if err != nil || math.IsInf(f, 0) {
 		return d.fail(ErrNumber) // out of double range
 	}
-	d.out = AppendES6Number(d.out, f)
+	d.out = appendES6Number(d.out, f)
 	return true
 }
 
-// AppendES6Number appends f, finite, as ECMAScript's Number.prototype.toString
+// appendES6Number appends f, finite, as ECMAScript's Number.prototype.toString
 // writes it (RFC 8785 §3.2.2.3): the shortest digits that read back as f,
 // without exponent from 1e-6 to 1e21, and 0 for either zero.
-func AppendES6Number(dst []byte, f float64) []byte {
+func appendES6Number(dst []byte, f float64) []byte {
 	if f == 0 {
 		return append(dst, '0')
 	}

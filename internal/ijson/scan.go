@@ -193,7 +193,8 @@ func (d *scanner) skipSpace() {
 
 // value reads the value at pos (whitespace skipped) at the given depth,
 // refusing a container at depth >= maxDepth. It returns the value in
-// modeBuild, nil in the other modes.
+// modeBuild; what it returns in the other modes means nothing (true and
+// false come back as read).
 func (d *scanner) value(depth int) (any, bool) {
 	if d.pos >= len(d.in) {
 		return nil, false
