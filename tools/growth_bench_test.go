@@ -13,10 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
-	"github.com/verifier-dev/verifier/engine"
 )
 
 // The growth benchmarks (issue #9) time Service.Verify, the path of

@@ -6,10 +6,9 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
-	"github.com/verifier-dev/verifier/signing"
 )
 
 // resign replaces members of a signed answer and signs it again with the

@@ -6,11 +6,10 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
 func TestVerifyStoresCompactReceipt(t *testing.T) {

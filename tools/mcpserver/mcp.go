@@ -20,12 +20,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // Tool names, as MCP clients call them.

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // mcpAdmit is the payment step of a chargeable tool call over HTTP

@@ -8,13 +8,12 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
 // paidTool registers a tool that goes through mcpAdmit and mcpSettle like

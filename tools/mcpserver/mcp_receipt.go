@@ -9,13 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // Where verify_receipt took its keys from.

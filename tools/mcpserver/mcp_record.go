@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 const recordDescription = `Get an agent's signed trust record: a 0-100 trust score with its 95% confidence interval, computed from every verdict verify_schema has recorded for that agent_id (recent verdicts weigh more; 30-day half-life), the inputs and formula behind it, and its most recent verdicts.

@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
-	"github.com/verifier-dev/verifier/signing"
 )
 
 func TestMCPRecord(t *testing.T) {

@@ -15,12 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
 // stdioChildEnv, when set to a data folder, makes the test binary serve MCP

@@ -8,12 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // textHints is how many hints the text of a verify_schema result lists.

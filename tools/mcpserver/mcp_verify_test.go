@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
 func TestMCPVerifySchema(t *testing.T) {

@@ -12,16 +12,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
-
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
+	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // corpusHandler is the HTTP mode on a real key store and a bbolt store

@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/engine/schema"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
 // escapedKey spells the path `["abcdefg"][]` as a JSON string member name,

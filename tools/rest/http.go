@@ -20,10 +20,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
-
-	"github.com/verifier-dev/verifier/store"
 )
 
 // HTTP defaults: the zero values of HTTPOptions.

@@ -7,9 +7,8 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
 // BenchmarkRESTVerify measures what serving a verification over REST adds

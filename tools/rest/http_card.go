@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // a2aProtocolVersion is the A2A version whose card shape this is.

@@ -12,9 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // docsFS holds the documents the HTTP mode serves: the OpenAPI document, the

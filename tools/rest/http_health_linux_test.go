@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/verifier-dev/verifier/internal/diskfault"
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // TestHTTPHealthAfterFailedWrite: when the store's file stops taking

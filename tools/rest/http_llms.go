@@ -8,12 +8,11 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
-
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // ErrorCode is one row of the documented error-code table (SPEC §6).

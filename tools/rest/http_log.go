@@ -7,13 +7,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // The transparency log's routes (issue #23), served only when the store

@@ -15,10 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
-
 	"github.com/gowebpki/jcs"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
@@ -29,6 +25,9 @@ import (
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
+	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // newLogFixture is an HTTP fixture whose service serves the transparency

@@ -13,9 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // The pages for people (HTTP mode): the home page a browser gets at /, the

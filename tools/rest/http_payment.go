@@ -6,10 +6,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
-
-	"github.com/verifier-dev/verifier/payment"
 )
 
 // routeWellKnownX402 is the x402 discovery document of the payment layer.

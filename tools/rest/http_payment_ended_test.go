@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
 // TestPaymentGateRequestEnded: when the gate fails because the request

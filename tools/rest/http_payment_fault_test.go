@@ -14,13 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
+	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // faultFacilitator is a facilitator whose settle can be late (answer after

@@ -8,12 +8,11 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
-
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // verify serves POST /verify/schema and /verify/deliverable: 200 with the

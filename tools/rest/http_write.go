@@ -10,11 +10,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/google/uuid"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // statusWriter records what a handler wrote, for the request log and for

@@ -13,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/verifier-dev/verifier/tools"
-
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // auditClock is a service clock that moves seven hours per reading, so

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
-
-	"github.com/verifier-dev/verifier/signing"
 )
 
 // TestCheckLogInclusion: a receipt and its saved /log/proof verify with the

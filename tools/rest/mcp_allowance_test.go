@@ -7,13 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
+	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // callTool posts one tools/call with the given arguments to an MCP endpoint.

@@ -7,16 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/internal/testkit"
+	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // metricsServer is the HTTP mode with metrics at /metrics, its store
