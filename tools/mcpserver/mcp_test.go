@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -47,19 +46,7 @@ func TestMCPToolSnapshots(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = append(got, '\n')
-			path := filepath.Join("testdata", "mcp_tool_"+name+".json")
-			if testkit.Update() {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			golden, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("missing snapshot (run go test -update to write it): %v", err)
-			}
-			if diff := cmp.Diff(string(golden), string(got)); diff != "" {
-				t.Errorf("tool %s differs from %s (-golden +got):\n%s", name, path, diff)
-			}
+			testkit.CheckGolden(t, filepath.Join("testdata", "mcp_tool_"+name+".json"), got)
 			// verify_schema stores a verdict with each call; the others
 			// only read.
 			a, readOnly := tool.Annotations, name != ToolVerifySchema

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
@@ -287,19 +285,7 @@ func TestAnswerTextGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	gotJSON = append(gotJSON, '\n')
-	path := filepath.Join("testdata", "answer-text.golden.json")
-	if testkit.Update() {
-		if err := os.WriteFile(path, gotJSON, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(gotJSON)); diff != "" {
-		t.Errorf("answer text differs from %s (-golden +got):\n%s", path, diff)
-	}
+	testkit.CheckGolden(t, filepath.Join("testdata", "answer-text.golden.json"), gotJSON)
 
 	// The documented example, line by line (SPEC §4).
 	inv := got["invoice-sum"].(map[string]any)

@@ -118,19 +118,7 @@ func testnetServer(t *testing.T, svc *tools.Service, mutate func(*payment.Config
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	g, err := payment.NewGate(cfg, svc.Store, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var opts HTTPOptions
-	WithPayment(svc, &opts, g)
-	h, err := NewHTTPHandler(svc, &opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(h)
-	t.Cleanup(ts.Close)
-	return ts
+	return gatedServer(t, svc, cfg)
 }
 
 func TestE2EHTTPPayments(t *testing.T) {

@@ -24,6 +24,15 @@ import (
 func paymentServer(t *testing.T, cfg payment.Config) (*httptest.Server, *tools.Service) {
 	t.Helper()
 	svc := testkit.NewTestService(t, true)
+	ts := gatedServer(t, svc, cfg)
+	svc.PublicURL = ts.URL
+	return ts, svc
+}
+
+// gatedServer serves svc's HTTP mode behind a payment gate of cfg on its
+// store.
+func gatedServer(t *testing.T, svc *tools.Service, cfg payment.Config) *httptest.Server {
+	t.Helper()
 	g, err := payment.NewGate(cfg, svc.Store, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -36,8 +45,7 @@ func paymentServer(t *testing.T, cfg payment.Config) (*httptest.Server, *tools.S
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	svc.PublicURL = ts.URL
-	return ts, svc
+	return ts
 }
 
 type httpResult struct {

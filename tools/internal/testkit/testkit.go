@@ -291,6 +291,24 @@ func updateFlag() flag.Value {
 // testdata/ instead of comparing with them.
 func Update() bool { return update.(flag.Getter).Get().(bool) }
 
+// CheckGolden compares got with the golden file at path, which -update
+// rewrites with got first.
+func CheckGolden(t testing.TB, path string, got []byte) {
+	t.Helper()
+	if Update() {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if diff := cmp.Diff(string(golden), string(got)); diff != "" {
+		t.Errorf("%s differs (-golden +got):\n%s", path, diff)
+	}
+}
+
 // QuietService is NewTestService with logs discarded.
 func QuietService(t testing.TB, withStore bool) *tools.Service {
 	t.Helper()
