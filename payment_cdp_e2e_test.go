@@ -31,7 +31,7 @@ func TestE2ECDPVerifierProcess(t *testing.T) {
 	for _, alg := range []string{"ES256", "EdDSA"} {
 		t.Run(alg, func(t *testing.T) {
 			key, wrong := x402test.NewCDPKey(t, alg, keyID), x402test.NewCDPKey(t, alg, keyID)
-			fac := x402test.StartCDPFacilitator(t, e.tools, key)
+			fac := x402test.StartCDPFacilitator(t, e.Tools, key)
 			env := func(k x402test.CDPKey) []string {
 				return []string{"CDP_API_KEY_ID=" + k.ID, "CDP_API_KEY_SECRET=" + k.Secret}
 			}

@@ -21,26 +21,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifier-dev/verifier/internal/x402test"
 	"github.com/verifier-dev/verifier/payment"
 )
 
 const e2ePayTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
 
-type x402E2E struct{ bin, tools, facilitator string }
+// x402E2E is what .ci/x402-e2e.sh provides, and the verifier binary it
+// built.
+type x402E2E struct {
+	x402test.Env
+	bin string
+}
 
 func loadX402E2E(t *testing.T) x402E2E {
 	t.Helper()
-	if os.Getenv("X402_E2E") != "1" {
-		t.Fatal("X402_E2E=1 is not set: run this test through .ci/x402-e2e.sh")
+	e := x402E2E{Env: x402test.LoadEnv(t), bin: os.Getenv("X402_VERIFIER_BIN")}
+	if e.bin == "" {
+		t.Fatal("X402_VERIFIER_BIN must be set by .ci/x402-e2e.sh")
 	}
-	e := x402E2E{bin: os.Getenv("X402_VERIFIER_BIN"), tools: os.Getenv("X402_TOOLS"), facilitator: os.Getenv("X402_FACILITATOR")}
-	if e.bin == "" || e.tools == "" || e.facilitator == "" {
-		t.Fatal("X402_VERIFIER_BIN, X402_TOOLS and X402_FACILITATOR must be set by .ci/x402-e2e.sh")
-	}
-	for _, p := range []string{e.bin, filepath.Join(e.tools, "node_modules", "@x402", "fetch")} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := os.Stat(e.bin); err != nil {
+		t.Fatal(err)
 	}
 	return e
 }
@@ -89,31 +90,19 @@ type payOutcome struct {
 	Requests         int                     `json:"requests"`
 }
 
-// pay runs pay.mjs, the real @x402/fetch client with a fresh key.
+// pay runs pay.mjs, the real @x402/fetch client with a fresh key, with
+// the body in bodyFile (none when "").
 func (e x402E2E) pay(t *testing.T, method, url, bodyFile string) payOutcome {
 	t.Helper()
-	args := []string{"pay.mjs", method, url}
+	var body []byte
 	if bodyFile != "" {
-		abs, err := filepath.Abs(bodyFile)
-		if err != nil {
+		var err error
+		if body, err = os.ReadFile(bodyFile); err != nil {
 			t.Fatal(err)
 		}
-		args = append(args, abs)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", args...)
-	cmd.Dir = e.tools
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("pay.mjs: %v\n%s", err, stderr.String())
 	}
 	var p payOutcome
-	if err := json.Unmarshal(bytes.TrimSpace(out), &p); err != nil {
-		t.Fatalf("pay.mjs printed %q: %v", out, err)
-	}
+	e.Pay(t, method, url, body, &p)
 	return p
 }
 
@@ -143,7 +132,7 @@ func call(t *testing.T, method, url string, body []byte, sig string) (int, http.
 
 func TestE2EVerifierProcess(t *testing.T) {
 	e := loadX402E2E(t)
-	base := e.startVerifier(t, "--network", "testnet", "--pay-to-evm", e2ePayTo, "--facilitator", e.facilitator, "--free-per-day", "1")
+	base := e.startVerifier(t, "--network", "testnet", "--pay-to-evm", e2ePayTo, "--facilitator", e.Facilitator, "--free-per-day", "1")
 	passFile, failFile := filepath.Join("testdata", "invoice-pass.json"), filepath.Join("testdata", "invoice-fail.json")
 	pass := mustRead(t, passFile)
 	verdicts := func() float64 {

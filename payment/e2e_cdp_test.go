@@ -76,7 +76,7 @@ func TestE2ECDPAuth(t *testing.T) {
 	for _, alg := range []string{"ES256", "EdDSA"} {
 		t.Run(alg, func(t *testing.T) {
 			key, wrong := x402test.NewCDPKey(t, alg, keyID), x402test.NewCDPKey(t, alg, keyID)
-			fac := x402test.StartCDPFacilitator(t, env.tools, key)
+			fac := x402test.StartCDPFacilitator(t, env.Tools, key)
 			st := tempStore(t, nil)
 			auth := func(secret string, now func() time.Time) *CDPAuth {
 				a, err := NewCDPAuth(keyID, secret, now)

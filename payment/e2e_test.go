@@ -16,45 +16,18 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/verifier-dev/verifier/internal/x402test"
 )
 
 // e2eEnv is what .ci/x402-e2e.sh provides.
-type e2eEnv struct {
-	tools       string // a folder with pay.mjs and its node_modules
-	facilitator string // the running facilitator.mjs
-}
+type e2eEnv struct{ x402test.Env }
 
-func loadE2EEnv(t *testing.T) e2eEnv {
-	t.Helper()
-	if os.Getenv("X402_E2E") != "1" {
-		t.Fatal("X402_E2E=1 is not set: run this test through .ci/x402-e2e.sh")
-	}
-	env := e2eEnv{tools: os.Getenv("X402_TOOLS"), facilitator: os.Getenv("X402_FACILITATOR")}
-	if env.tools == "" || env.facilitator == "" {
-		t.Fatal("X402_TOOLS and X402_FACILITATOR must be set by .ci/x402-e2e.sh")
-	}
-	for _, p := range []string{"pay.mjs", "node_modules/@x402/fetch", "node_modules/@x402/evm"} {
-		if _, err := os.Stat(filepath.Join(env.tools, p)); err != nil {
-			t.Fatalf("x402 tools incomplete: %v", err)
-		}
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is needed: %v", err)
-	}
-	resp, err := http.Get(env.facilitator + "/supported")
-	if err != nil {
-		t.Fatalf("the facilitator is not running at %s: %v", env.facilitator, err)
-	}
-	resp.Body.Close()
-	return env
-}
+func loadE2EEnv(t *testing.T) e2eEnv { return e2eEnv{x402test.LoadEnv(t)} }
 
 // e2eServer is a small payment-enabled HTTP service in front of a Gate, as
 // the HTTP layer uses it: validate, admit, work, settle, answer. Unpaid
@@ -140,64 +113,12 @@ type payResult struct {
 // pay runs the real @x402/fetch client against url.
 func (env e2eEnv) pay(t *testing.T, method, url, body string) payResult {
 	t.Helper()
-	args := []string{"pay.mjs", method, url}
-	if body != "" {
-		f := filepath.Join(t.TempDir(), "body.json")
-		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, f)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", args...)
-	cmd.Dir = env.tools
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node pay.mjs %s %s: %v\n%s", method, url, err, stderr.String())
-	}
 	var res payResult
-	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil {
-		t.Fatalf("pay.mjs printed %q: %v", out, err)
-	}
+	env.Pay(t, method, url, []byte(body), &res)
 	if res.Error != "" {
 		t.Logf("pay.mjs error: %s", res.Error)
 	}
 	return res
-}
-
-// facilitatorLog is what the facilitator was asked so far (GET /log).
-type facilitatorLog []struct {
-	Op      string `json:"op"`
-	IsValid *bool  `json:"isValid"`
-	Success *bool  `json:"success"`
-	Reason  string `json:"reason"`
-}
-
-func (env e2eEnv) log(t *testing.T) facilitatorLog {
-	t.Helper()
-	resp, err := http.Get(env.facilitator + "/log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var l facilitatorLog
-	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
-
-func (l facilitatorLog) settled() int {
-	n := 0
-	for _, e := range l {
-		if e.Op == "settle" && e.Success != nil && *e.Success {
-			n++
-		}
-	}
-	return n
 }
 
 // send posts body with a PAYMENT-SIGNATURE header from Go (for replays and
@@ -231,7 +152,7 @@ func TestE2ERealClientAndFacilitator(t *testing.T) {
 	env := loadE2EEnv(t)
 	ctx := context.Background()
 	st := tempStore(t, nil)
-	cfg := Config{FreePerDay: 1, PayToEVM: testPayTo, FacilitatorURL: env.facilitator, Network: Testnet}
+	cfg := Config{FreePerDay: 1, PayToEVM: testPayTo, FacilitatorURL: env.Facilitator, Network: Testnet}
 	gate := func(mutate func(*Config)) *Gate {
 		c := cfg
 		if mutate != nil {
@@ -273,7 +194,7 @@ func TestE2ERealClientAndFacilitator(t *testing.T) {
 
 	var paidSig string
 	t.Run("paid verify", func(t *testing.T) {
-		before, work := env.log(t).settled(), srv.work.Load()
+		before, work := env.Log(t).Settled(), srv.work.Load()
 		res := env.pay(t, "POST", ts.URL+"/verify/schema", valid)
 		if res.Status != 200 || res.Requests != 2 || res.PaymentSignature == nil {
 			t.Fatalf("paid verify = %+v, want 200 after a 402 and one paid retry", res)
@@ -285,7 +206,7 @@ func TestE2ERealClientAndFacilitator(t *testing.T) {
 		if pr == nil || !pr.Success || pr.Network != "eip155:84532" || !isHex(pr.Transaction, 32) || pr.Payer == "" {
 			t.Errorf("PAYMENT-RESPONSE decoded by the client = %+v", pr)
 		}
-		if got := env.log(t).settled(); got != before+1 {
+		if got := env.Log(t).Settled(); got != before+1 {
 			t.Errorf("settlements = %d, want %d", got, before+1)
 		}
 		if srv.work.Load() != work+1 {
@@ -298,12 +219,12 @@ func TestE2ERealClientAndFacilitator(t *testing.T) {
 		if paidSig == "" {
 			t.Fatal("no payment to replay")
 		}
-		before, work := env.log(t).settled(), srv.work.Load()
+		before, work := env.Log(t).Settled(), srv.work.Load()
 		resp, e := send(t, "POST", ts.URL+"/verify/schema", valid, paidSig)
 		if resp.StatusCode != 402 || e.Code != CodePaymentReplayed {
 			t.Errorf("replay = %d %s, want 402 %s", resp.StatusCode, e.Code, CodePaymentReplayed)
 		}
-		if srv.work.Load() != work || env.log(t).settled() != before {
+		if srv.work.Load() != work || env.Log(t).Settled() != before {
 			t.Errorf("replay redid the work or settled again")
 		}
 	})
@@ -328,12 +249,12 @@ func TestE2ERealClientAndFacilitator(t *testing.T) {
 	})
 
 	t.Run("invalid request never charged", func(t *testing.T) {
-		n := len(env.log(t))
+		n := len(env.Log(t))
 		res := env.pay(t, "POST", ts.URL+"/verify/schema", `{"nope":1}`)
 		if res.Status != 422 || res.Requests != 1 || res.PaymentSignature != nil {
 			t.Errorf("invalid request = %+v, want 422 with no payment step", res)
 		}
-		if len(env.log(t)) != n {
+		if len(env.Log(t)) != n {
 			t.Errorf("the facilitator was asked about an invalid request")
 		}
 	})
@@ -341,7 +262,7 @@ func TestE2ERealClientAndFacilitator(t *testing.T) {
 	var cheapSig string
 	for _, tt := range []struct{ name, url string }{{"wrong amount", cheap.URL}, {"wrong recipient", other.URL}} {
 		t.Run(tt.name+" refused", func(t *testing.T) {
-			before, work := env.log(t).settled(), srv.work.Load()
+			before, work := env.Log(t).Settled(), srv.work.Load()
 			res := env.pay(t, "POST", tt.url+"/verify/schema", valid)
 			if res.Status != 402 || res.PaymentSignature == nil {
 				t.Fatalf("%s = %+v, want a paid attempt refused with 402", tt.name, res)
@@ -350,7 +271,7 @@ func TestE2ERealClientAndFacilitator(t *testing.T) {
 			if json.Unmarshal(res.Body, &e) != nil || e.Code != CodePaymentInvalid {
 				t.Errorf("body = %s, want %s", res.Body, CodePaymentInvalid)
 			}
-			if env.log(t).settled() != before || srv.work.Load() != work {
+			if env.Log(t).Settled() != before || srv.work.Load() != work {
 				t.Errorf("a wrong payment was settled or served")
 			}
 			if tt.url == cheap.URL {
@@ -370,12 +291,12 @@ func TestE2ERealClientAndFacilitator(t *testing.T) {
 		p["accepted"] = offer
 		p["payload"].(map[string]any)["authorization"].(map[string]any)["value"] = offer.Amount
 		b, _ := json.Marshal(p)
-		log := len(env.log(t))
+		log := len(env.Log(t))
 		resp, e := send(t, "POST", ts.URL+"/verify/schema", valid, base64.StdEncoding.EncodeToString(b))
 		if resp.StatusCode != 402 || e.Code != CodePaymentInvalid || !strings.Contains(e.Message, "invalid_exact_evm_signature") {
 			t.Errorf("tampered = %d %s %q", resp.StatusCode, e.Code, e.Message)
 		}
-		l := env.log(t)
+		l := env.Log(t)
 		if len(l) != log+1 || l[log].Op != "verify" || l[log].Reason != "invalid_exact_evm_signature" {
 			t.Errorf("facilitator log after the tampered payment = %+v, want one verify refused with invalid_exact_evm_signature", l[log:])
 		}

@@ -1,7 +1,8 @@
-// Package x402test starts the loopback x402 facilitator of e2e/x402 in its
-// cdp mode and makes the CDP API keys it accepts, for the end-to-end tests
-// of CDP authentication (built with -tags x402e2e). It is used by tests
-// only.
+// Package x402test is what the x402 end-to-end tests (built with -tags
+// x402e2e) share: the environment .ci/x402-e2e.sh provides (the @x402/fetch
+// client script, the loopback facilitator and its log), and the
+// facilitator of e2e/x402 started in its cdp mode with the CDP API keys it
+// accepts, for the tests of CDP authentication. It is used by tests only.
 package x402test
 
 import (

@@ -8,46 +8,26 @@
 package rest
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/verifier-dev/verifier/internal/x402test"
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
-type x402Tools struct{ dir, facilitator string }
+// x402Tools is what .ci/x402-e2e.sh provides.
+type x402Tools struct{ x402test.Env }
 
-func loadX402Tools(t *testing.T) x402Tools {
-	t.Helper()
-	if os.Getenv("X402_E2E") != "1" {
-		t.Fatal("X402_E2E=1 is not set: run this test through .ci/x402-e2e.sh")
-	}
-	x := x402Tools{dir: os.Getenv("X402_TOOLS"), facilitator: os.Getenv("X402_FACILITATOR")}
-	if x.dir == "" || x.facilitator == "" {
-		t.Fatal("X402_TOOLS and X402_FACILITATOR must be set by .ci/x402-e2e.sh")
-	}
-	if _, err := os.Stat(filepath.Join(x.dir, "node_modules", "@x402", "fetch")); err != nil {
-		t.Fatalf("x402 tools not installed: %v", err)
-	}
-	resp, err := http.Get(x.facilitator + "/supported")
-	if err != nil {
-		t.Fatalf("no facilitator at %s: %v", x.facilitator, err)
-	}
-	resp.Body.Close()
-	return x
-}
+func loadX402Tools(t *testing.T) x402Tools { return x402Tools{x402test.LoadEnv(t)} }
 
 type paid struct {
 	Status           int                     `json:"status"`
@@ -61,52 +41,16 @@ type paid struct {
 // pay runs pay.mjs (the real @x402/fetch client with a fresh key).
 func (x x402Tools) pay(t *testing.T, method, url string, body []byte) paid {
 	t.Helper()
-	args := []string{"pay.mjs", method, url}
-	if body != nil {
-		f := filepath.Join(t.TempDir(), "body.json")
-		if err := os.WriteFile(f, body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, f)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", args...)
-	cmd.Dir = x.dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("pay.mjs: %v\n%s", err, stderr.String())
-	}
 	var p paid
-	if err := json.Unmarshal(bytes.TrimSpace(out), &p); err != nil {
-		t.Fatalf("pay.mjs printed %q: %v", out, err)
-	}
+	x.Pay(t, method, url, body, &p)
 	return p
 }
 
-// settled counts the facilitator's successful settlements so far.
+// settled counts the facilitator's successful settlements so far, and the
+// calls it was asked.
 func (x x402Tools) settled(t *testing.T) (settled, calls int) {
-	t.Helper()
-	resp, err := http.Get(x.facilitator + "/log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var log []struct {
-		Op      string `json:"op"`
-		Success *bool  `json:"success"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&log); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range log {
-		if e.Op == "settle" && e.Success != nil && *e.Success {
-			settled++
-		}
-	}
-	return settled, len(log)
+	l := x.Log(t)
+	return l.Settled(), len(l)
 }
 
 // testnetServer is the HTTP mode with payments on testnet through the
