@@ -101,6 +101,8 @@ func TestValid(t *testing.T) {
 		{"idn-hostname", "ab--c", true},     // an NR-LDH label like r3---sn
 		{"idn-hostname", "xn--bcher-kva.de", true},
 		{"idn-hostname", "a.xn--X", false},
+		{"idn-hostname", "\u00fc" + strings.Repeat("a", 55) + ".de", true},  // its A-label has 63 octets
+		{"idn-hostname", "\u00fc" + strings.Repeat("a", 56) + ".de", false}, // 64 octets
 		// IP addresses.
 		{"ipv4", "1.2.3.04", false},
 		{"ipv4", "1.2.3.4", true},

