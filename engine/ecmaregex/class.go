@@ -2,7 +2,6 @@ package ecmaregex
 
 import (
 	"cmp"
-	"errors"
 	"slices"
 	"strconv"
 	"unicode"
@@ -140,16 +139,9 @@ func (p *parser) property() (charSet, error) {
 	if p.peek(0) != '{' || end < 0 {
 		return charSet{}, p.errorf("invalid property name")
 	}
-	body := string(p.src[p.pos+1 : end])
-	set, err := lookupProperty(body)
-	if errors.Is(err, errUnknownProperty) {
-		return charSet{}, p.errorf("invalid property name %q", body)
-	}
-	if err != nil && p.unsupported == nil {
-		p.unsupported = err // valid syntax that RE2 cannot run
-	}
+	set, err := p.lookupProperty(string(p.src[p.pos+1 : end]))
 	p.pos = end + 1
-	return set, nil
+	return set, err
 }
 
 // class parses [ … ] and writes it.
