@@ -219,6 +219,12 @@ func TestValid(t *testing.T) {
 		{"([abc])+\\s+$", true},
 		{"^(abc]", false},
 		{"(?<name>x)", true},
+		{"(?<$_a\u200c\u200d1>x)", true}, // $, _, ZWNJ and ZWJ in a group name
+		{"(?<\u200ca>x)", false},         // ZWNJ cannot start it
+		{"(?<1a>x)", false},
+		{"(?<a+>x)", false},
+		{`(?<\u0061\u{62}>x)\k<ab>`, true},
+		{`(?<a\x62>x)`, false},
 		{"(?<n>a)\\k<n>", true},
 		{"(?<=a+)b", true},
 		{"[]", true},

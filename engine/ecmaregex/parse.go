@@ -399,16 +399,12 @@ func (p *parser) groupName() (string, error) {
 // identifierChar reports whether c may start (first) or continue an
 // IdentifierName.
 func identifierChar(c rune, first bool) bool {
-	if c == '$' || c == '_' {
-		return true
-	}
-	if !first && (c == 0x200c || c == 0x200d) {
-		return true
-	}
+	id := idContinue
 	if first {
-		return unicode.In(c, idStart...) && !unicode.In(c, patternChars...)
+		id = idStart
 	}
-	return unicode.In(c, idContinue...) && !unicode.In(c, patternChars...)
+	return c == '$' || c == '_' || !first && (c == 0x200c || c == 0x200d) || // ZWNJ, ZWJ
+		unicode.In(c, id...) && !unicode.In(c, patternChars...)
 }
 
 // atomEscape parses \… outside a class.
