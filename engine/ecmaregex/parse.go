@@ -333,36 +333,25 @@ func (p *parser) group() error {
 // modifiers parses the part of (?ims-ims: between ? and :, which is empty
 // for a plain non-capturing group.
 func (p *parser) modifiers() (add, remove flags, err error) {
-	on, seen := &add, flags(0)
+	on := &add
 	for ; ; p.pos++ {
-		var bit flags
-		switch p.peek(0) {
-		case 'i':
-			bit = flagIgnoreCase
-		case 'm':
-			bit = flagMultiline
-		case 's':
-			bit = flagDotAll
-		case '-':
-			if on == &remove {
-				return 0, 0, p.errorf("invalid group")
-			}
+		c := p.peek(0)
+		i := strings.IndexRune("ims", c) // the order of the flag bits
+		switch {
+		case i >= 0 && (add|remove)&(1<<i) != 0:
+			return 0, 0, p.errorf("repeated flag in modifier group")
+		case i >= 0:
+			*on |= 1 << i
+		case c == '-' && on == &add:
 			on = &remove
-			continue
-		case ':':
-			if on == &remove && remove == 0 {
-				return 0, 0, p.errorf("empty modifier group")
-			}
+		case c == ':' && on == &remove && remove == 0:
+			return 0, 0, p.errorf("empty modifier group")
+		case c == ':':
 			p.pos++
 			return add, remove, nil
 		default:
 			return 0, 0, p.errorf("invalid group")
 		}
-		if seen&bit != 0 {
-			return 0, 0, p.errorf("repeated flag in modifier group")
-		}
-		seen |= bit
-		*on |= bit
 	}
 }
 
