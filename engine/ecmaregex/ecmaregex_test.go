@@ -97,6 +97,7 @@ func TestCompileMatches(t *testing.T) {
 		{"empty pattern", "", []string{"", "x"}, nil},
 		{"ignore case modifier", "^(?i:ab)c$", []string{"ABc", "abc"}, []string{"abC"}},
 		{"clear ignore case", "^(?i:a(?-i:b))$", []string{"Ab"}, []string{"AB"}},
+		{"add with an empty removal", "^(?i-:a)$", []string{"A"}, []string{"b"}},
 		{"ignore case complement property", "^(?i:\\P{Lu})$", []string{"a", "A", "1"}, nil},
 		{"ignore case complement script", "^(?i:\\P{sc=Greek})$", []string{"a", "1", "\u03bc"}, []string{"\u03b1"}}, // µ (U+00B5, Common) folds to μ
 		{"ignore case negated class of property", "^(?i:[^\\p{Lu}])$", []string{"1"}, []string{"a", "A"}},

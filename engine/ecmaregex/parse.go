@@ -344,7 +344,7 @@ func (p *parser) modifiers() (add, remove flags, err error) {
 			*on |= 1 << i
 		case c == '-' && on == &add:
 			on = &remove
-		case c == ':' && on == &remove && remove == 0:
+		case c == ':' && on == &remove && (add|remove) == 0:
 			return 0, 0, p.errorf("empty modifier group")
 		case c == ':':
 			p.pos++
