@@ -18,6 +18,9 @@ type classItem struct {
 // classEscape parses the escape after a \ (already consumed) that stands for
 // one character or a set; inClass allows \b (backspace) and \-.
 func (p *parser) classEscape(inClass bool) (classItem, error) {
+	if p.eof() {
+		return classItem{}, p.errorf("\\ at end of pattern")
+	}
 	c := p.peek(0)
 	p.pos++
 	single := func(r rune) (classItem, error) { return classItem{lo: r, hi: r}, nil }
@@ -190,9 +193,6 @@ func (p *parser) classAtom() (classItem, error) {
 	p.pos++
 	if c != '\\' {
 		return classItem{lo: c, hi: c}, nil
-	}
-	if p.eof() {
-		return classItem{}, p.errorf("\\ at end of pattern")
 	}
 	return p.classEscape(true)
 }

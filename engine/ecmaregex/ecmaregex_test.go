@@ -143,6 +143,7 @@ func TestCompileErrors(t *testing.T) {
 		{"identity escape of dash outside class", `\-`, ErrSyntax},
 		{"identity escape of quote", `\"`, ErrSyntax},
 		{"trailing backslash", `abc\`, ErrSyntax},
+		{"trailing backslash in class", `[a\`, ErrSyntax},
 		{"nothing to repeat", "*a", ErrSyntax},
 		{"double quantifier", "a**", ErrSyntax},
 		{"quantified anchor", "^*", ErrSyntax},

@@ -399,9 +399,6 @@ func identifierChar(c rune, first bool) bool {
 // atomEscape parses \… outside a class.
 func (p *parser) atomEscape() error {
 	p.pos++ // \
-	if p.eof() {
-		return p.errorf("\\ at end of pattern")
-	}
 	switch c := p.peek(0); {
 	case c >= '1' && c <= '9':
 		n, _ := p.decimal()
