@@ -3,6 +3,7 @@ package ecmaregex
 import (
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 	"unicode"
 )
@@ -95,6 +96,7 @@ func TestCompileMatches(t *testing.T) {
 		{"alternation", "^(?:cat|dog)$", []string{"cat", "dog"}, []string{"cow"}},
 		{"empty alternative", "^(?:a|)$", []string{"a", ""}, []string{"b"}},
 		{"empty pattern", "", []string{"", "x"}, nil},
+		{"groups nested 999 deep", strings.Repeat("(", 999) + "a" + strings.Repeat(")", 999), []string{"a"}, []string{"b"}},
 		{"ignore case modifier", "^(?i:ab)c$", []string{"ABc", "abc"}, []string{"abC"}},
 		{"clear ignore case", "^(?i:a(?-i:b))$", []string{"Ab"}, []string{"AB"}},
 		{"add with an empty removal", "^(?i-:a)$", []string{"A"}, []string{"b"}},
@@ -196,6 +198,7 @@ func TestCompileErrors(t *testing.T) {
 		{"named back-reference", `(?<n>a)\k<n>`, ErrUnsupported},
 		{"forward named reference", `\k<n>(?<n>a)`, ErrUnsupported},
 		{"repeat above RE2 limit", "a{1001}", ErrUnsupported},
+		{"groups nested 1000 deep", strings.Repeat("(", 1000) + "a" + strings.Repeat(")", 1000), ErrUnsupported},
 		{"multiline anchors", "(?m:^a$)", ErrUnsupported},
 		{"emoji property", `\p{Emoji}`, ErrUnsupported},
 		{"script extensions", `\p{scx=Grek}`, ErrUnsupported},

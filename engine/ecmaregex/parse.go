@@ -23,10 +23,9 @@ const (
 // ECMA-262 §22.2.1 with [+UnicodeMode]) and writes its RE2 form to out as
 // it goes. Offsets in errors count code points from 0.
 type parser struct {
-	src   []rune
-	pos   int
-	depth int
-	out   strings.Builder
+	src []rune
+	pos int
+	out strings.Builder
 
 	// unsupported is the first construct RE2 cannot run. Parsing goes on
 	// past it, so that a syntax error later in the pattern still wins.
@@ -36,7 +35,7 @@ type parser struct {
 	ncap     int           // capturing groups seen so far
 	names    []namedGroup  // named groups, in order
 	refs     []backref     // back-references, checked once all groups are known
-	path     []altPosition // where the parser stands among nested disjunctions
+	path     []altPosition // where the parser stands among nested disjunctions, outermost first
 	disjunct int           // disjunctions opened so far, to number them
 }
 
@@ -93,9 +92,7 @@ func (p *parser) errorf(format string, args ...any) error {
 
 // disjunction parses Alternative ( | Alternative )*.
 func (p *parser) disjunction() error {
-	p.depth++
-	defer func() { p.depth-- }()
-	if p.depth > maxDepth {
+	if len(p.path) == maxDepth {
 		return unsupportedf("groups nested more than %d deep", maxDepth)
 	}
 	p.disjunct++
