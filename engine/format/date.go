@@ -44,12 +44,3 @@ var durationPattern = func() *regexp.Regexp {
 }()
 
 func validDuration(s string) bool { return durationPattern.MatchString(s) }
-
-// countDigits returns how many ASCII digits s starts with.
-func countDigits(s string) int {
-	n := 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	return n
-}

@@ -128,6 +128,9 @@ func TestValid(t *testing.T) {
 		{"uri", "http://[::1]x/", false},
 		{"uri", "http://[::1/", false},
 		{"uri", "http://a:65536", true},
+		{"uri", "http://a:/", true}, // port = *DIGIT
+		{"uri", "http://a:8x/", false},
+		{"uri", "http://[::1]:80/", true},
 		{"uri", "foo:", true},
 		{"uri", "a+b.c-d:x", true},
 		{"uri", "http://exa mple.com", false},

@@ -53,7 +53,7 @@ func validAuthority(s string, iri bool) bool {
 	if i := strings.LastIndexByte(s, ':'); i > strings.LastIndexByte(s, ']') {
 		host, port = s[:i], s[i+1:]
 	}
-	if countDigits(port) != len(port) {
+	if strings.TrimLeft(port, "0123456789") != "" {
 		return false
 	}
 	if literal, ok := strings.CutPrefix(host, "["); ok {
