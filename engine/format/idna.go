@@ -92,12 +92,7 @@ func validBidi(labels []string) bool {
 
 // isASCII reports whether s holds only ASCII.
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf })
 }
 
 // hasACEPrefix reports whether an ASCII label starts with "xn--", in any case.
