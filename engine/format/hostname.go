@@ -48,7 +48,7 @@ func validIDNHostname(s string) bool {
 			}
 		case len(l) > maxLabelLength || !ldhLabel.MatchString(l):
 			return false
-		case hasACEPrefix(l):
+		case len(l) >= 4 && strings.EqualFold(l[:4], "xn--"): // the ACE prefix, in any case
 			u, ok := decodeALabel(l)
 			if !ok {
 				return false

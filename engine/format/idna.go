@@ -95,11 +95,6 @@ func isASCII(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf })
 }
 
-// hasACEPrefix reports whether an ASCII label starts with "xn--", in any case.
-func hasACEPrefix(label string) bool {
-	return len(label) >= 4 && strings.EqualFold(label[:4], "xn--")
-}
-
 // decodeALabel turns an A-label into its U-label, checking that it is
 // canonical Punycode of a valid U-label with at least one non-ASCII
 // character (RFC 5891 §5.4 applied to A-labels). idna.Punycode only
