@@ -34,7 +34,8 @@ type parser struct {
 	flags    flags         // modifiers in force where the parser stands
 	ncap     int           // capturing groups seen so far
 	names    []namedGroup  // named groups, in order
-	refs     []backref     // back-references, checked once all groups are known
+	maxRef   int           // the highest \N, checked once all groups are known
+	nameRefs []string      // the names of \k<name>, likewise
 	path     []altPosition // where the parser stands among nested disjunctions, outermost first
 	disjunct int           // disjunctions opened so far, to number them
 }
@@ -48,12 +49,6 @@ type namedGroup struct {
 
 // altPosition is "alternative alt of disjunction id".
 type altPosition struct{ id, alt int }
-
-// backref is \N or \k<name>.
-type backref struct {
-	num  int
-	name string
-}
 
 // unsupportedf records that RE2 cannot run the pattern, unless an earlier
 // construct already did.
@@ -399,7 +394,7 @@ func (p *parser) atomEscape() error {
 	switch c := p.peek(0); {
 	case c >= '1' && c <= '9':
 		n, _ := p.decimal()
-		p.refs = append(p.refs, backref{num: n})
+		p.maxRef = max(p.maxRef, n)
 		p.unsupportedf("back-reference \\%d needs backtracking", n)
 		return nil
 	case c == 'k':
@@ -412,7 +407,7 @@ func (p *parser) atomEscape() error {
 		if err != nil {
 			return err
 		}
-		p.refs = append(p.refs, backref{name: name})
+		p.nameRefs = append(p.nameRefs, name)
 		p.unsupportedf("back-reference \\k<%s> needs backtracking", name)
 		return nil
 	}
@@ -441,12 +436,12 @@ func (p *parser) checkNames() error {
 		}
 		byName[g.name] = append(byName[g.name], g.path)
 	}
-	for _, r := range p.refs {
-		if r.name == "" && r.num > p.ncap {
-			return fmt.Errorf("%w: back-reference \\%d to a group that does not exist", ErrSyntax, r.num)
-		}
-		if _, ok := byName[r.name]; r.name != "" && !ok {
-			return fmt.Errorf("%w: back-reference \\k<%s> to a group that does not exist", ErrSyntax, r.name)
+	if p.maxRef > p.ncap {
+		return fmt.Errorf("%w: back-reference \\%d to a group that does not exist", ErrSyntax, p.maxRef)
+	}
+	for _, name := range p.nameRefs {
+		if _, ok := byName[name]; !ok {
+			return fmt.Errorf("%w: back-reference \\k<%s> to a group that does not exist", ErrSyntax, name)
 		}
 	}
 	return nil
