@@ -64,6 +64,7 @@ func TestValid(t *testing.T) {
 		{"email", "a@", false},
 		{"email", "a@[IPv6:1::1]", true},
 		{"email", "a@[1.2.3.4", false},
+		{"email", "a@[IPv6:1::1", false},
 		{"email", "a@[IPv6:1.2.3.4]", false},
 		{"email", "a@[1::1]", false},
 		{"email", strings.Repeat("a", 64) + "@example.com", true},
