@@ -2,7 +2,6 @@ package ecmaregex
 
 import (
 	"cmp"
-	"errors"
 	"slices"
 	"strconv"
 	"unicode"
@@ -19,6 +18,9 @@ type classItem struct {
 // classEscape parses the escape after a \ (already consumed) that stands for
 // one character or a set; inClass allows \b (backspace) and \-.
 func (p *parser) classEscape(inClass bool) (classItem, error) {
+	if p.eof() {
+		return classItem{}, p.errorf("\\ at end of pattern")
+	}
 	c := p.peek(0)
 	p.pos++
 	single := func(r rune) (classItem, error) { return classItem{lo: r, hi: r}, nil }
@@ -140,16 +142,9 @@ func (p *parser) property() (charSet, error) {
 	if p.peek(0) != '{' || end < 0 {
 		return charSet{}, p.errorf("invalid property name")
 	}
-	body := string(p.src[p.pos+1 : end])
-	set, err := lookupProperty(body)
-	if errors.Is(err, errUnknownProperty) {
-		return charSet{}, p.errorf("invalid property name %q", body)
-	}
-	if err != nil && p.unsupported == nil {
-		p.unsupported = err // valid syntax that RE2 cannot run
-	}
+	set, err := p.lookupProperty(string(p.src[p.pos+1 : end]))
 	p.pos = end + 1
-	return set, nil
+	return set, err
 }
 
 // class parses [ … ] and writes it.
@@ -198,9 +193,6 @@ func (p *parser) classAtom() (classItem, error) {
 	p.pos++
 	if c != '\\' {
 		return classItem{lo: c, hi: c}, nil
-	}
-	if p.eof() {
-		return classItem{}, p.errorf("\\ at end of pattern")
 	}
 	return p.classEscape(true)
 }

@@ -3,6 +3,7 @@ package ecmaregex
 import (
 	"errors"
 	"regexp"
+	"strings"
 	"testing"
 	"unicode"
 )
@@ -38,6 +39,9 @@ func TestCompileMatches(t *testing.T) {
 		{"surrogate pair escape", `^\uD83D\uDC32*$`, []string{"", "🐲", "🐲🐲"}, []string{"🐉", "D"}},
 		{"literal non-BMP with star", "^🐲*$", []string{"", "🐲🐲"}, []string{"🐉"}},
 		{"lone surrogate matches nothing valid", `^\uD83D$`, nil, []string{"\uFFFD", "🐲"}},
+		{"high surrogate then a non-surrogate escape", `^\uD83D\u0041$`, nil, []string{"A", "\uFFFDA"}},
+		{"low surrogate then high", `^\uDC32\uD83D$`, nil, []string{"🐲"}},
+		{"escaped U+FFFD after a high surrogate", `^\uD83D?\uFFFD$`, []string{"\uFFFD"}, nil},
 		{"identity escapes", `^\^\$\\\.\*\+\?\(\)\[\]\{\}\|\/$`, []string{`^$\.*+?()[]{}|/`}, nil},
 		{"slash unescaped", "^a/b$", []string{"a/b"}, nil},
 		{"property Letter", `^\p{Letter}+$`, []string{"école", "Ωμέγα"}, []string{"a1"}},
@@ -95,8 +99,10 @@ func TestCompileMatches(t *testing.T) {
 		{"alternation", "^(?:cat|dog)$", []string{"cat", "dog"}, []string{"cow"}},
 		{"empty alternative", "^(?:a|)$", []string{"a", ""}, []string{"b"}},
 		{"empty pattern", "", []string{"", "x"}, nil},
+		{"groups nested 999 deep", strings.Repeat("(", 999) + "a" + strings.Repeat(")", 999), []string{"a"}, []string{"b"}},
 		{"ignore case modifier", "^(?i:ab)c$", []string{"ABc", "abc"}, []string{"abC"}},
 		{"clear ignore case", "^(?i:a(?-i:b))$", []string{"Ab"}, []string{"AB"}},
+		{"add with an empty removal", "^(?i-:a)$", []string{"A"}, []string{"b"}},
 		{"ignore case complement property", "^(?i:\\P{Lu})$", []string{"a", "A", "1"}, nil},
 		{"ignore case complement script", "^(?i:\\P{sc=Greek})$", []string{"a", "1", "\u03bc"}, []string{"\u03b1"}}, // µ (U+00B5, Common) folds to μ
 		{"ignore case negated class of property", "^(?i:[^\\p{Lu}])$", []string{"1"}, []string{"a", "A"}},
@@ -142,7 +148,10 @@ func TestCompileErrors(t *testing.T) {
 		{"identity escape of dash outside class", `\-`, ErrSyntax},
 		{"identity escape of quote", `\"`, ErrSyntax},
 		{"trailing backslash", `abc\`, ErrSyntax},
+		{"trailing backslash in class", `[a\`, ErrSyntax},
 		{"nothing to repeat", "*a", ErrSyntax},
+		{"count first", "{1}a", ErrSyntax},
+		{"lone brace first", "{a", ErrSyntax},
 		{"double quantifier", "a**", ErrSyntax},
 		{"quantified anchor", "^*", ErrSyntax},
 		{"quantified boundary", `\b+`, ErrSyntax},
@@ -172,6 +181,7 @@ func TestCompileErrors(t *testing.T) {
 		{"octal escape", `\01`, ErrSyntax},
 		{"back-reference to missing group", `(a)\2`, ErrSyntax},
 		{"back-reference without groups", `\1`, ErrSyntax},
+		{"back-reference to missing group after a valid one", `(a)\1\2`, ErrSyntax},
 		{"named reference to missing group", `(?<a>x)\k<b>`, ErrSyntax},
 		{"k without name", `\k`, ErrSyntax},
 		{"bad group name", "(?<1a>x)", ErrSyntax},
@@ -193,7 +203,9 @@ func TestCompileErrors(t *testing.T) {
 		{"back-reference", `(a)\1`, ErrUnsupported},
 		{"named back-reference", `(?<n>a)\k<n>`, ErrUnsupported},
 		{"forward named reference", `\k<n>(?<n>a)`, ErrUnsupported},
+		{"forward back-reference", `\1(a)`, ErrUnsupported},
 		{"repeat above RE2 limit", "a{1001}", ErrUnsupported},
+		{"groups nested 1000 deep", strings.Repeat("(", 1000) + "a" + strings.Repeat(")", 1000), ErrUnsupported},
 		{"multiline anchors", "(?m:^a$)", ErrUnsupported},
 		{"emoji property", `\p{Emoji}`, ErrUnsupported},
 		{"script extensions", `\p{scx=Grek}`, ErrUnsupported},
@@ -219,6 +231,12 @@ func TestValid(t *testing.T) {
 		{"([abc])+\\s+$", true},
 		{"^(abc]", false},
 		{"(?<name>x)", true},
+		{"(?<$_a\u200c\u200d1>x)", true}, // $, _, ZWNJ and ZWJ in a group name
+		{"(?<\u200ca>x)", false},         // ZWNJ cannot start it
+		{"(?<1a>x)", false},
+		{"(?<a+>x)", false},
+		{`(?<\u0061\u{62}>x)\k<ab>`, true},
+		{`(?<a\x62>x)`, false},
 		{"(?<n>a)\\k<n>", true},
 		{"(?<=a+)b", true},
 		{"[]", true},

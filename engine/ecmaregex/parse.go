@@ -23,10 +23,9 @@ const (
 // ECMA-262 §22.2.1 with [+UnicodeMode]) and writes its RE2 form to out as
 // it goes. Offsets in errors count code points from 0.
 type parser struct {
-	src   []rune
-	pos   int
-	depth int
-	out   strings.Builder
+	src []rune
+	pos int
+	out strings.Builder
 
 	// unsupported is the first construct RE2 cannot run. Parsing goes on
 	// past it, so that a syntax error later in the pattern still wins.
@@ -35,8 +34,9 @@ type parser struct {
 	flags    flags         // modifiers in force where the parser stands
 	ncap     int           // capturing groups seen so far
 	names    []namedGroup  // named groups, in order
-	refs     []backref     // back-references, checked once all groups are known
-	path     []altPosition // where the parser stands among nested disjunctions
+	maxRef   int           // the highest \N, checked once all groups are known
+	nameRefs []string      // the names of \k<name>, likewise
+	path     []altPosition // where the parser stands among nested disjunctions, outermost first
 	disjunct int           // disjunctions opened so far, to number them
 }
 
@@ -49,12 +49,6 @@ type namedGroup struct {
 
 // altPosition is "alternative alt of disjunction id".
 type altPosition struct{ id, alt int }
-
-// backref is \N or \k<name>.
-type backref struct {
-	num  int
-	name string
-}
 
 // unsupportedf records that RE2 cannot run the pattern, unless an earlier
 // construct already did.
@@ -93,9 +87,7 @@ func (p *parser) errorf(format string, args ...any) error {
 
 // disjunction parses Alternative ( | Alternative )*.
 func (p *parser) disjunction() error {
-	p.depth++
-	defer func() { p.depth-- }()
-	if p.depth > maxDepth {
+	if len(p.path) == maxDepth {
 		return unsupportedf("groups nested more than %d deep", maxDepth)
 	}
 	p.disjunct++
@@ -333,36 +325,25 @@ func (p *parser) group() error {
 // modifiers parses the part of (?ims-ims: between ? and :, which is empty
 // for a plain non-capturing group.
 func (p *parser) modifiers() (add, remove flags, err error) {
-	on, seen := &add, flags(0)
+	on := &add
 	for ; ; p.pos++ {
-		var bit flags
-		switch p.peek(0) {
-		case 'i':
-			bit = flagIgnoreCase
-		case 'm':
-			bit = flagMultiline
-		case 's':
-			bit = flagDotAll
-		case '-':
-			if on == &remove {
-				return 0, 0, p.errorf("invalid group")
-			}
+		c := p.peek(0)
+		i := strings.IndexRune("ims", c) // the order of the flag bits
+		switch {
+		case i >= 0 && (add|remove)&(1<<i) != 0:
+			return 0, 0, p.errorf("repeated flag in modifier group")
+		case i >= 0:
+			*on |= 1 << i
+		case c == '-' && on == &add:
 			on = &remove
-			continue
-		case ':':
-			if on == &remove && remove == 0 {
-				return 0, 0, p.errorf("empty modifier group")
-			}
+		case c == ':' && on == &remove && (add|remove) == 0:
+			return 0, 0, p.errorf("empty modifier group")
+		case c == ':':
 			p.pos++
 			return add, remove, nil
 		default:
 			return 0, 0, p.errorf("invalid group")
 		}
-		if seen&bit != 0 {
-			return 0, 0, p.errorf("repeated flag in modifier group")
-		}
-		seen |= bit
-		*on |= bit
 	}
 }
 
@@ -399,28 +380,21 @@ func (p *parser) groupName() (string, error) {
 // identifierChar reports whether c may start (first) or continue an
 // IdentifierName.
 func identifierChar(c rune, first bool) bool {
-	if c == '$' || c == '_' {
-		return true
-	}
-	if !first && (c == 0x200c || c == 0x200d) {
-		return true
-	}
+	id := idContinue
 	if first {
-		return unicode.In(c, idStart...) && !unicode.In(c, patternChars...)
+		id = idStart
 	}
-	return unicode.In(c, idContinue...) && !unicode.In(c, patternChars...)
+	return c == '$' || c == '_' || !first && (c == 0x200c || c == 0x200d) || // ZWNJ, ZWJ
+		unicode.In(c, id...) && !unicode.In(c, patternChars...)
 }
 
 // atomEscape parses \… outside a class.
 func (p *parser) atomEscape() error {
 	p.pos++ // \
-	if p.eof() {
-		return p.errorf("\\ at end of pattern")
-	}
 	switch c := p.peek(0); {
 	case c >= '1' && c <= '9':
 		n, _ := p.decimal()
-		p.refs = append(p.refs, backref{num: n})
+		p.maxRef = max(p.maxRef, n)
 		p.unsupportedf("back-reference \\%d needs backtracking", n)
 		return nil
 	case c == 'k':
@@ -433,7 +407,7 @@ func (p *parser) atomEscape() error {
 		if err != nil {
 			return err
 		}
-		p.refs = append(p.refs, backref{name: name})
+		p.nameRefs = append(p.nameRefs, name)
 		p.unsupportedf("back-reference \\k<%s> needs backtracking", name)
 		return nil
 	}
@@ -462,12 +436,12 @@ func (p *parser) checkNames() error {
 		}
 		byName[g.name] = append(byName[g.name], g.path)
 	}
-	for _, r := range p.refs {
-		if r.name == "" && r.num > p.ncap {
-			return fmt.Errorf("%w: back-reference \\%d to a group that does not exist", ErrSyntax, r.num)
-		}
-		if _, ok := byName[r.name]; r.name != "" && !ok {
-			return fmt.Errorf("%w: back-reference \\k<%s> to a group that does not exist", ErrSyntax, r.name)
+	if p.maxRef > p.ncap {
+		return fmt.Errorf("%w: back-reference \\%d to a group that does not exist", ErrSyntax, p.maxRef)
+	}
+	for _, name := range p.nameRefs {
+		if _, ok := byName[name]; !ok {
+			return fmt.Errorf("%w: back-reference \\k<%s> to a group that does not exist", ErrSyntax, name)
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package ecmaregex
 
 import (
 	"cmp"
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -25,9 +24,6 @@ func (c charSet) negate() charSet {
 	}
 	return charSet{set: c.set.complement()}
 }
-
-// errUnknownProperty marks a \p{…} that ECMA-262 does not define.
-var errUnknownProperty = errors.New("unknown unicode property")
 
 // generalCategory returns the name of Go's table for a General_Category
 // value or alias. Go's names and aliases are exactly those ECMA-262 accepts.
@@ -163,10 +159,10 @@ func binaryProperty(name string) (runeSet, bool) {
 	return nil, false
 }
 
-// lookupProperty resolves the body of \p{body}. It wraps errUnknownProperty
-// for names ECMA-262 does not define and ErrUnsupported for names it defines
-// but Go's Unicode tables cannot serve.
-func lookupProperty(body string) (charSet, error) {
+// lookupProperty resolves the body of \p{body}. A name ECMA-262 does not
+// define is a syntax error; one it defines but Go's Unicode tables cannot
+// serve is recorded as unsupported.
+func (p *parser) lookupProperty(body string) (charSet, error) {
 	name, value, hasValue := strings.Cut(body, "=")
 	if !hasValue {
 		if gc, ok := generalCategory(name); ok {
@@ -174,12 +170,13 @@ func lookupProperty(body string) (charSet, error) {
 		}
 		long := cmp.Or(binaryAliases[name], name)
 		if unsupportedBinary[long] {
-			return charSet{}, unsupportedf("unicode property %s (Go's tables do not carry it)", name)
+			p.unsupportedf("unicode property %s (Go's tables do not carry it)", name)
+			return charSet{}, nil
 		}
 		if set, ok := binaryProperty(long); ok {
 			return charSet{set: set}, nil
 		}
-		return charSet{}, errUnknownProperty
+		return charSet{}, p.errorf("invalid property name %q", body)
 	}
 	switch name {
 	case "General_Category", "gc":
@@ -192,7 +189,8 @@ func lookupProperty(body string) (charSet, error) {
 			break
 		}
 		if name == "Script_Extensions" || name == "scx" {
-			return charSet{}, unsupportedf("unicode property %s (Go's tables have no Script_Extensions; use Script=)", body)
+			p.unsupportedf("unicode property %s (Go's tables have no Script_Extensions; use Script=)", body)
+			return charSet{}, nil
 		}
 		switch long {
 		case "Unknown":
@@ -202,5 +200,5 @@ func lookupProperty(body string) (charSet, error) {
 		}
 		return charSet{re2: long}, nil
 	}
-	return charSet{}, errUnknownProperty
+	return charSet{}, p.errorf("invalid property name %q", body)
 }

@@ -12,8 +12,9 @@ type runeRange struct{ lo, hi rune }
 // below always return a normalized set and never modify their arguments.
 type runeSet []runeRange
 
-// normalize sorts rs and merges overlapping or adjacent ranges.
-func normalize(rs []runeRange) runeSet {
+// setOf builds a set from ranges in any order: it sorts a copy of rs and
+// merges overlapping or adjacent ranges.
+func setOf(rs ...runeRange) runeSet {
 	if len(rs) == 0 {
 		return nil
 	}
@@ -31,9 +32,6 @@ func normalize(rs []runeRange) runeSet {
 	return out
 }
 
-// setOf builds a set from explicit ranges.
-func setOf(rs ...runeRange) runeSet { return normalize(rs) }
-
 // tableSet returns the union of Unicode range tables, expanding strided
 // ranges.
 func tableSet(ts ...*unicode.RangeTable) runeSet {
@@ -46,7 +44,7 @@ func tableSet(ts ...*unicode.RangeTable) runeSet {
 			rs = appendStrided(rs, rune(r.Lo), rune(r.Hi), rune(r.Stride))
 		}
 	}
-	return normalize(rs)
+	return setOf(rs...)
 }
 
 func appendStrided(rs []runeRange, lo, hi, stride rune) []runeRange {

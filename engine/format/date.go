@@ -12,47 +12,21 @@ func validDate(s string) bool {
 	return err == nil
 }
 
-// validTime checks an RFC 3339 full-time: HH:MM:SS[.frac] and an offset
-// (Z or ±HH:MM). A leap second (:60) is allowed only where it is 23:59 UTC.
+// timePattern is an RFC 3339 full-time: HH:MM:SS, an optional fraction and
+// an offset, Z or ±HH:MM. Its groups are the hour and minute, a leap
+// second's 60, and the offset.
+var timePattern = regexp.MustCompile(
+	`^((?:[01]\d|2[0-3]):[0-5]\d):(?:[0-5]\d|(60))(?:\.\d+)?([Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$`)
+
+// validTime checks an RFC 3339 full-time. A leap second (:60) is allowed
+// only where it is 23:59 UTC.
 func validTime(s string) bool {
-	if len(s) < 9 || s[2] != ':' || s[5] != ':' {
-		return false
+	m := timePattern.FindStringSubmatch(s)
+	if m == nil || m[2] == "" {
+		return m != nil
 	}
-	hour, ok1 := twoDigits(s[0:2])
-	minute, ok2 := twoDigits(s[3:5])
-	second, ok3 := twoDigits(s[6:8])
-	if !ok1 || !ok2 || !ok3 || hour > 23 || minute > 59 || second > 60 {
-		return false
-	}
-	rest := s[8:]
-	if strings.HasPrefix(rest, ".") {
-		n := countDigits(rest[1:])
-		if n == 0 {
-			return false
-		}
-		rest = rest[1+n:]
-	}
-	offset := 0 // minutes east of UTC
-	switch {
-	case rest == "Z" || rest == "z":
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
-		oh, ok1 := twoDigits(rest[1:3])
-		om, ok2 := twoDigits(rest[4:6])
-		if !ok1 || !ok2 || oh > 23 || om > 59 {
-			return false
-		}
-		offset = oh*60 + om
-		if rest[0] == '-' {
-			offset = -offset
-		}
-	default:
-		return false
-	}
-	if second == 60 {
-		utc := ((hour*60+minute-offset)%1440 + 1440) % 1440
-		return utc == 23*60+59
-	}
-	return true
+	t, err := time.Parse("15:04Z07:00", m[1]+strings.ToUpper(m[3]))
+	return err == nil && t.UTC().Format("15:04") == "23:59"
 }
 
 // validDateTime checks an RFC 3339 date-time; T and Z may be lower case.
@@ -70,17 +44,3 @@ var durationPattern = func() *regexp.Regexp {
 }()
 
 func validDuration(s string) bool { return durationPattern.MatchString(s) }
-
-// countDigits returns how many ASCII digits s starts with.
-func countDigits(s string) int {
-	n := 0
-	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-		n++
-	}
-	return n
-}
-
-// twoDigits parses s, two bytes, as two ASCII digits.
-func twoDigits(s string) (int, bool) {
-	return int(s[0]-'0')*10 + int(s[1]-'0'), isDigit(s[0]) && isDigit(s[1])
-}

@@ -34,13 +34,10 @@ func validEmail(s string, intl bool) bool {
 	domain := s[n:]
 	if literal, ok := strings.CutPrefix(domain, "["); ok {
 		literal, ok = strings.CutSuffix(literal, "]")
-		if !ok {
-			return false
-		}
 		if v6, isV6 := strings.CutPrefix(literal, "IPv6:"); isV6 {
-			return validIPv6(v6)
+			return ok && validIPv6(v6)
 		}
-		return validIPv4(literal)
+		return ok && validIPv4(literal)
 	}
 	if intl {
 		return validIDNHostname(norm.NFC.String(domain))

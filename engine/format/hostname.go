@@ -41,22 +41,19 @@ func validIDNHostname(s string) bool {
 		switch {
 		case l == "":
 			return false
-		case !isASCII(l):
+		case !isASCII(l): // registration refuses an A-label over 63 octets
 			var ok bool
 			if alabel, ok = uLabelToA(l); !ok {
 				return false
 			}
 		case len(l) > maxLabelLength || !ldhLabel.MatchString(l):
 			return false
-		case hasACEPrefix(l):
+		case len(l) >= 4 && strings.EqualFold(l[:4], "xn--"): // the ACE prefix, in any case
 			u, ok := decodeALabel(l)
 			if !ok {
 				return false
 			}
 			l = u
-		}
-		if len(alabel) > maxLabelLength {
-			return false
 		}
 		total += len(alabel)
 		ulabels = append(ulabels, l)

@@ -20,17 +20,34 @@ var registration = idna.New(idna.ValidateForRegistration(), idna.CheckJoiners(tr
 
 // allowed reports whether runes[i] may stand in a U-label: its IDNA2008
 // derived property (RFC 5892) is PVALID, CONTEXTJ (registration checks the
-// joiners' rules), or CONTEXTO with its rule met. UTS #46 keeps valid the
-// symbols and punctuation IDNA2008 disallows (its NV8 and XV8), so
+// joiners' rules), or CONTEXTO with its rule (appendix A) met. UTS #46 keeps
+// valid the symbols and punctuation IDNA2008 disallows (its NV8 and XV8), so
 // General_Category decides what the exceptions and categories below leave.
 func allowed(runes []rune, i int) bool {
-	r := runes[i]
+	r, before, after := runes[i], rune(-1), rune(-1)
+	if i > 0 {
+		before = runes[i-1]
+	}
+	if i+1 < len(runes) {
+		after = runes[i+1]
+	}
 	switch {
 	case r == 0x00df, r == 0x03c2, r == 0x06fd, r == 0x06fe, r == 0x0f0b, r == 0x3007: // §2.6: PVALID
 		return true
-	case r == 0x00b7, r == 0x0375, r == 0x05f3, r == 0x05f4, r == 0x30fb,
-		r >= 0x0660 && r <= 0x0669, r >= 0x06f0 && r <= 0x06f9: // §2.6: CONTEXTO
-		return contextORule(runes, i)
+	case r == 0x00b7: // CONTEXTO MIDDLE DOT: between two l
+		return before == 'l' && after == 'l'
+	case r == 0x0375: // CONTEXTO GREEK LOWER NUMERAL SIGN: followed by Greek
+		return unicode.Is(unicode.Greek, after)
+	case r == 0x05f3 || r == 0x05f4: // CONTEXTO HEBREW GERESH, GERSHAYIM: preceded by Hebrew
+		return unicode.Is(unicode.Hebrew, before)
+	case r == 0x30fb: // CONTEXTO KATAKANA MIDDLE DOT (script Common): with Hiragana, Katakana or Han
+		return slices.ContainsFunc(runes, func(c rune) bool {
+			return unicode.In(c, unicode.Hiragana, unicode.Katakana, unicode.Han)
+		})
+	case r >= 0x0660 && r <= 0x0669: // CONTEXTO ARABIC-INDIC DIGITS: not with extended ones
+		return !slices.ContainsFunc(runes, func(c rune) bool { return c >= 0x06f0 && c <= 0x06f9 })
+	case r >= 0x06f0 && r <= 0x06f9: // CONTEXTO EXTENDED ARABIC-INDIC DIGITS: not with plain ones
+		return !slices.ContainsFunc(runes, func(c rune) bool { return c >= 0x0660 && c <= 0x0669 })
 	case r == 0x0640, r == 0x07fa, r == 0x302e, r == 0x302f, r >= 0x3031 && r <= 0x3035, r == 0x303b: // §2.6: DISALLOWED
 		return false
 	case r == 0x200c || r == 0x200d: // category H: CONTEXTJ
@@ -63,35 +80,6 @@ func uLabelToA(label string) (string, bool) {
 	return alabel, err == nil
 }
 
-// contextORule applies the CONTEXTO rule for runes[i].
-func contextORule(runes []rune, i int) bool {
-	r := runes[i]
-	before, after := rune(-1), rune(-1)
-	if i > 0 {
-		before = runes[i-1]
-	}
-	if i+1 < len(runes) {
-		after = runes[i+1]
-	}
-	switch {
-	case r == 0x00b7: // MIDDLE DOT: between two l
-		return before == 'l' && after == 'l'
-	case r == 0x0375: // GREEK LOWER NUMERAL SIGN: followed by Greek
-		return after >= 0 && unicode.Is(unicode.Greek, after)
-	case r == 0x05f3 || r == 0x05f4: // HEBREW GERESH, GERSHAYIM: preceded by Hebrew
-		return before >= 0 && unicode.Is(unicode.Hebrew, before)
-	case r == 0x30fb: // KATAKANA MIDDLE DOT (script Common): with Hiragana, Katakana or Han
-		return slices.ContainsFunc(runes, func(c rune) bool {
-			return unicode.In(c, unicode.Hiragana, unicode.Katakana, unicode.Han)
-		})
-	case r >= 0x0660 && r <= 0x0669: // ARABIC-INDIC DIGITS: not with extended ones
-		return !slices.ContainsFunc(runes, func(c rune) bool { return c >= 0x06f0 && c <= 0x06f9 })
-	case r >= 0x06f0 && r <= 0x06f9: // EXTENDED ARABIC-INDIC DIGITS: not with plain ones
-		return !slices.ContainsFunc(runes, func(c rune) bool { return c >= 0x0660 && c <= 0x0669 })
-	}
-	return false
-}
-
 // validBidi applies the Bidi rule of RFC 5893 to the labels (U-labels) of a
 // name: when any label holds a right-to-left character, every label must
 // satisfy the rule.
@@ -104,17 +92,7 @@ func validBidi(labels []string) bool {
 
 // isASCII reports whether s holds only ASCII.
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// hasACEPrefix reports whether an ASCII label starts with "xn--", in any case.
-func hasACEPrefix(label string) bool {
-	return len(label) >= 4 && strings.EqualFold(label[:4], "xn--")
+	return !strings.ContainsFunc(s, func(r rune) bool { return r >= utf8.RuneSelf })
 }
 
 // decodeALabel turns an A-label into its U-label, checking that it is

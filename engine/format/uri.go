@@ -53,12 +53,12 @@ func validAuthority(s string, iri bool) bool {
 	if i := strings.LastIndexByte(s, ':'); i > strings.LastIndexByte(s, ']') {
 		host, port = s[:i], s[i+1:]
 	}
-	if countDigits(port) != len(port) {
+	if strings.TrimLeft(port, "0123456789") != "" {
 		return false
 	}
 	if literal, ok := strings.CutPrefix(host, "["); ok {
 		literal, ok = strings.CutSuffix(literal, "]")
-		return ok && validIPLiteral(literal)
+		return ok && (validIPv6(literal) || ipFuture.MatchString(literal))
 	}
 	return validChars(host, "", iri, false)
 }
@@ -66,10 +66,6 @@ func validAuthority(s string, iri bool) bool {
 // ipFuture is RFC 3986's IPvFuture: "v" 1*HEXDIG "." 1*( unreserved /
 // sub-delims / ":" ).
 var ipFuture = regexp.MustCompile(`^[vV][0-9A-Fa-f]+\.[-A-Za-z0-9._~!$&'()*+,;=:]+$`)
-
-// validIPLiteral checks what stands between [ and ]: an IPv6 address or
-// IPvFuture.
-func validIPLiteral(s string) bool { return ipFuture.MatchString(s) || validIPv6(s) }
 
 // validChars reports whether s consists of unreserved characters,
 // sub-delims, percent-encoded octets and the ASCII characters in extra;

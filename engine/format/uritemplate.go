@@ -1,6 +1,9 @@
 package format
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // validURITemplate checks the RFC 6570 grammar (level 4): literals and
 // {expressions} with an optional operator, one or more varspecs separated
@@ -16,7 +19,7 @@ func validURITemplate(s string) bool {
 			return true
 		}
 		expression, after, closed := strings.Cut(rest, "}")
-		if !closed || !validExpression(expression) {
+		if !closed || !expressionPattern.MatchString(expression) {
 			return false
 		}
 		s = after
@@ -32,34 +35,11 @@ func validTemplateLiterals(s string) bool {
 	}, func(r rune) bool { return isUcschar(r) || isIprivate(r) })
 }
 
-// validExpression checks what stands between { and }.
-func validExpression(s string) bool {
-	if s != "" && strings.IndexByte("+#./;?&", s[0]) >= 0 {
-		s = s[1:]
-	}
-	for _, spec := range strings.Split(s, ",") {
-		name := spec
-		if n, ok := strings.CutSuffix(spec, "*"); ok {
-			name = n
-		} else if n, prefix, ok := strings.Cut(spec, ":"); ok {
-			if len(prefix) < 1 || len(prefix) > 4 || prefix[0] == '0' || countDigits(prefix) != len(prefix) {
-				return false
-			}
-			name = n
-		}
-		if !validVarname(name) {
-			return false
-		}
-	}
-	return true
-}
-
-// validVarname checks varchar *( ["."] varchar ), where a varchar is a
-// letter, digit, underscore or percent-encoded octet.
-func validVarname(s string) bool {
-	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
-		return false
-	}
-	return validEncoded(s, func(c byte) bool { return isAlpha(c) || isDigit(c) || c == '_' || c == '.' },
-		func(rune) bool { return false })
-}
+// expressionPattern matches what stands between { and }. A varname is runs
+// of varchars (letters, digits, _ and percent-encoded octets) joined by
+// single dots.
+var expressionPattern = func() *regexp.Regexp {
+	varchars := `(?:[A-Za-z0-9_]|%[0-9A-Fa-f]{2})+`
+	varspec := varchars + `(?:\.` + varchars + `)*(?::[1-9][0-9]{0,3}|\*)?`
+	return regexp.MustCompile(`^[+#./;?&]?` + varspec + `(?:,` + varspec + `)*$`)
+}()
