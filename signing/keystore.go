@@ -362,26 +362,26 @@ func openOrInit(dir string, opts *KeyStoreOptions) (state, error) {
 func createKey(dir string, existing []string, now time.Time) (*Signer, error) {
 	removeTemps(dir)
 	v := nextVersion(existing, now)
-	seed, err := writeNewSeed(dir, v+keyFileSuffix)
+	seed, err := writeNewSeed(filepath.Join(dir, v+keyFileSuffix))
 	if err != nil {
 		return nil, err
 	}
 	defer clear(seed)
 	s, _ := NewSigner(v, seed)
-	if err := writeFileAtomic(dir, currentFile, []byte(v+"\n"), false); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, currentFile), []byte(v+"\n"), false); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// writeNewSeed writes a new random seed, in base64, to dir/file, refusing
-// to replace a file, and returns it.
-func writeNewSeed(dir, file string) ([]byte, error) {
+// writeNewSeed writes a new random seed, in base64, to path, refusing to
+// replace a file, and returns it.
+func writeNewSeed(path string) ([]byte, error) {
 	seed := make([]byte, SeedSize)
 	rand.Read(seed) // never fails; it crashes the program instead
 	text := base64.StdEncoding.AppendEncode(make([]byte, 0, base64.StdEncoding.EncodedLen(SeedSize)+1), seed)
 	defer clear(text)
-	if err := writeFileAtomic(dir, file, append(text, '\n'), true); err != nil {
+	if err := WriteFileAtomic(path, append(text, '\n'), true); err != nil {
 		clear(seed)
 		return nil, err
 	}
@@ -436,18 +436,23 @@ func checkPerm(path string, dir bool) error {
 	return nil
 }
 
-// writeFileAtomic writes name in dir by temp file, fsync and rename, then
-// syncs dir so the rename itself is durable. With exclusive it refuses to
-// replace an existing file.
-func writeFileAtomic(dir, name string, data []byte, exclusive bool) (err error) {
-	final := filepath.Join(dir, name)
+// WriteFileAtomic writes data to path, mode 0600, so that a reader finds
+// the old file or the new one, never part of one: a temporary file beside
+// path is written, synced and renamed over it, and the folder is synced so
+// the rename itself is durable. A missing folder is made with mode 0700.
+// With exclusive it refuses (fs.ErrExist) to replace an existing file.
+func WriteFileAtomic(path string, data []byte, exclusive bool) (err error) {
 	defer func() {
 		if err != nil {
-			err = fmt.Errorf("writing %s: %w", final, err)
+			err = fmt.Errorf("writing %s: %w", path, err)
 		}
 	}()
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, keyDirMode); err != nil {
+		return err
+	}
 	if exclusive {
-		if _, err := os.Lstat(final); err == nil {
+		if _, err := os.Lstat(path); err == nil {
 			return fs.ErrExist
 		}
 	}
@@ -464,7 +469,7 @@ func writeFileAtomic(dir, name string, data []byte, exclusive bool) (err error) 
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), final)
+		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
 		_ = os.Remove(f.Name())
