@@ -96,11 +96,10 @@ func OpenKeyStore(dir string, opts *KeyStoreOptions) (*KeyStore, error) {
 			return nil, fmt.Errorf("opening key store: %w", err)
 		}
 	}
-	readOrInit := openOrInit
-	if env != nil || opts.NoCreate {
-		readOrInit = readStateIfExists // the folder's keys are only read
+	st, err := readKeyFolder(dir, env == nil && !opts.NoCreate, opts)
+	if errors.Is(err, errDanglingCurrent) && env != nil {
+		err = nil // the env key signs; "current" is not used
 	}
-	st, err := readOrInit(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening key store: %w", err)
 	}
@@ -318,23 +317,17 @@ func readState(dir string) (state, error) {
 	return st, nil
 }
 
-// readStateIfExists is readState for a folder that need not exist, whose
-// keys are only read (env key, NoCreate).
-func readStateIfExists(dir string, opts *KeyStoreOptions) (state, error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return state{}, nil
+// readKeyFolder reads the key folder. With create it first makes the
+// folder and, when it holds no key, a first key; without, the folder need
+// not exist. Key files without "current" (a crash before it was first
+// written) are left as they are: OpenKeyStore signs with the newest.
+func readKeyFolder(dir string, create bool, opts *KeyStoreOptions) (state, error) {
+	if !create {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return state{}, nil
+		}
+		return readState(dir)
 	}
-	st, err := readState(dir)
-	if errors.Is(err, errDanglingCurrent) && opts.EnvSeed != "" {
-		return st, nil // the env key signs; "current" is not used
-	}
-	return st, err
-}
-
-// openOrInit reads the folder, first making it and a first key when it has
-// none. Key files without "current" (a crash before it was first written)
-// are left as they are: OpenKeyStore signs with the newest.
-func openOrInit(dir string, opts *KeyStoreOptions) (state, error) {
 	if err := ensureDir(dir); err != nil {
 		return state{}, err
 	}
