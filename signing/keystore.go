@@ -224,18 +224,14 @@ func decodeSeed(b64 string) ([]byte, error) {
 // versionPattern is the key version scheme v<N>-<YYYY-MM><letters>.
 var versionPattern = regexp.MustCompile(`^v([1-9][0-9]{0,8})-([0-9]{4})-(0[1-9]|1[0-2])([a-z]+)$`)
 
-type version struct {
-	n     int
-	month string // YYYY-MM
-}
-
-func parseVersion(s string) (version, bool) {
+// parseVersion reads a version's key count n and month (YYYY-MM).
+func parseVersion(s string) (n int, month string, ok bool) {
 	m := versionPattern.FindStringSubmatch(s)
 	if m == nil {
-		return version{}, false
+		return 0, "", false
 	}
-	n, _ := strconv.Atoi(m[1]) // at most nine digits, by the pattern
-	return version{n: n, month: m[2] + "-" + m[3]}, true
+	n, _ = strconv.Atoi(m[1]) // at most nine digits, by the pattern
+	return n, m[2] + "-" + m[3], true
 }
 
 // nextVersion names the key after existing (all valid versions) at now.
@@ -243,9 +239,9 @@ func nextVersion(existing []string, now time.Time) string {
 	month := now.UTC().Format("2006-01")
 	maxN, sameMonth := 0, 0
 	for _, s := range existing {
-		v, _ := parseVersion(s)
-		maxN = max(maxN, v.n)
-		if v.month == month {
+		n, m, _ := parseVersion(s)
+		maxN = max(maxN, n)
+		if m == month {
 			sameMonth++
 		}
 	}
@@ -296,7 +292,7 @@ func readState(dir string) (state, error) {
 			continue
 		}
 		v := strings.TrimSuffix(name, keyFileSuffix)
-		if _, ok := parseVersion(v); !ok {
+		if _, _, ok := parseVersion(v); !ok {
 			return state{}, fmt.Errorf("key file %s is not named <version>.key with a version like v1-2026-11a; move it out of the key folder",
 				filepath.Join(dir, name))
 		}
@@ -306,9 +302,9 @@ func readState(dir string) (state, error) {
 		st.versions = append(st.versions, v)
 	}
 	slices.SortFunc(st.versions, func(a, b string) int {
-		va, _ := parseVersion(a)
-		vb, _ := parseVersion(b)
-		return cmp.Or(cmp.Compare(va.n, vb.n), strings.Compare(a, b))
+		na, _, _ := parseVersion(a)
+		nb, _, _ := parseVersion(b)
+		return cmp.Or(cmp.Compare(na, nb), strings.Compare(a, b))
 	})
 	if hasCurrent && !slices.Contains(st.versions, st.current) {
 		return st, fmt.Errorf("%w: %s names %q; point it at one of the key files or run `verifier keys rotate`",
