@@ -147,11 +147,6 @@ func (s Signer) MarshalJSON() ([]byte, error) {
 	return json.Marshal(s.PublicKey())
 }
 
-// MarshalText returns String, so text encoders see the public half only.
-func (s Signer) MarshalText() ([]byte, error) {
-	return []byte(s.String()), nil
-}
-
 // Sign attests response, a JSON object (the answer without "attestation"),
 // as Attest does, and returns its receipt: response with "attestation"
 // added as its last member, its own bytes (and so its key order) kept as
