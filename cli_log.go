@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
 )
 
@@ -128,37 +129,15 @@ func readAuditState(path string) (*tools.AuditState, error) {
 	return &st, nil
 }
 
-// writeAuditState writes a state file atomically: a temporary file in the
-// same folder, synced, then renamed over the old one.
-func writeAuditState(path string, st *tools.AuditState) (err error) {
+// writeAuditState writes a state file atomically (mode 0600, the folder
+// 0700 when it is made).
+func writeAuditState(path string, st *tools.AuditState) error {
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding the audit state: %w", err)
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := signing.WriteFileAtomic(path, append(data, '\n'), false); err != nil {
 		return fmt.Errorf("saving the audit state: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".log-audit-*.tmp")
-	if err != nil {
-		return fmt.Errorf("saving the audit state: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(append(data, '\n')); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("saving the audit state to %s: %w", path, err)
 	}
 	return nil
 }

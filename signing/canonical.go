@@ -39,37 +39,33 @@ func Canonicalize(raw []byte) ([]byte, error) { return AppendCanonical(nil, raw)
 // canonical parts straight into a larger document. Its working memory is
 // reused from one call to the next, whichever goroutine makes it.
 func AppendCanonical(dst, raw []byte) ([]byte, error) {
-	c := getCanonicalizer()
-	out, err := c.Append(dst, raw, 0)
-	putCanonicalizer(c)
+	out, err := appendCanonical(dst, raw, 0)
 	if err != nil {
 		return dst, fmt.Errorf("canonicalizing JSON: %w", err)
 	}
 	return out, nil
 }
 
-// canonicalizers holds spare Canonicalizers for AppendCanonical and
-// Attest. Nothing in one reaches a result: every canonicalization resets
-// its working memory.
-var canonicalizers sync.Pool
-
-func getCanonicalizer() *ijson.Canonicalizer {
-	if c, ok := canonicalizers.Get().(*ijson.Canonicalizer); ok {
-		return c
+// appendCanonical is ijson.Canonicalizer.Append by a spare Canonicalizer.
+// A Canonicalizer that one large text has left holding more than
+// maxPooledScratch of working memory is dropped after use, so that the
+// memory does not stay; nothing in a kept one reaches a result, as every
+// canonicalization resets its working memory.
+func appendCanonical(dst, raw []byte, depth int) ([]byte, error) {
+	c, ok := canonicalizers.Get().(*ijson.Canonicalizer)
+	if !ok {
+		c = new(ijson.Canonicalizer)
 	}
-	return new(ijson.Canonicalizer)
-}
-
-// putCanonicalizer keeps c for another canonicalization, unless one large
-// text has left it holding much memory.
-func putCanonicalizer(c *ijson.Canonicalizer) {
+	out, err := c.Append(dst, raw, depth)
 	if c.Footprint() <= maxPooledScratch {
 		canonicalizers.Put(c)
 	}
+	return out, err
 }
 
-// maxPooledScratch bounds the working memory a spare Canonicalizer keeps,
-// so that one large text does not stay in memory.
+// canonicalizers holds the spare Canonicalizers of appendCanonical.
+var canonicalizers sync.Pool
+
 const maxPooledScratch = 64 << 10
 
 // HashCanonical returns the lowercase hex SHA-256 of canonical bytes (as made
@@ -119,9 +115,7 @@ func appendSignedDocument(dst []byte, context, keyVersion, attestedAt string, re
 	doc = append(doc, `,"key_version":`...)
 	doc = ijson.AppendCanonicalString(doc, keyVersion)
 	doc = append(doc, `,"response":`...)
-	c := getCanonicalizer()
-	doc, err := c.Append(doc, response, 1)
-	putCanonicalizer(c)
+	doc, err := appendCanonical(doc, response, 1)
 	if err != nil {
 		return dst, fmt.Errorf("building signed document: the response %w", err)
 	}

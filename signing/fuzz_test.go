@@ -2,6 +2,7 @@ package signing
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"testing"
 
@@ -17,6 +18,8 @@ func FuzzVerifyReceipt(f *testing.F) {
 	const at = "2026-11-01T00:00:00.000000+00:00"
 	f.Add(sign(f, s, ContextVerify, []byte(`{"result":"pass","n":1.0,"verified_at":"`+at+`"}`), at))
 	f.Add(sign(f, s, ContextTrustScore, []byte(`{"score":[1,2,{"a":null}]}`), at))
+	// It carries another signer's key: ErrKeyMismatch.
+	f.Add(sign(f, s, ContextVerify, []byte(`{"verify":{"public_key":"`+base64.StdEncoding.EncodeToString(make([]byte, 32))+`"}}`), at))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		report, err := VerifyReceipt(data, keys)
 		if report == nil {
@@ -26,7 +29,7 @@ func FuzzVerifyReceipt(f *testing.F) {
 			t.Fatalf("report.Valid = %v with error %v", report.Valid, err)
 		}
 		if err != nil {
-			if !errors.Is(err, ErrMalformedReceipt) && !errors.Is(err, ErrBadSignature) && !errors.Is(err, ErrUnknownKey) {
+			if !errors.Is(err, ErrMalformedReceipt) && !errors.Is(err, ErrBadSignature) && !errors.Is(err, ErrUnknownKey) && !errors.Is(err, ErrKeyMismatch) {
 				t.Fatalf("error wraps no sentinel: %v", err)
 			}
 			return

@@ -76,15 +76,12 @@ func decodePublicKey(b64 string) (ed25519.PublicKey, error) {
 // whose uri starts with AttestationExtensionURIPrefix. Member names match
 // exactly (not case-insensitively), and a card with no such key, or two
 // different keys under one version, is an error.
-func KeysFromAgentCard(card []byte) (Keys, error) {
-	keys, err := keysFromAgentCard(card)
-	if err != nil {
-		return nil, fmt.Errorf("reading agent card: %w", err)
-	}
-	return keys, nil
-}
-
-func keysFromAgentCard(card []byte) (Keys, error) {
+func KeysFromAgentCard(card []byte) (_ Keys, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("reading agent card: %w", err)
+		}
+	}()
 	canonical, err := Canonicalize(card)
 	if err != nil {
 		return nil, err

@@ -96,11 +96,10 @@ func OpenKeyStore(dir string, opts *KeyStoreOptions) (*KeyStore, error) {
 			return nil, fmt.Errorf("opening key store: %w", err)
 		}
 	}
-	readOrInit := openOrInit
-	if env != nil || opts.NoCreate {
-		readOrInit = readStateIfExists // the folder's keys are only read
+	st, err := readKeyFolder(dir, env == nil && !opts.NoCreate, opts)
+	if errors.Is(err, errDanglingCurrent) && env != nil {
+		err = nil // the env key signs; "current" is not used
 	}
-	st, err := readOrInit(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening key store: %w", err)
 	}
@@ -225,18 +224,14 @@ func decodeSeed(b64 string) ([]byte, error) {
 // versionPattern is the key version scheme v<N>-<YYYY-MM><letters>.
 var versionPattern = regexp.MustCompile(`^v([1-9][0-9]{0,8})-([0-9]{4})-(0[1-9]|1[0-2])([a-z]+)$`)
 
-type version struct {
-	n     int
-	month string // YYYY-MM
-}
-
-func parseVersion(s string) (version, bool) {
+// parseVersion reads a version's key count n and month (YYYY-MM).
+func parseVersion(s string) (n int, month string, ok bool) {
 	m := versionPattern.FindStringSubmatch(s)
 	if m == nil {
-		return version{}, false
+		return 0, "", false
 	}
-	n, _ := strconv.Atoi(m[1]) // at most nine digits, by the pattern
-	return version{n: n, month: m[2] + "-" + m[3]}, true
+	n, _ = strconv.Atoi(m[1]) // at most nine digits, by the pattern
+	return n, m[2] + "-" + m[3], true
 }
 
 // nextVersion names the key after existing (all valid versions) at now.
@@ -244,9 +239,9 @@ func nextVersion(existing []string, now time.Time) string {
 	month := now.UTC().Format("2006-01")
 	maxN, sameMonth := 0, 0
 	for _, s := range existing {
-		v, _ := parseVersion(s)
-		maxN = max(maxN, v.n)
-		if v.month == month {
+		n, m, _ := parseVersion(s)
+		maxN = max(maxN, n)
+		if m == month {
 			sameMonth++
 		}
 	}
@@ -297,7 +292,7 @@ func readState(dir string) (state, error) {
 			continue
 		}
 		v := strings.TrimSuffix(name, keyFileSuffix)
-		if _, ok := parseVersion(v); !ok {
+		if _, _, ok := parseVersion(v); !ok {
 			return state{}, fmt.Errorf("key file %s is not named <version>.key with a version like v1-2026-11a; move it out of the key folder",
 				filepath.Join(dir, name))
 		}
@@ -307,9 +302,9 @@ func readState(dir string) (state, error) {
 		st.versions = append(st.versions, v)
 	}
 	slices.SortFunc(st.versions, func(a, b string) int {
-		va, _ := parseVersion(a)
-		vb, _ := parseVersion(b)
-		return cmp.Or(cmp.Compare(va.n, vb.n), strings.Compare(a, b))
+		na, _, _ := parseVersion(a)
+		nb, _, _ := parseVersion(b)
+		return cmp.Or(cmp.Compare(na, nb), strings.Compare(a, b))
 	})
 	if hasCurrent && !slices.Contains(st.versions, st.current) {
 		return st, fmt.Errorf("%w: %s names %q; point it at one of the key files or run `verifier keys rotate`",
@@ -318,23 +313,17 @@ func readState(dir string) (state, error) {
 	return st, nil
 }
 
-// readStateIfExists is readState for a folder that need not exist, whose
-// keys are only read (env key, NoCreate).
-func readStateIfExists(dir string, opts *KeyStoreOptions) (state, error) {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return state{}, nil
+// readKeyFolder reads the key folder. With create it first makes the
+// folder and, when it holds no key, a first key; without, the folder need
+// not exist. Key files without "current" (a crash before it was first
+// written) are left as they are: OpenKeyStore signs with the newest.
+func readKeyFolder(dir string, create bool, opts *KeyStoreOptions) (state, error) {
+	if !create {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return state{}, nil
+		}
+		return readState(dir)
 	}
-	st, err := readState(dir)
-	if errors.Is(err, errDanglingCurrent) && opts.EnvSeed != "" {
-		return st, nil // the env key signs; "current" is not used
-	}
-	return st, err
-}
-
-// openOrInit reads the folder, first making it and a first key when it has
-// none. Key files without "current" (a crash before it was first written)
-// are left as they are: OpenKeyStore signs with the newest.
-func openOrInit(dir string, opts *KeyStoreOptions) (state, error) {
 	if err := ensureDir(dir); err != nil {
 		return state{}, err
 	}
@@ -362,26 +351,26 @@ func openOrInit(dir string, opts *KeyStoreOptions) (state, error) {
 func createKey(dir string, existing []string, now time.Time) (*Signer, error) {
 	removeTemps(dir)
 	v := nextVersion(existing, now)
-	seed, err := writeNewSeed(dir, v+keyFileSuffix)
+	seed, err := writeNewSeed(filepath.Join(dir, v+keyFileSuffix))
 	if err != nil {
 		return nil, err
 	}
 	defer clear(seed)
 	s, _ := NewSigner(v, seed)
-	if err := writeFileAtomic(dir, currentFile, []byte(v+"\n"), false); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, currentFile), []byte(v+"\n"), false); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// writeNewSeed writes a new random seed, in base64, to dir/file, refusing
-// to replace a file, and returns it.
-func writeNewSeed(dir, file string) ([]byte, error) {
+// writeNewSeed writes a new random seed, in base64, to path, refusing to
+// replace a file, and returns it.
+func writeNewSeed(path string) ([]byte, error) {
 	seed := make([]byte, SeedSize)
 	rand.Read(seed) // never fails; it crashes the program instead
 	text := base64.StdEncoding.AppendEncode(make([]byte, 0, base64.StdEncoding.EncodedLen(SeedSize)+1), seed)
 	defer clear(text)
-	if err := writeFileAtomic(dir, file, append(text, '\n'), true); err != nil {
+	if err := WriteFileAtomic(path, append(text, '\n'), true); err != nil {
 		clear(seed)
 		return nil, err
 	}
@@ -436,18 +425,23 @@ func checkPerm(path string, dir bool) error {
 	return nil
 }
 
-// writeFileAtomic writes name in dir by temp file, fsync and rename, then
-// syncs dir so the rename itself is durable. With exclusive it refuses to
-// replace an existing file.
-func writeFileAtomic(dir, name string, data []byte, exclusive bool) (err error) {
-	final := filepath.Join(dir, name)
+// WriteFileAtomic writes data to path, mode 0600, so that a reader finds
+// the old file or the new one, never part of one: a temporary file beside
+// path is written, synced and renamed over it, and the folder is synced so
+// the rename itself is durable. A missing folder is made with mode 0700.
+// With exclusive it refuses (fs.ErrExist) to replace an existing file.
+func WriteFileAtomic(path string, data []byte, exclusive bool) (err error) {
 	defer func() {
 		if err != nil {
-			err = fmt.Errorf("writing %s: %w", final, err)
+			err = fmt.Errorf("writing %s: %w", path, err)
 		}
 	}()
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, keyDirMode); err != nil {
+		return err
+	}
 	if exclusive {
-		if _, err := os.Lstat(final); err == nil {
+		if _, err := os.Lstat(path); err == nil {
 			return fs.ErrExist
 		}
 	}
@@ -464,7 +458,7 @@ func writeFileAtomic(dir, name string, data []byte, exclusive bool) (err error) 
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), final)
+		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
 		_ = os.Remove(f.Name())

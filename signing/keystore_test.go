@@ -180,7 +180,7 @@ func TestNextVersion(t *testing.T) {
 	var existing []string
 	for range 30 {
 		v := nextVersion(existing, nov)
-		if _, ok := parseVersion(v); !ok {
+		if _, _, ok := parseVersion(v); !ok {
 			t.Fatalf("nextVersion made %s, which parseVersion rejects", v)
 		}
 		existing = append(existing, v)

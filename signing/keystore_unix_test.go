@@ -4,6 +4,7 @@ package signing
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +90,54 @@ func TestKeyStorePermissions(t *testing.T) {
 	}
 	if _, err := OpenKeyStore(dir, nil); err != nil {
 		t.Errorf("OpenKeyStore with a 0400 key file: %v", err)
+	}
+}
+
+// TestWriteFileAtomic: WriteFileAtomic makes a missing folder 0700 and the
+// file 0600, replaces a file (whatever its mode) unless exclusive, refuses
+// to with exclusive (keeping it as it was), and leaves no temporary file.
+func TestWriteFileAtomic(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	path := filepath.Join(dir, "state.json")
+	tests := []struct {
+		name      string
+		data      string
+		exclusive bool
+		wantErr   error
+		want      string
+	}{
+		{"new file in a missing folder", "one\n", true, nil, "one\n"},
+		{"exclusive over an existing file", "two\n", true, fs.ErrExist, "one\n"},
+		{"replacing", "three\n", false, nil, "three\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := WriteFileAtomic(path, []byte(tt.data), tt.exclusive)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("WriteFileAtomic error = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q does not name %s", err, path)
+			}
+			if got := readFile(t, path); string(got) != tt.want {
+				t.Errorf("file holds %q, want %q", got, tt.want)
+			}
+			for p, want := range map[string]os.FileMode{dir: 0o700, path: 0o600} {
+				info, serr := os.Stat(p)
+				if serr != nil {
+					t.Fatal(serr)
+				}
+				if got := info.Mode().Perm(); err == nil && got != want {
+					t.Errorf("%s mode = %04o, want %04o", p, got, want)
+				}
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("folder holds %d entries, want only %s", len(entries), path)
+			}
+			// The next write starts from a widened mode, which a replacement resets.
+			if err := os.Chmod(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

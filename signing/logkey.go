@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"golang.org/x/mod/sumdb/note"
@@ -31,12 +30,10 @@ type LogKey struct {
 // which must be a valid note key name (no space or '+'). Like the receipt
 // keys, a key file that group or others can access is refused.
 func OpenLogKey(path, origin string) (*LogKey, error) {
-	dir, file := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := makeLogKey(dir, file); err != nil && !errors.Is(err, fs.ErrExist) {
+		seed, err := writeNewSeed(path)
+		clear(seed)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("opening log key: %w", err)
 		}
 	}
@@ -74,16 +71,6 @@ func newLogKey(seed []byte, origin string) (*LogKey, error) {
 		return nil, fmt.Errorf("opening log key: origin %q is not a note key name (empty, a space or a '+')", origin)
 	}
 	return &LogKey{name: origin, hash: v.KeyHash(), priv: priv, vkey: vkey}, nil
-}
-
-// makeLogKey writes a new random seed to dir/file, refusing to replace one.
-func makeLogKey(dir, file string) error {
-	if err := ensureDir(dir); err != nil {
-		return err
-	}
-	seed, err := writeNewSeed(dir, file)
-	clear(seed)
-	return err
 }
 
 // Name is the key's name, the log's origin (note.Signer).

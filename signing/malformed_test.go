@@ -147,3 +147,55 @@ func TestExactNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyReceiptEmbeddedKey: a receipt that carries a public key in
+// verify.public_key is checked against it as well. Carrying the signer's
+// own key verifies (and EmbeddedKey returns it for any version); another
+// key is ErrKeyMismatch, naming both fingerprints; a malformed one is
+// ErrMalformedReceipt. Either way the key check is the one that fails.
+func TestVerifyReceiptEmbeddedKey(t *testing.T) {
+	s := testSigner(t)
+	other, err := NewSigner("v9-2026-12a", testSeed("v9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "2026-11-01T00:00:00.000000+00:00"
+	receiptWith := func(key string) []byte {
+		return sign(t, s, ContextVerify, []byte(`{"verified_at":"`+at+`","verify":{"public_key":`+key+`}}`), at)
+	}
+	own, err := VerifyReceipt(receiptWith(`"`+s.PublicKey().PublicKey+`"`), s.Keys())
+	if err != nil || !own.Valid {
+		t.Fatalf("VerifyReceipt with the signer's own key embedded: %v", err)
+	}
+	keys, err := EmbeddedKey(receiptWith(`"` + s.PublicKey().PublicKey + `"`))
+	if pub, ok := keys.Lookup("any"); err != nil || !ok || !pub.Equal(s.public()) {
+		t.Errorf("EmbeddedKey = %v, %v; want the signer's key for any version", keys, err)
+	}
+	tests := []struct {
+		name, key string
+		want      error
+		detail    []string
+	}{
+		{"another key", `"` + other.PublicKey().PublicKey + `"`, ErrKeyMismatch, []string{Fingerprint(other.public()), Fingerprint(s.public())}},
+		{"not base64 of a key", `"AAAA"`, ErrMalformedReceipt, []string{"verify.public_key"}},
+		{"not a string", `1`, ErrMalformedReceipt, []string{"verify.public_key is not a string"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			report, err := VerifyReceipt(receiptWith(tt.key), s.Keys())
+			if !errors.Is(err, tt.want) || report.Valid {
+				t.Fatalf("VerifyReceipt error = %v, want %v", err, tt.want)
+			}
+			for _, c := range report.Checks {
+				if c.OK == (c.Name == CheckKey) {
+					t.Errorf("check %s ok = %v, want only %s to fail", c.Name, c.OK, CheckKey)
+				}
+			}
+			for _, want := range tt.detail {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not contain %q", err, want)
+				}
+			}
+		})
+	}
+}

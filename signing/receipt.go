@@ -61,9 +61,10 @@ func (r *ReceiptReport) fail(name string, sentinel error, format string, args ..
 // the receipt's verified_at (when there is one) and that verify.key_version
 // (when there is one) names the same key.
 //
-// Every mismatch is an error wrapping ErrMalformedReceipt, ErrUnknownKey or
-// ErrBadSignature (all of them, when several checks fail). The report is never nil:
-// it lists each check that ran, passed or failed, for display.
+// Every mismatch is an error wrapping ErrMalformedReceipt, ErrUnknownKey,
+// ErrKeyMismatch or ErrBadSignature (all of them, when several checks fail).
+// The report is never nil: it lists each check that ran, passed or failed,
+// for display.
 //
 // The receipt's numbers must each be exactly the float64 that JCS signs
 // (1.0 and 0.966667 are; 9007199254740993 and 1e-400 are not) and no object

@@ -90,8 +90,6 @@ func (s *Signer) Attest(context string, response []byte, attestedAt string) (Att
 		// under any other could never be verified.
 		return Attestation{}, fmt.Errorf("attesting: unknown context %q", context)
 	}
-	// The document lives only until it is signed, so it is written into a
-	// buffer that serves one signature after another.
 	buf := documentBuffers.Get()
 	defer documentBuffers.Put(buf)
 	doc, err := appendSignedDocument((*buf)[:0], context, s.version, attestedAt, response)
@@ -145,11 +143,6 @@ func (s Signer) MarshalJSON() ([]byte, error) {
 		return []byte("null"), nil
 	}
 	return json.Marshal(s.PublicKey())
-}
-
-// MarshalText returns String, so text encoders see the public half only.
-func (s Signer) MarshalText() ([]byte, error) {
-	return []byte(s.String()), nil
 }
 
 // Sign attests response, a JSON object (the answer without "attestation"),
