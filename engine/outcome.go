@@ -83,20 +83,10 @@ type Outcome struct {
 // them, the blocking ones and the integrity ones.
 type Omitted struct {
 	All, Blocking, Integrity int
-	// Checks are the blocking checks that first failed among the omitted
-	// findings, in order, each with how many kept findings precede it.
-	Checks []OmittedCheck
 }
 
-// OmittedCheck is a blocking check first failed by an omitted finding,
-// after Before findings of Findings.
-type OmittedCheck struct {
-	Check  string
-	Before int
-}
-
-// seen counts the findings added to an outcome, with the blocking checks
-// among them.
+// seen counts the findings added to an outcome, and names the blocking
+// checks among them in the order they first failed.
 type seen struct {
 	all, blocking, integrity int
 	checks                   []string
@@ -106,28 +96,9 @@ type seen struct {
 func (o *Outcome) FindingsTotal() int { return len(o.Findings) + o.Omitted.All }
 
 // BlockingChecks names the checks that failed blocking, each once, in the
-// order they first failed (summary.blocking_checks); never nil.
-func (o *Outcome) BlockingChecks() []string {
-	checks := []string{}
-	add := func(c string) {
-		if !slices.Contains(checks, c) {
-			checks = append(checks, c)
-		}
-	}
-	k := 0
-	for i, f := range o.Findings {
-		for ; k < len(o.Omitted.Checks) && o.Omitted.Checks[k].Before <= i; k++ {
-			add(o.Omitted.Checks[k].Check)
-		}
-		if f.Blocking {
-			add(f.Check)
-		}
-	}
-	for ; k < len(o.Omitted.Checks); k++ {
-		add(o.Omitted.Checks[k].Check)
-	}
-	return checks
-}
+// order they first failed (summary.blocking_checks), omitted findings'
+// among them; never nil.
+func (o *Outcome) BlockingChecks() []string { return append([]string{}, o.seen.checks...) }
 
 // wants reports whether a finding that is blocking or not, and integrity
 // or not, added now would be kept: an answer can show it.
@@ -171,9 +142,6 @@ func (o *Outcome) count(n int, blocking, integrity bool, check string, omitted b
 	}
 	if !slices.Contains(o.seen.checks, check) {
 		o.seen.checks = append(o.seen.checks, check)
-		if omitted {
-			o.Omitted.Checks = append(o.Omitted.Checks, OmittedCheck{Check: check, Before: len(o.Findings)})
-		}
 	}
 }
 
