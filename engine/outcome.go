@@ -66,23 +66,16 @@ type Outcome struct {
 	// Findings are the failed checks, schema findings first, then bounds,
 	// rules, content. An outcome of Check keeps those an answer can show
 	// (each among the first ListCap findings, the first ListCap blocking
-	// ones or the first ListCap integrity ones) and counts the others in
-	// Omitted, so that a request failing a million times costs the memory
-	// of a few dozen findings.
+	// ones or the first ListCap integrity ones) and only counts the others,
+	// so that a request failing a million times costs the memory of a few
+	// dozen findings.
 	Findings  []Finding
-	Omitted   Omitted
 	Schema    Ratio // schema_compliance
 	Integrity Ratio // integrity_checks
 	Overall   Ratio
 
 	keep int  // Findings' cap per list, for add; 0: no cap
 	seen seen // every finding added so far, kept or omitted
-}
-
-// Omitted counts the findings an outcome leaves out of Findings: all of
-// them, the blocking ones and the integrity ones.
-type Omitted struct {
-	All, Blocking, Integrity int
 }
 
 // seen counts the findings added to an outcome, and names the blocking
@@ -93,7 +86,7 @@ type seen struct {
 }
 
 // FindingsTotal is the number of failed checks, kept or omitted.
-func (o *Outcome) FindingsTotal() int { return len(o.Findings) + o.Omitted.All }
+func (o *Outcome) FindingsTotal() int { return o.seen.all }
 
 // BlockingChecks names the checks that failed blocking, each once, in the
 // order they first failed (summary.blocking_checks), omitted findings'
@@ -113,33 +106,24 @@ func (o *Outcome) add(f Finding) {
 	if kept {
 		o.Findings = append(o.Findings, f)
 	}
-	o.count(1, f.Blocking, f.flagged(), f.Check, !kept)
+	o.count(1, f.Blocking, f.flagged(), f.Check)
 }
 
-// count counts n findings of check, blocking or not, integrity or not, and
-// omitted or not: the caller of an omitted count made sure none is wanted
-// (wants).
-func (o *Outcome) count(n int, blocking, integrity bool, check string, omitted bool) {
+// count counts n findings of check, blocking or not and integrity or not;
+// a caller that only counts them (they are omitted) made sure none is
+// wanted (wants).
+func (o *Outcome) count(n int, blocking, integrity bool, check string) {
 	if n <= 0 {
 		return
 	}
 	o.seen.all += n
-	if omitted {
-		o.Omitted.All += n
-	}
 	if integrity {
 		o.seen.integrity += n
-		if omitted {
-			o.Omitted.Integrity += n
-		}
 	}
 	if !blocking {
 		return
 	}
 	o.seen.blocking += n
-	if omitted {
-		o.Omitted.Blocking += n
-	}
 	if !slices.Contains(o.seen.checks, check) {
 		o.seen.checks = append(o.seen.checks, check)
 	}

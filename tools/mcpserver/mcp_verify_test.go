@@ -236,13 +236,13 @@ func verifyTextFmt(v *tools.Verified) string {
 	}
 	fmt.Fprintf(&b, "schema_compliance %s, integrity_checks %s, overall %s\n",
 		ratio(out.Schema), ratio(out.Integrity), ratio(out.Overall))
-	if n := len(out.Findings); n > 0 {
+	if n := out.FindingsTotal(); n > 0 {
 		label := "Hints"
 		if out.Pass {
 			label = "Warnings (not blocking)"
 		}
 		fmt.Fprintf(&b, "%s (%d of %d):\n", label, min(n, textHints), n)
-		for _, f := range out.Findings[:min(n, textHints)] {
+		for _, f := range out.Findings[:min(len(out.Findings), textHints)] {
 			fmt.Fprintf(&b, "- %s at %s: expected %s, found %s\n", f.Check, f.Path, f.Expected, f.Found)
 		}
 	}
