@@ -46,8 +46,6 @@ func (d *decodedMembers) get(i int) (any, bool) { return d.value[i], d.has[i] }
 
 func (d *decodedMembers) set(i int, v any) { d.value[i], d.has[i] = v, true }
 
-func (d *decodedMembers) drop(i int) { d.value[i], d.has[i] = nil, false }
-
 // readMembers reads a request body's top-level members: each known one's
 // value as sent into raw, and decoded into the result, expected_schema,
 // bounds and rules only checked (a nil value) when the body is well-formed.

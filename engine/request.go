@@ -312,18 +312,6 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 			p.add("detail", "is not one of the allowed values", "Use 'full' (the default, also taken for null) or 'compact'.")
 		}
 	}
-	if val, ok := decoded.get(fieldBounds); ok && val != nil {
-		if _, isObj := val.(map[string]any); !isObj {
-			p.add("bounds", "must be an object or null", "Send bounds as an object mapping a path to {min, max, if_present}.")
-			decoded.drop(fieldBounds)
-		}
-	}
-	if val, ok := decoded.get(fieldRules); ok && val != nil {
-		if _, isArr := val.([]any); !isArr {
-			p.add("rules", "must be an array or null", "Send rules as an array of rule objects.")
-			decoded.drop(fieldRules)
-		}
-	}
 }
 
 // idString reads task_id or agent_id, a string of 1 to 200 characters,
@@ -343,8 +331,12 @@ func idString(val any, field, typeProblem, typeFix, lengthFix string, p *problem
 }
 
 func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
-	obj := val.(map[string]any)
-	if len(obj) > v.opts.maxBounds() {
+	obj, isObj := val.(map[string]any)
+	switch {
+	case !isObj:
+		p.add("bounds", "must be an object or null", "Send bounds as an object mapping a path to {min, max, if_present}.")
+		return nil
+	case len(obj) > v.opts.maxBounds():
 		p.add("bounds", fmt.Sprintf("has more than %d entries", v.opts.maxBounds()), fmt.Sprintf("Send at most %d bounds.", v.opts.maxBounds()))
 		return nil
 	}
@@ -425,8 +417,12 @@ func decodeLimit(entry map[string]any, name, field string, p *problems) (*Limit,
 }
 
 func (v *Verifier) decodeRules(val any, p *problems) []Rule {
-	list := val.([]any)
-	if len(list) > v.opts.maxRules() {
+	list, isArr := val.([]any)
+	switch {
+	case !isArr:
+		p.add("rules", "must be an array or null", "Send rules as an array of rule objects.")
+		return nil
+	case len(list) > v.opts.maxRules():
 		p.add("rules", fmt.Sprintf("has more than %d rules", v.opts.maxRules()), fmt.Sprintf("Send at most %d rules.", v.opts.maxRules()))
 		return nil
 	}
