@@ -353,67 +353,64 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 			p.add(field, "must be an object", "Send {\"min\": …, \"max\": …, \"if_present\": false}.")
 			continue
 		}
-		b := Bound{Key: key, Path: path, decoded: entry}
 		p.addUnknown(field, entry, boundFields, "is not a known bound field", "Remove it; a bound has min, max and if_present.")
-		var bad bool
-		b.Min, bad = decodeLimit(entry, "min", field, p)
-		if bad {
-			continue
-		}
-		b.Max, bad = decodeLimit(entry, "max", field, p)
-		if bad {
-			continue
-		}
-		if ip, ok := member(entry, "if_present"); ok {
-			bv, isBool := ip.(bool)
-			if !isBool {
-				p.add(field+".if_present", "must be a boolean", "Send true or false (the default is false).")
-				continue
-			}
-			b.IfPresent = bv
-		}
+		before := p.count()
+		b := Bound{Key: key, Path: path, decoded: entry}
+		b.Min, b.Max = decodeLimit(entry, "min", field, p), decodeLimit(entry, "max", field, p)
+		b.IfPresent = ifPresent(entry, field, p)
 		switch {
+		case p.count() != before: // a member's problem, recorded
 		case b.Min == nil && b.Max == nil:
 			p.add(field, "needs min or max", "Give min, max, or both.")
-			continue
 		case b.Min != nil && b.Max != nil && b.Min.IsTime != b.Max.IsTime:
 			p.add(field, "mixes a number and a date", "Give min and max of the same kind: both numbers or both ISO 8601 dates.")
-			continue
 		case b.Min != nil && b.Max != nil && b.Min.after(b.Max):
 			p.add(field, "has min greater than max", "Swap min and max, or widen the range.")
-			continue
+		default:
+			out = append(out, b)
 		}
-		out = append(out, b)
 	}
 	return out
 }
 
-// decodeLimit reads min or max; bad reports a problem already recorded.
-func decodeLimit(entry map[string]any, name, field string, p *problems) (*Limit, bool) {
+// decodeLimit reads min or max, nil when it is not set or has a problem
+// (recorded).
+func decodeLimit(entry map[string]any, name, field string, p *problems) *Limit {
 	val, ok := member(entry, name)
 	if !ok {
-		return nil, false
+		return nil
 	}
 	switch x := val.(type) {
 	case json.Number:
 		f, err := jsonnum.ParseFloat(string(x))
 		if err != nil {
 			p.add(field+"."+name, "is not a finite number", "Send a finite number.")
-			return nil, true
+			return nil
 		}
-		return &Limit{Number: f, Text: string(x)}, false
+		return &Limit{Number: f, Text: string(x)}
 	case string:
 		t, ok := parseTime(x)
 		if !ok {
 			p.add(field+"."+name, "is neither a number nor an ISO 8601 date or date-time",
 				"Send a number, a date like 2026-01-31, or a date-time like 2026-01-31T12:00:00Z.")
-			return nil, true
+			return nil
 		}
-		return &Limit{IsTime: true, Time: t, Text: x}, false
+		return &Limit{IsTime: true, Time: t, Text: x}
 	default:
 		p.add(field+"."+name, "must be a number or an ISO 8601 date string", "Send a number or a date like 2026-01-31.")
-		return nil, true
+		return nil
 	}
+}
+
+// ifPresent reads a bound's or rule's if_present, false when not set,
+// recording a problem when it is not a boolean.
+func ifPresent(obj map[string]any, field string, p *problems) bool {
+	val, sent := member(obj, "if_present")
+	b, isBool := val.(bool)
+	if sent && !isBool {
+		p.add(field+".if_present", "must be a boolean", "Send true or false (the default is false).")
+	}
+	return b
 }
 
 func (v *Verifier) decodeRules(val any, p *problems) []Rule {
@@ -524,13 +521,7 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 			r.Tolerance = n
 		}
 	}
-	if ip, sent := member(obj, "if_present"); sent {
-		b, ok := ip.(bool)
-		if !ok {
-			p.add(field+".if_present", "must be a boolean", "Send true or false (the default is false).")
-		}
-		r.IfPresent = b
-	}
+	r.IfPresent = ifPresent(obj, field, p)
 	return r, p.count() == before
 }
 

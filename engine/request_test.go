@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -90,15 +91,28 @@ func TestDecodeRequestProblems(t *testing.T) {
 }
 
 func TestDecodeRequestReportsAllProblems(t *testing.T) {
-	_, err := New(nil).DecodeRequest([]byte(`{"task_id":"","expected_schema":1,"rules":[{"type":"x","field":"a"}],"detail":"big"}`))
-	var inv *InvalidRequestError
-	if !errors.As(err, &inv) {
-		t.Fatalf("DecodeRequest error = %v, want *InvalidRequestError", err)
+	tests := []struct {
+		body string
+		want []string
+	}{
+		{`{"task_id":"","expected_schema":1,"rules":[{"type":"x","field":"a"}],"detail":"big"}`,
+			[]string{"task_id", "expected_schema", "submitted_output", "detail", "rules[0].type"}},
+		{`{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":"x","max":true,"if_present":1}},"rules":[{"type":"unique","field":"a","if_present":1}]}`,
+			[]string{`bounds["a"].min`, `bounds["a"].max`, `bounds["a"].if_present`, "rules[0].if_present"}},
 	}
-	want := []string{"task_id", "expected_schema", "submitted_output", "detail", "rules[0].type"}
-	for _, w := range want {
-		if !strings.Contains(strings.Join(inv.FieldNames(), " "), w) {
-			t.Errorf("fields %v lack %s", inv.FieldNames(), w)
+	for _, tt := range tests {
+		_, err := New(nil).DecodeRequest([]byte(tt.body))
+		var inv *InvalidRequestError
+		if !errors.As(err, &inv) {
+			t.Fatalf("DecodeRequest error = %v, want *InvalidRequestError", err)
+		}
+		for _, w := range tt.want {
+			if !slices.Contains(inv.FieldNames(), w) {
+				t.Errorf("fields %v lack %s", inv.FieldNames(), w)
+			}
+		}
+		if n := len(inv.Fields); n != len(tt.want) {
+			t.Errorf("%d problems listed, want %d: %+v", n, len(tt.want), inv.Fields)
 		}
 	}
 }
