@@ -56,13 +56,11 @@ type Request struct {
 
 	raw requestMembers // top-level members exactly as sent
 
-	// schema is expected_schema decoded (map[string]any or bool), or nil
-	// while schemaDeferred: readMembers checks the schema is I-JSON but
-	// leaves decoding to SchemaDocument, which a hit of the compiled-schema
-	// cache never calls.
-	schema         any
-	schemaDeferred bool
-	maxDepth       int // the member depth limit, for a deferred decode
+	// schema is expected_schema decoded (map[string]any or bool), nil until
+	// SchemaDocument decodes it: readMembers only checks that it is I-JSON,
+	// and a hit of the compiled-schema cache never needs it decoded.
+	schema   any
+	maxDepth int // the member depth limit, for that decode
 }
 
 // Bound is one entry of bounds: every value at Path lies in [Min, Max].
@@ -245,15 +243,15 @@ type decodedChecks struct {
 }
 
 // SchemaDocument returns expected_schema decoded: a map[string]any or a
-// bool. A well-formed request has its schema checked without decoding it,
-// and decodes it here on first use.
+// bool. DecodeRequest checks the schema without decoding it; it is decoded
+// here on first use.
 func (r *Request) SchemaDocument() (any, error) {
-	if r.schemaDeferred {
+	if r.schema == nil {
 		doc, err := ijson.Decode(r.raw[fieldSchema], &ijson.Options{MaxDepth: r.maxDepth})
 		if err != nil {
 			return nil, fmt.Errorf("decoding expected_schema: %w", err)
 		}
-		r.schema, r.schemaDeferred = doc, false
+		r.schema = doc
 	}
 	return r.schema, nil
 }
@@ -273,18 +271,8 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 	}
 	if r.raw[fieldSchema] == nil {
 		p.add("expected_schema", "is required", "Add expected_schema: a JSON Schema (object or boolean), draft 2020-12 or draft-07.")
-	} else if val, ok := decoded.get(fieldSchema); ok {
-		isSchema := false
-		switch val.(type) {
-		case map[string]any, bool:
-			isSchema = true
-			r.schema = val
-		case nil: // checked but not decoded (readMembers): look at its first byte
-			raw := r.raw[fieldSchema]
-			isSchema = raw[0] == '{' || raw[0] == 't' || raw[0] == 'f'
-			r.schemaDeferred = isSchema
-		}
-		if !isSchema {
+	} else if _, ok := decoded.get(fieldSchema); ok { // well-formed: its first byte says its type
+		if raw := r.raw[fieldSchema]; raw[0] != '{' && raw[0] != 't' && raw[0] != 'f' {
 			p.add("expected_schema", "must be a JSON Schema object or boolean", "Send expected_schema as an object such as {\"type\": \"object\"} (or true/false).")
 		}
 	}
