@@ -125,8 +125,11 @@ func parseBracket(s string) (step, int, *PathError) {
 		return step{}, 0, &PathError{"has an unterminated '['"}
 	}
 	n, err := strconv.Atoi(s[1:end])
-	if err != nil || n < 0 || s[1] == '+' {
+	switch {
+	case err != nil:
 		return step{}, 0, &PathError{"has a bracket that is not [], [index] or [\"key\"]"}
+	case s[1] < '0' || s[1] > '9' || s[1] == '0' && end > 2: // as RFC 6901 writes an index
+		return step{}, 0, &PathError{"has an index with a sign or a leading zero"}
 	}
 	return step{kind: stepIndex, index: n}, end + 1, nil
 }

@@ -51,6 +51,7 @@ func TestDecodeRequestProblems(t *testing.T) {
 		{"rule unknown field", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a","toleranse":1}]}`, "rules[0].toleranse"},
 		{"rule negative tolerance", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"sum_equals","field":"a","equals":1,"tolerance":-1}]}`, "rules[0].tolerance"},
 		{"rule bad path", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a..` + marker + `"}]}`, "rules[0].field"},
+		{"rule index with a leading zero", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a[07]"}]}`, "rules[0].field"},
 		{"rules not an array", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":{}}`, "rules"},
 		{"bound without limits", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{}}}`, `bounds["a"]`},
 		{"bound unknown field", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":1,"mix":2}}}`, `bounds["a"].mix`},
