@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/verifier-dev/verifier/engine/schema"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
@@ -185,8 +185,8 @@ func asNumber(v any) (float64, bool) {
 }
 
 // valueKey is equal for JSON-equal values: a string, the usual value of
-// exists_in and unique, is itself (no copy); any other value is the text
-// writeEqualityKey writes.
+// exists_in and unique, is itself (no copy); a number its float64 value as
+// text; any other value its RFC 8785 form (canonicalText).
 type valueKey struct {
 	text     string
 	isString bool
@@ -196,48 +196,27 @@ type valueKey struct {
 // bytesPerStep bytes of the key, which b is charged; ok is false once b
 // stops.
 func chargedKey(v any, b *schema.Budget) (key valueKey, ok bool) {
-	if s, isString := v.(string); isString {
-		key = valueKey{s, true}
-	} else {
-		var text strings.Builder
-		writeEqualityKey(&text, v)
-		key = valueKey{text: text.String()}
+	switch x := v.(type) {
+	case string:
+		key = valueKey{x, true}
+	case json.Number:
+		f, _ := jsonnum.ParseFloat(string(x))
+		key.text = strconv.FormatFloat(f+0, 'g', -1, 64) // +0: -0 equals 0
+	default:
+		key.text = canonicalText(v)
 	}
 	return key, b.Charge(1 + len(key.text)/bytesPerStep)
 }
 
-// writeEqualityKey writes a text that is equal for JSON-equal values:
-// numbers by float64 value (1 and 1.0 are equal), objects by sorted keys.
-func writeEqualityKey(b *strings.Builder, v any) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("n")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case json.Number:
-		f, _ := jsonnum.ParseFloat(string(x))
-		if f == 0 {
-			f = 0 // -0 equals 0
-		}
-		b.WriteString("#")
-		b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
-	case string:
-		b.WriteString(strconv.Quote(x))
-	case []any:
-		b.WriteString("[")
-		for _, e := range x {
-			writeEqualityKey(b, e)
-			b.WriteString(",")
-		}
-		b.WriteString("]")
-	case map[string]any:
-		b.WriteString("{")
-		for _, k := range sortedKeys(x) {
-			b.WriteString(strconv.Quote(k))
-			b.WriteString(":")
-			writeEqualityKey(b, x[k])
-			b.WriteString(",")
-		}
-		b.WriteString("}")
+// canonicalText is v's RFC 8785 form, the same text for JSON-equal values:
+// numbers by value (1 and 1.0 are equal), objects' members in sorted order.
+// A decoded value always marshals and canonicalizes; should it not, the
+// marshalled text, with sorted keys, stands in.
+func canonicalText(v any) string {
+	text, _ := json.Marshal(v)
+	var c ijson.Canonicalizer
+	if canonical, err := c.Append(nil, text, 0); err == nil {
+		text = canonical
 	}
+	return string(text)
 }
