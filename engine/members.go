@@ -57,33 +57,24 @@ func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *probl
 	// member, and one copy as a string every string and number of the
 	// decoded members (substrings of it cost no allocation).
 	var room [numFields]ijson.Member
+	var nameRoom [numFields]string
 	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), opts, decodedUpFront)
-	if !ok {
-		// Something is malformed: split the body to find what, and where.
-		names, se := splitObject(body, opts.MaxDepth, raw)
-		if se != nil {
-			p.add(se.field, se.problem, se.fix)
-			return decoded, false
-		}
-		decodeMembers(names, raw, &decoded, opts, p)
-		return decoded, true
-	}
-	unknown := false
-	for _, m := range list {
+	names := nameRoom[:0]
+	for _, m := range list { // none when something is malformed
+		names = append(names, m.Name)
 		if i := slices.Index(topLevelFields, m.Name); i >= 0 {
 			raw[i] = m.Raw
 			decoded.set(i, m.Value)
-		} else {
-			unknown = true
 		}
 	}
-	if unknown {
-		names := make([]string, len(list))
-		for i, m := range list {
-			names[i] = m.Name
+	if !ok { // something is malformed: split the body to find what, and where
+		var se *syntaxError
+		if names, se = splitObject(body, opts.MaxDepth, raw); se != nil {
+			p.add(se.field, se.problem, se.fix)
+			return decoded, false
 		}
-		decodeMembers(names, raw, &decoded, opts, p)
 	}
+	decodeMembers(names, raw, &decoded, opts, p)
 	return decoded, true
 }
 
