@@ -352,7 +352,7 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 			p.add(field, "needs min or max", "Give min, max, or both.")
 		case b.Min != nil && b.Max != nil && b.Min.IsTime != b.Max.IsTime:
 			p.add(field, "mixes a number and a date", "Give min and max of the same kind: both numbers or both ISO 8601 dates.")
-		case b.Min != nil && b.Max != nil && b.Min.after(b.Max):
+		case b.Min != nil && b.Max != nil && (b.Min.Number > b.Max.Number || b.Min.Time.After(b.Max.Time)): // of one kind, the other's fields zero
 			p.add(field, "has min greater than max", "Swap min and max, or widen the range.")
 		default:
 			out = append(out, b)

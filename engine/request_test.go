@@ -56,6 +56,7 @@ func TestDecodeRequestProblems(t *testing.T) {
 		{"bound without limits", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{}}}`, `bounds["a"]`},
 		{"bound unknown field", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":1,"mix":2}}}`, `bounds["a"].mix`},
 		{"bound min above max", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":2,"max":1}}}`, `bounds["a"]`},
+		{"bound min date after max date", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":"2026-01-02","max":"2026-01-01T23:59:59Z"}}}`, `bounds["a"]`},
 		{"bound bad date", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":"` + marker + `"}}}`, `bounds["a"].min`},
 		{"bound mixed kinds", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":1,"max":"2026-01-01"}}}`, `bounds["a"]`},
 		{"bound key with odd characters", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a..` + marker + `":{"min":1}}}`, "bounds(entry #1)"},
