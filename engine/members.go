@@ -68,9 +68,9 @@ func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *probl
 		}
 	}
 	if !ok { // something is malformed: split the body to find what, and where
-		var se *syntaxError
-		if names, se = splitObject(body, opts.MaxDepth, raw); se != nil {
-			p.add(se.field, se.problem, se.fix)
+		var fault *FieldProblem
+		if names, fault = splitObject(body, opts.MaxDepth, raw); fault != nil {
+			p.add(fault.Field, fault.Problem, fault.Fix)
 			return decoded, false
 		}
 	}
@@ -132,11 +132,11 @@ func depthProblem(limit int) string {
 // A body that is well-formed but for numbers or depth, which decodeMembers
 // reports member by member, splits: it returns every member's name, in the
 // body's order, and copies the known members' values into raw. Otherwise
-// the error is the body's first problem (ijson's scan stops there), named at
+// it returns the body's first problem (ijson's scan stops there), named at
 // the member whose value holds it (encoding/json's tokens say where each
-// member lies). maxDepth is a member value's nesting limit (the body's is
+// member lies), or else at "body". maxDepth is a member value's nesting limit (the body's is
 // one more).
-func splitObject(body []byte, maxDepth int, raw *requestMembers) ([]string, *syntaxError) {
+func splitObject(body []byte, maxDepth int, raw *requestMembers) ([]string, *FieldProblem) {
 	err := ijson.Check(body, &ijson.Options{MaxDepth: maxDepth + 1})
 	var ie *ijson.Error
 	errors.As(err, &ie)
@@ -191,7 +191,7 @@ func passed(offset int64, ie *ijson.Error) bool {
 
 // notObject is the error of a body that is not a JSON object; ie is the
 // first problem in it, if any, and start where its value starts.
-func notObject(body []byte, ie *ijson.Error, start, maxDepth int) *syntaxError {
+func notObject(body []byte, ie *ijson.Error, start, maxDepth int) *FieldProblem {
 	switch {
 	case ie != nil && ie.Kind == ijson.ErrDepth:
 		return bodyError("must be a JSON object (and it " + depthProblem(maxDepth+1) + ")")
@@ -202,12 +202,12 @@ func notObject(body []byte, ie *ijson.Error, start, maxDepth int) *syntaxError {
 }
 
 // faultError is the error of ie, the first problem in body, in field.
-func faultError(body []byte, ie *ijson.Error, field string, maxDepth int) *syntaxError {
+func faultError(body []byte, ie *ijson.Error, field string, maxDepth int) *FieldProblem {
 	if ie.Kind == ijson.ErrDepth {
 		depth := &ijson.Error{Kind: ijson.ErrDepth, Limit: maxDepth}
-		return &syntaxError{field: field, problem: depthProblem(maxDepth), fix: depth.Fix()}
+		return &FieldProblem{Field: field, Problem: depthProblem(maxDepth), Fix: depth.Fix()}
 	}
-	return &syntaxError{field: field, problem: problemAt(body, ie), fix: bodyFix}
+	return &FieldProblem{Field: field, Problem: problemAt(body, ie), Fix: bodyFix}
 }
 
 const (
@@ -236,13 +236,6 @@ func problemAt(body []byte, ie *ijson.Error) string {
 // bodyFix is the fix of a body that does not split into members.
 const bodyFix = "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request."
 
-// syntaxError is a body that does not split into members: the field at
-// fault ("body", or the member whose value is malformed), the problem, a
-// predicate of that field, and its fix, as a FieldProblem reads them.
-type syntaxError struct {
-	field, problem, fix string
-}
-
-func bodyError(problem string) *syntaxError {
-	return &syntaxError{field: "body", problem: problem, fix: bodyFix}
+func bodyError(problem string) *FieldProblem {
+	return &FieldProblem{Field: "body", Problem: problem, Fix: bodyFix}
 }
