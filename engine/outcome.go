@@ -102,8 +102,7 @@ func (o *Outcome) wants(blocking, integrity bool) bool {
 
 // add adds a finding: kept when wanted, else counted.
 func (o *Outcome) add(f Finding) {
-	kept := o.wants(f.Blocking, f.flagged())
-	if kept {
+	if o.wants(f.Blocking, f.flagged()) {
 		o.Findings = append(o.Findings, f)
 	}
 	o.count(1, f.Blocking, f.flagged(), f.Check)
