@@ -52,23 +52,23 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			sum += n
 			addends = append(addends, m.Value.(json.Number))
 		}
-		target, label, tf := r.target(out, b)
+		target, label, kind, args := r.target(out, b)
 		if b.Stopped() {
 			return nil, false
 		}
-		if tf != nil {
-			return fail(r.Field.String(), tf.kind, tf.args)
+		if kind != "" {
+			return fail(r.Field.String(), kind, args)
 		}
 		if math.Abs(sum-target) > r.Tolerance {
 			return fail(r.Field.String(), RuleSumEquals, failureArgs{"sum": formatSum(sum, addends), "target": label})
 		}
 	case RuleGTE, RuleLTE:
-		target, label, tf := r.target(out, b)
+		target, label, kind, args := r.target(out, b)
 		if b.Stopped() {
 			return nil, false
 		}
-		if tf != nil {
-			return fail(r.Field.String(), tf.kind, tf.args)
+		if kind != "" {
+			return fail(r.Field.String(), kind, args)
 		}
 		for _, m := range matches {
 			if !b.Charge(readSteps(m.Value)) {
@@ -132,39 +132,33 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 	return nil, true
 }
 
-// targetFailure is why a rule's comparison target could not be read: a
-// kind of wordings and its words.
-type targetFailure struct {
-	kind string
-	args failureArgs
-}
-
 // target reads the number a rule compares with, spending from b: the
 // single number at r.Target, or r.Number. label names it in the rule's
 // words: the path as the caller wrote it with the number as written there
-// (`total (135.0)`), or the number as the caller wrote it.
-func (r *Rule) target(out any, b *schema.Budget) (n float64, label string, tf *targetFailure) {
+// (`total (135.0)`), or the number as the caller wrote it. When it cannot
+// be read, kind says why, a kind of wordings, and args are its words.
+func (r *Rule) target(out any, b *schema.Budget) (n float64, label, kind string, args failureArgs) {
 	member, literal := ruleTargets[r.Type][0], ruleTargets[r.Type][1]
 	if r.Target == nil {
-		return *r.Number, valueText(r.decoded[literal]), nil
+		return *r.Number, valueText(r.decoded[literal]), "", nil
 	}
 	written := r.memberText(member)
 	var room [2]Match
 	matches := r.Target.appendMatches(room[:0], out, b)
-	args := failureArgs{"member": member, "field": written}
+	args = failureArgs{"member": member, "field": written}
 	switch {
 	case len(matches) == 0:
-		return 0, "", &targetFailure{failTargetNone, args}
+		return 0, "", failTargetNone, args
 	case len(matches) > 1:
 		args["count"] = strconv.Itoa(len(matches))
-		return 0, "", &targetFailure{failTargetMany, args}
+		return 0, "", failTargetMany, args
 	}
 	n, ok := asNumber(matches[0].Value)
 	if !ok {
 		args["value"] = valueText(matches[0].Value)
-		return 0, "", &targetFailure{failTargetNotNumer, args}
+		return 0, "", failTargetNotNumer, args
 	}
-	return n, written + " (" + valueText(matches[0].Value) + ")", nil
+	return n, written + " (" + valueText(matches[0].Value) + ")", "", nil
 }
 
 // memberText is a path member of the rule (equals_field, other_field,
