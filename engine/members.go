@@ -59,12 +59,14 @@ func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *probl
 	var room [numFields]ijson.Member
 	var nameRoom [numFields]string
 	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), opts, decodedUpFront)
-	names := nameRoom[:0]
+	names, unknown := nameRoom[:0], false
 	for _, m := range list { // none when something is malformed
 		names = append(names, m.Name)
 		if i := slices.Index(topLevelFields, m.Name); i >= 0 {
 			raw[i] = m.Raw
 			decoded.set(i, m.Value)
+		} else {
+			unknown = true
 		}
 	}
 	if !ok { // something is malformed: split the body to find what, and where
@@ -74,7 +76,9 @@ func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *probl
 			return decoded, false
 		}
 	}
-	decodeMembers(names, raw, &decoded, opts, p)
+	if unknown || !ok { // else every member is known and decoded or checked
+		decodeMembers(names, raw, &decoded, opts, p)
+	}
 	return decoded, true
 }
 
