@@ -100,11 +100,10 @@ func decodeMembers(names []string, raw *requestMembers, decoded *decodedMembers,
 	for i, name := range names {
 		field := slices.Index(topLevelFields, name)
 		if field < 0 {
-			if p.skip() {
-				continue
+			if !p.skip() { // when the list is full, memberName is spared
+				p.add(memberName("", name, i), "is not a known field",
+					"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
 			}
-			p.add(memberName("", name, i), "is not a known field",
-				"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
 			continue
 		}
 		if decoded.has[field] {
