@@ -99,16 +99,17 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			}
 			label = "the values at " + r.memberText("in_field")
 		}
+		var c ijson.Canonicalizer
 		set := make(map[valueKey]bool, len(allowed))
 		for _, a := range allowed {
-			key, ok := chargedKey(a, b)
+			key, ok := chargedKey(a, &c, b)
 			if !ok {
 				return nil, false
 			}
 			set[key] = true
 		}
 		for _, m := range matches {
-			key, ok := chargedKey(m.Value, b)
+			key, ok := chargedKey(m.Value, &c, b)
 			if !ok {
 				return nil, false
 			}
@@ -117,9 +118,10 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			}
 		}
 	case RuleUnique:
+		var c ijson.Canonicalizer
 		seen := make(map[valueKey]int, len(matches)) // value → index of its first match
 		for i, m := range matches {
-			key, ok := chargedKey(m.Value, b)
+			key, ok := chargedKey(m.Value, &c, b)
 			if !ok {
 				return nil, false
 			}
@@ -188,8 +190,8 @@ type valueKey struct {
 
 // chargedKey is v's valueKey, found at the cost of a step and a step per
 // bytesPerStep bytes of the key, which b is charged; ok is false once b
-// stops.
-func chargedKey(v any, b *schema.Budget) (key valueKey, ok bool) {
+// stops. c canonicalizes the values that are neither strings nor numbers.
+func chargedKey(v any, c *ijson.Canonicalizer, b *schema.Budget) (key valueKey, ok bool) {
 	switch x := v.(type) {
 	case string:
 		key = valueKey{x, true}
@@ -197,7 +199,7 @@ func chargedKey(v any, b *schema.Budget) (key valueKey, ok bool) {
 		f, _ := jsonnum.ParseFloat(string(x))
 		key.text = strconv.FormatFloat(f+0, 'g', -1, 64) // +0: -0 equals 0
 	default:
-		key.text = canonicalText(v)
+		key.text = canonicalText(v, c)
 	}
 	return key, b.Charge(1 + len(key.text)/bytesPerStep)
 }
@@ -206,9 +208,8 @@ func chargedKey(v any, b *schema.Budget) (key valueKey, ok bool) {
 // numbers by value (1 and 1.0 are equal), objects' members in sorted order.
 // A decoded value always marshals and canonicalizes; should it not, the
 // marshalled text, with sorted keys, stands in.
-func canonicalText(v any) string {
+func canonicalText(v any, c *ijson.Canonicalizer) string {
 	text, _ := json.Marshal(v)
-	var c ijson.Canonicalizer
 	if canonical, err := c.Append(nil, text, 0); err == nil {
 		text = canonical
 	}
