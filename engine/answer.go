@@ -165,12 +165,11 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 	}
 	a.RequestHash = &meta.Hashes.Request
 	limit := v.opts.listCap()
-	// The findings the outcome omitted count in the totals.
-	om := &out.Omitted
-	a.Errors, a.ErrorsTotal, a.ErrorsOmitted = capList(errs, len(errs)+om.Blocking, limit)
-	a.ErrorsDetail, a.ErrorsDetailTotal, a.ErrorsDetailOmit = capList(details, len(details)+om.Blocking, limit)
-	a.Flags, a.FlagsTotal, a.FlagsOmitted = capList(flags, len(flags)+om.Integrity, limit)
-	a.Hints, a.HintsTotal, a.HintsOmitted = capList(hints, len(hints)+om.All, limit)
+	// The totals count the findings the outcome omitted too.
+	a.Errors, a.ErrorsTotal, a.ErrorsOmitted = capList(errs, out.seen.blocking, limit)
+	a.ErrorsDetail, a.ErrorsDetailTotal, a.ErrorsDetailOmit = capList(details, out.seen.blocking, limit)
+	a.Flags, a.FlagsTotal, a.FlagsOmitted = capList(flags, out.seen.integrity, limit)
+	a.Hints, a.HintsTotal, a.HintsOmitted = capList(hints, out.seen.all, limit)
 	a.SchemaCompliance, a.IntegrityChecks, a.Overall = &out.Schema, &out.Integrity, &out.Overall
 	return a
 }

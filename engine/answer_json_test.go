@@ -22,7 +22,7 @@ func testAnswer(s1, s2 string, n int, ratio float64, detail string, pass bool) *
 		if i%3 == 0 {
 			f.Source, f.Gate = SourceIntegrity, GateContent
 		}
-		out.Findings = append(out.Findings, f)
+		out.add(f)
 	}
 	meta := AnswerMeta{
 		VerificationID: s2, VerifiedAt: time.Date(2026, 11, 30, 1, 2, 3, 4000, time.FixedZone("z", 3600)), Version: s1,

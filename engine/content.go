@@ -62,7 +62,7 @@ func checkPlaceholders(out any, gate bool, t *tally, o *Outcome, b *schema.Budge
 	}
 	walk(out, nil)
 	if !b.Stopped() {
-		o.count(failed-added, gate, true, CheckPlaceholder, true)
+		o.count(failed-added, gate, true, CheckPlaceholder)
 	}
 }
 
@@ -132,5 +132,5 @@ func checkUndeclared(out any, res *schema.Result, gate bool, t *tally, o *Outcom
 		})
 		added++
 	}
-	o.count(failed-added, gate, true, CheckUndeclared, true)
+	o.count(failed-added, gate, true, CheckUndeclared)
 }

@@ -63,7 +63,7 @@ func checkFastPath(t *testing.T, body []byte) {
 	if err != nil {
 		return
 	}
-	if !first.schemaDeferred {
+	if first.schema != nil {
 		t.Fatalf("DecodeRequest(%q) decoded expected_schema up front", body)
 	}
 	if _, err := first.SchemaDocument(); err != nil {

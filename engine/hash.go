@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/verifier-dev/verifier/internal/bufpool"
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // Canonicalizer appends the RFC 8785 canonical form of JSON bytes to dst,
@@ -60,11 +61,8 @@ func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes,
 	if err != nil {
 		return Hashes{}, err
 	}
-	doc, err = r.appendRequestDocument(canon, doc, output, schemaText.canonical, checks)
+	doc = r.appendRequestDocument(doc, output, schemaText.canonical, checks)
 	*buf = doc
-	if err != nil {
-		return Hashes{}, err
-	}
 	return Hashes{
 		Output:  hash(doc[:output]),
 		Schema:  schemaText.hash,
@@ -185,15 +183,15 @@ func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *
 // request_hash: eight keys, every default filled in. The top-level keys are
 // fixed ASCII names, so the canonical document is assembled in their sorted
 // order from canonical parts and the large parts are not canonicalized a
-// second time. submitted_output's canonical form is doc[:output].
-func (r *Request) appendRequestDocument(canon Canonicalizer, doc []byte, output int, schemaBytes []byte, checks canonicalChecks) ([]byte, error) {
-	start := len(doc)
+// second time. submitted_output's canonical form is doc[:output]; task_id
+// and agent_id (null when null or not sent) are the strings decoded.
+func (r *Request) appendRequestDocument(doc []byte, output int, schemaBytes []byte, checks canonicalChecks) []byte {
 	doc = slices.Grow(doc, output+len(schemaBytes)+len(checks.bounds)+len(checks.rules)+256)
-	// task_id and agent_id are strings as sent: their canonical form is
-	// that of the member itself (agent_id null, or not sent, is null).
-	doc, err := r.appendCanonicalPart(canon, append(doc, `{"agent_id":`...), fieldAgentID)
-	if err != nil {
-		return doc[:start], err
+	doc = append(doc, `{"agent_id":`...)
+	if r.AgentID == nil {
+		doc = append(doc, jsonNull...)
+	} else {
+		doc = ijson.AppendCanonicalString(doc, *r.AgentID)
 	}
 	doc = append(doc, `,"bounds":`...)
 	doc = append(doc, checks.bounds...)
@@ -208,10 +206,8 @@ func (r *Request) appendRequestDocument(canon Canonicalizer, doc []byte, output 
 	doc = append(doc, `,"submitted_output":`...)
 	doc = append(doc, doc[:output]...)
 	doc = append(doc, `,"task_id":`...)
-	if doc, err = r.appendCanonicalPart(canon, doc, fieldTaskID); err != nil {
-		return doc[:start], err
-	}
-	return append(doc, '}'), nil
+	doc = ijson.AppendCanonicalString(doc, r.TaskID)
+	return append(doc, '}')
 }
 
 // canonFilled canonicalizes one filled part of the request document

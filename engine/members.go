@@ -46,8 +46,6 @@ func (d *decodedMembers) get(i int) (any, bool) { return d.value[i], d.has[i] }
 
 func (d *decodedMembers) set(i int, v any) { d.value[i], d.has[i] = v, true }
 
-func (d *decodedMembers) drop(i int) { d.value[i], d.has[i] = nil, false }
-
 // readMembers reads a request body's top-level members: each known one's
 // value as sent into raw, and decoded into the result, expected_schema,
 // bounds and rules only checked (a nil value) when the body is well-formed.
@@ -59,19 +57,11 @@ func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *probl
 	// member, and one copy as a string every string and number of the
 	// decoded members (substrings of it cost no allocation).
 	var room [numFields]ijson.Member
+	var nameRoom [numFields]string
 	list, ok := ijson.DecodeMembers(room[:0], bytes.Clone(body), string(body), opts, decodedUpFront)
-	if !ok {
-		// Something is malformed: split the body to find what, and where.
-		names, se := splitObject(body, opts.MaxDepth, raw)
-		if se != nil {
-			p.add(se.field, se.problem, se.fix)
-			return decoded, false
-		}
-		decodeMembers(names, raw, &decoded, opts, p)
-		return decoded, true
-	}
-	unknown := false
-	for _, m := range list {
+	names, unknown := nameRoom[:0], false
+	for _, m := range list { // none when something is malformed
+		names = append(names, m.Name)
 		if i := slices.Index(topLevelFields, m.Name); i >= 0 {
 			raw[i] = m.Raw
 			decoded.set(i, m.Value)
@@ -79,11 +69,14 @@ func readMembers(body []byte, opts *ijson.Options, raw *requestMembers, p *probl
 			unknown = true
 		}
 	}
-	if unknown {
-		names := make([]string, len(list))
-		for i, m := range list {
-			names[i] = m.Name
+	if !ok { // something is malformed: split the body to find what, and where
+		var fault *FieldProblem
+		if names, fault = splitObject(body, opts.MaxDepth, raw); fault != nil {
+			p.add(fault.Field, fault.Problem, fault.Fix)
+			return decoded, false
 		}
+	}
+	if unknown || !ok { // else every member is known and decoded or checked
 		decodeMembers(names, raw, &decoded, opts, p)
 	}
 	return decoded, true
@@ -107,11 +100,10 @@ func decodeMembers(names []string, raw *requestMembers, decoded *decodedMembers,
 	for i, name := range names {
 		field := slices.Index(topLevelFields, name)
 		if field < 0 {
-			if p.skip() {
-				continue
+			if !p.skip() { // when the list is full, memberName is spared
+				p.add(memberName("", name, i), "is not a known field",
+					"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
 			}
-			p.add(memberName("", name, i), "is not a known field",
-				"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
 			continue
 		}
 		if decoded.has[field] {
@@ -143,11 +135,11 @@ func depthProblem(limit int) string {
 // A body that is well-formed but for numbers or depth, which decodeMembers
 // reports member by member, splits: it returns every member's name, in the
 // body's order, and copies the known members' values into raw. Otherwise
-// the error is the body's first problem (ijson's scan stops there), named at
+// it returns the body's first problem (ijson's scan stops there), named at
 // the member whose value holds it (encoding/json's tokens say where each
-// member lies). maxDepth is a member value's nesting limit (the body's is
+// member lies), or else at "body". maxDepth is a member value's nesting limit (the body's is
 // one more).
-func splitObject(body []byte, maxDepth int, raw *requestMembers) ([]string, *syntaxError) {
+func splitObject(body []byte, maxDepth int, raw *requestMembers) ([]string, *FieldProblem) {
 	err := ijson.Check(body, &ijson.Options{MaxDepth: maxDepth + 1})
 	var ie *ijson.Error
 	errors.As(err, &ie)
@@ -202,7 +194,7 @@ func passed(offset int64, ie *ijson.Error) bool {
 
 // notObject is the error of a body that is not a JSON object; ie is the
 // first problem in it, if any, and start where its value starts.
-func notObject(body []byte, ie *ijson.Error, start, maxDepth int) *syntaxError {
+func notObject(body []byte, ie *ijson.Error, start, maxDepth int) *FieldProblem {
 	switch {
 	case ie != nil && ie.Kind == ijson.ErrDepth:
 		return bodyError("must be a JSON object (and it " + depthProblem(maxDepth+1) + ")")
@@ -213,12 +205,12 @@ func notObject(body []byte, ie *ijson.Error, start, maxDepth int) *syntaxError {
 }
 
 // faultError is the error of ie, the first problem in body, in field.
-func faultError(body []byte, ie *ijson.Error, field string, maxDepth int) *syntaxError {
+func faultError(body []byte, ie *ijson.Error, field string, maxDepth int) *FieldProblem {
 	if ie.Kind == ijson.ErrDepth {
 		depth := &ijson.Error{Kind: ijson.ErrDepth, Limit: maxDepth}
-		return &syntaxError{field: field, problem: depthProblem(maxDepth), fix: depth.Fix()}
+		return &FieldProblem{Field: field, Problem: depthProblem(maxDepth), Fix: depth.Fix()}
 	}
-	return &syntaxError{field: field, problem: problemAt(body, ie), fix: bodyFix}
+	return &FieldProblem{Field: field, Problem: problemAt(body, ie), Fix: bodyFix}
 }
 
 const (
@@ -247,13 +239,6 @@ func problemAt(body []byte, ie *ijson.Error) string {
 // bodyFix is the fix of a body that does not split into members.
 const bodyFix = "Send one JSON object (I-JSON, RFC 7493) with the fields of the verification request."
 
-// syntaxError is a body that does not split into members: the field at
-// fault ("body", or the member whose value is malformed), the problem, a
-// predicate of that field, and its fix, as a FieldProblem reads them.
-type syntaxError struct {
-	field, problem, fix string
-}
-
-func bodyError(problem string) *syntaxError {
-	return &syntaxError{field: "body", problem: problem, fix: bodyFix}
+func bodyError(problem string) *FieldProblem {
+	return &FieldProblem{Field: "body", Problem: problem, Fix: bodyFix}
 }

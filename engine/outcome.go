@@ -66,11 +66,10 @@ type Outcome struct {
 	// Findings are the failed checks, schema findings first, then bounds,
 	// rules, content. An outcome of Check keeps those an answer can show
 	// (each among the first ListCap findings, the first ListCap blocking
-	// ones or the first ListCap integrity ones) and counts the others in
-	// Omitted, so that a request failing a million times costs the memory
-	// of a few dozen findings.
+	// ones or the first ListCap integrity ones) and only counts the others,
+	// so that a request failing a million times costs the memory of a few
+	// dozen findings.
 	Findings  []Finding
-	Omitted   Omitted
 	Schema    Ratio // schema_compliance
 	Integrity Ratio // integrity_checks
 	Overall   Ratio
@@ -79,55 +78,20 @@ type Outcome struct {
 	seen seen // every finding added so far, kept or omitted
 }
 
-// Omitted counts the findings an outcome leaves out of Findings: all of
-// them, the blocking ones and the integrity ones.
-type Omitted struct {
-	All, Blocking, Integrity int
-	// Checks are the blocking checks that first failed among the omitted
-	// findings, in order, each with how many kept findings precede it.
-	Checks []OmittedCheck
-}
-
-// OmittedCheck is a blocking check first failed by an omitted finding,
-// after Before findings of Findings.
-type OmittedCheck struct {
-	Check  string
-	Before int
-}
-
-// seen counts the findings added to an outcome, with the blocking checks
-// among them.
+// seen counts the findings added to an outcome, and names the blocking
+// checks among them in the order they first failed.
 type seen struct {
 	all, blocking, integrity int
 	checks                   []string
 }
 
 // FindingsTotal is the number of failed checks, kept or omitted.
-func (o *Outcome) FindingsTotal() int { return len(o.Findings) + o.Omitted.All }
+func (o *Outcome) FindingsTotal() int { return o.seen.all }
 
 // BlockingChecks names the checks that failed blocking, each once, in the
-// order they first failed (summary.blocking_checks); never nil.
-func (o *Outcome) BlockingChecks() []string {
-	checks := []string{}
-	add := func(c string) {
-		if !slices.Contains(checks, c) {
-			checks = append(checks, c)
-		}
-	}
-	k := 0
-	for i, f := range o.Findings {
-		for ; k < len(o.Omitted.Checks) && o.Omitted.Checks[k].Before <= i; k++ {
-			add(o.Omitted.Checks[k].Check)
-		}
-		if f.Blocking {
-			add(f.Check)
-		}
-	}
-	for ; k < len(o.Omitted.Checks); k++ {
-		add(o.Omitted.Checks[k].Check)
-	}
-	return checks
-}
+// order they first failed (summary.blocking_checks), omitted findings'
+// among them; never nil.
+func (o *Outcome) BlockingChecks() []string { return append([]string{}, o.seen.checks...) }
 
 // wants reports whether a finding that is blocking or not, and integrity
 // or not, added now would be kept: an answer can show it.
@@ -138,42 +102,29 @@ func (o *Outcome) wants(blocking, integrity bool) bool {
 
 // add adds a finding: kept when wanted, else counted.
 func (o *Outcome) add(f Finding) {
-	kept := o.wants(f.Blocking, f.flagged())
-	if kept {
+	if o.wants(f.Blocking, f.flagged()) {
 		o.Findings = append(o.Findings, f)
 	}
-	o.count(1, f.Blocking, f.flagged(), f.Check, !kept)
+	o.count(1, f.Blocking, f.flagged(), f.Check)
 }
 
-// count counts n findings of check, blocking or not, integrity or not, and
-// omitted or not: the caller of an omitted count made sure none is wanted
-// (wants).
-func (o *Outcome) count(n int, blocking, integrity bool, check string, omitted bool) {
+// count counts n findings of check, blocking or not and integrity or not;
+// a caller that only counts them (they are omitted) made sure none is
+// wanted (wants).
+func (o *Outcome) count(n int, blocking, integrity bool, check string) {
 	if n <= 0 {
 		return
 	}
 	o.seen.all += n
-	if omitted {
-		o.Omitted.All += n
-	}
 	if integrity {
 		o.seen.integrity += n
-		if omitted {
-			o.Omitted.Integrity += n
-		}
 	}
 	if !blocking {
 		return
 	}
 	o.seen.blocking += n
-	if omitted {
-		o.Omitted.Blocking += n
-	}
 	if !slices.Contains(o.seen.checks, check) {
 		o.seen.checks = append(o.seen.checks, check)
-		if omitted {
-			o.Omitted.Checks = append(o.Omitted.Checks, OmittedCheck{Check: check, Before: len(o.Findings)})
-		}
 	}
 }
 

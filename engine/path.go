@@ -125,8 +125,11 @@ func parseBracket(s string) (step, int, *PathError) {
 		return step{}, 0, &PathError{"has an unterminated '['"}
 	}
 	n, err := strconv.Atoi(s[1:end])
-	if err != nil || n < 0 || s[1] == '+' {
+	switch {
+	case err != nil:
 		return step{}, 0, &PathError{"has a bracket that is not [], [index] or [\"key\"]"}
+	case s[1] < '0' || s[1] > '9' || s[1] == '0' && end > 2: // as RFC 6901 writes an index
+		return step{}, 0, &PathError{"has an index with a sign or a leading zero"}
 	}
 	return step{kind: stepIndex, index: n}, end + 1, nil
 }
@@ -136,31 +139,30 @@ func (p Path) String() string {
 	var b strings.Builder
 	b.WriteByte('$')
 	for _, st := range p.steps {
-		switch st.kind {
-		case stepAll:
-			b.WriteString("[]")
-		case stepIndex:
-			b.WriteByte('[')
-			b.WriteString(strconv.Itoa(st.index))
-			b.WriteByte(']')
-		default:
-			writeKey(&b, st.key)
-		}
+		st.write(&b)
 	}
 	return b.String()
 }
 
-// writeKey appends .key, or ["key"] when the key would not read back.
-func writeKey(b *strings.Builder, key string) {
-	if key != "" && !strings.ContainsAny(key, `.[]"\`) && !strings.HasPrefix(key, "$") {
+// write appends the step in the reported form: `[]`, `[2]`, `.key`, or
+// `["key"]` when the key would not read back.
+func (st step) write(b *strings.Builder) {
+	switch {
+	case st.kind == stepAll:
+		b.WriteString("[]")
+	case st.kind == stepIndex:
+		b.WriteByte('[')
+		b.WriteString(strconv.Itoa(st.index))
+		b.WriteByte(']')
+	case st.key != "" && !strings.ContainsAny(st.key, `.[]"\`) && !strings.HasPrefix(st.key, "$"):
 		b.WriteByte('.')
-		b.WriteString(key)
-		return
+		b.WriteString(st.key)
+	default:
+		q, _ := json.Marshal(st.key) // a string always marshals
+		b.WriteByte('[')
+		b.Write(q)
+		b.WriteByte(']')
 	}
-	q, _ := json.Marshal(key) // a string always marshals
-	b.WriteByte('[')
-	b.Write(q)
-	b.WriteByte(']')
 }
 
 // Match is one value a path resolved to. Its concrete location is built only
@@ -198,12 +200,10 @@ func (l Location) String() string {
 	b.WriteByte('$')
 	for _, seg := range l {
 		if i, ok := seg.(int); ok {
-			b.WriteByte('[')
-			b.WriteString(strconv.Itoa(i))
-			b.WriteByte(']')
-			continue
+			step{kind: stepIndex, index: i}.write(&b)
+		} else {
+			step{kind: stepKey, key: seg.(string)}.write(&b)
 		}
-		writeKey(&b, seg.(string))
 	}
 	return b.String()
 }

@@ -56,13 +56,11 @@ type Request struct {
 
 	raw requestMembers // top-level members exactly as sent
 
-	// schema is expected_schema decoded (map[string]any or bool), or nil
-	// while schemaDeferred: readMembers checks the schema is I-JSON but
-	// leaves decoding to SchemaDocument, which a hit of the compiled-schema
-	// cache never calls.
-	schema         any
-	schemaDeferred bool
-	maxDepth       int // the member depth limit, for a deferred decode
+	// schema is expected_schema decoded (map[string]any or bool), nil until
+	// SchemaDocument decodes it: readMembers only checks that it is I-JSON,
+	// and a hit of the compiled-schema cache never needs it decoded.
+	schema   any
+	maxDepth int // the member depth limit, for that decode
 }
 
 // Bound is one entry of bounds: every value at Path lies in [Min, Max].
@@ -245,15 +243,15 @@ type decodedChecks struct {
 }
 
 // SchemaDocument returns expected_schema decoded: a map[string]any or a
-// bool. A well-formed request has its schema checked without decoding it,
-// and decodes it here on first use.
+// bool. DecodeRequest checks the schema without decoding it; it is decoded
+// here on first use.
 func (r *Request) SchemaDocument() (any, error) {
-	if r.schemaDeferred {
+	if r.schema == nil {
 		doc, err := ijson.Decode(r.raw[fieldSchema], &ijson.Options{MaxDepth: r.maxDepth})
 		if err != nil {
 			return nil, fmt.Errorf("decoding expected_schema: %w", err)
 		}
-		r.schema, r.schemaDeferred = doc, false
+		r.schema = doc
 	}
 	return r.schema, nil
 }
@@ -273,18 +271,8 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 	}
 	if r.raw[fieldSchema] == nil {
 		p.add("expected_schema", "is required", "Add expected_schema: a JSON Schema (object or boolean), draft 2020-12 or draft-07.")
-	} else if val, ok := decoded.get(fieldSchema); ok {
-		isSchema := false
-		switch val.(type) {
-		case map[string]any, bool:
-			isSchema = true
-			r.schema = val
-		case nil: // checked but not decoded (readMembers): look at its first byte
-			raw := r.raw[fieldSchema]
-			isSchema = raw[0] == '{' || raw[0] == 't' || raw[0] == 'f'
-			r.schemaDeferred = isSchema
-		}
-		if !isSchema {
+	} else if _, ok := decoded.get(fieldSchema); ok { // well-formed: its first byte says its type
+		if raw := r.raw[fieldSchema]; raw[0] != '{' && raw[0] != 't' && raw[0] != 'f' {
 			p.add("expected_schema", "must be a JSON Schema object or boolean", "Send expected_schema as an object such as {\"type\": \"object\"} (or true/false).")
 		}
 	}
@@ -312,18 +300,6 @@ func (r *Request) decodeScalars(decoded *decodedMembers, p *problems) {
 			p.add("detail", "is not one of the allowed values", "Use 'full' (the default, also taken for null) or 'compact'.")
 		}
 	}
-	if val, ok := decoded.get(fieldBounds); ok && val != nil {
-		if _, isObj := val.(map[string]any); !isObj {
-			p.add("bounds", "must be an object or null", "Send bounds as an object mapping a path to {min, max, if_present}.")
-			decoded.drop(fieldBounds)
-		}
-	}
-	if val, ok := decoded.get(fieldRules); ok && val != nil {
-		if _, isArr := val.([]any); !isArr {
-			p.add("rules", "must be an array or null", "Send rules as an array of rule objects.")
-			decoded.drop(fieldRules)
-		}
-	}
 }
 
 // idString reads task_id or agent_id, a string of 1 to 200 characters,
@@ -343,8 +319,12 @@ func idString(val any, field, typeProblem, typeFix, lengthFix string, p *problem
 }
 
 func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
-	obj := val.(map[string]any)
-	if len(obj) > v.opts.maxBounds() {
+	obj, isObj := val.(map[string]any)
+	switch {
+	case !isObj:
+		p.add("bounds", "must be an object or null", "Send bounds as an object mapping a path to {min, max, if_present}.")
+		return nil
+	case len(obj) > v.opts.maxBounds():
 		p.add("bounds", fmt.Sprintf("has more than %d entries", v.opts.maxBounds()), fmt.Sprintf("Send at most %d bounds.", v.opts.maxBounds()))
 		return nil
 	}
@@ -361,72 +341,73 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 			p.add(field, "must be an object", "Send {\"min\": …, \"max\": …, \"if_present\": false}.")
 			continue
 		}
-		b := Bound{Key: key, Path: path, decoded: entry}
 		p.addUnknown(field, entry, boundFields, "is not a known bound field", "Remove it; a bound has min, max and if_present.")
-		var bad bool
-		b.Min, bad = decodeLimit(entry, "min", field, p)
-		if bad {
-			continue
-		}
-		b.Max, bad = decodeLimit(entry, "max", field, p)
-		if bad {
-			continue
-		}
-		if ip, ok := member(entry, "if_present"); ok {
-			bv, isBool := ip.(bool)
-			if !isBool {
-				p.add(field+".if_present", "must be a boolean", "Send true or false (the default is false).")
-				continue
-			}
-			b.IfPresent = bv
-		}
+		before := p.count()
+		b := Bound{Key: key, Path: path, decoded: entry}
+		b.Min, b.Max = decodeLimit(entry, "min", field, p), decodeLimit(entry, "max", field, p)
+		b.IfPresent = ifPresent(entry, field, p)
 		switch {
+		case p.count() != before: // a member's problem, recorded
 		case b.Min == nil && b.Max == nil:
 			p.add(field, "needs min or max", "Give min, max, or both.")
-			continue
 		case b.Min != nil && b.Max != nil && b.Min.IsTime != b.Max.IsTime:
 			p.add(field, "mixes a number and a date", "Give min and max of the same kind: both numbers or both ISO 8601 dates.")
-			continue
-		case b.Min != nil && b.Max != nil && b.Min.after(b.Max):
+		case b.Min != nil && b.Max != nil && (b.Min.Number > b.Max.Number || b.Min.Time.After(b.Max.Time)): // of one kind, the other's fields zero
 			p.add(field, "has min greater than max", "Swap min and max, or widen the range.")
-			continue
+		default:
+			out = append(out, b)
 		}
-		out = append(out, b)
 	}
 	return out
 }
 
-// decodeLimit reads min or max; bad reports a problem already recorded.
-func decodeLimit(entry map[string]any, name, field string, p *problems) (*Limit, bool) {
+// decodeLimit reads min or max, nil when it is not set or has a problem
+// (recorded).
+func decodeLimit(entry map[string]any, name, field string, p *problems) *Limit {
 	val, ok := member(entry, name)
 	if !ok {
-		return nil, false
+		return nil
 	}
 	switch x := val.(type) {
 	case json.Number:
 		f, err := jsonnum.ParseFloat(string(x))
 		if err != nil {
 			p.add(field+"."+name, "is not a finite number", "Send a finite number.")
-			return nil, true
+			return nil
 		}
-		return &Limit{Number: f, Text: string(x)}, false
+		return &Limit{Number: f, Text: string(x)}
 	case string:
 		t, ok := parseTime(x)
 		if !ok {
 			p.add(field+"."+name, "is neither a number nor an ISO 8601 date or date-time",
 				"Send a number, a date like 2026-01-31, or a date-time like 2026-01-31T12:00:00Z.")
-			return nil, true
+			return nil
 		}
-		return &Limit{IsTime: true, Time: t, Text: x}, false
+		return &Limit{IsTime: true, Time: t, Text: x}
 	default:
 		p.add(field+"."+name, "must be a number or an ISO 8601 date string", "Send a number or a date like 2026-01-31.")
-		return nil, true
+		return nil
 	}
 }
 
+// ifPresent reads a bound's or rule's if_present, false when not set,
+// recording a problem when it is not a boolean.
+func ifPresent(obj map[string]any, field string, p *problems) bool {
+	val, sent := member(obj, "if_present")
+	b, isBool := val.(bool)
+	if sent && !isBool {
+		p.add(field+".if_present", "must be a boolean", "Send true or false (the default is false).")
+	}
+	return b
+}
+
 func (v *Verifier) decodeRules(val any, p *problems) []Rule {
-	list := val.([]any)
-	if len(list) > v.opts.maxRules() {
+	list, isArr := val.([]any)
+	switch {
+	case !isArr:
+		p.add("rules", "must be an array or null", "Send rules as an array of rule objects.")
+		return nil
+	case len(list) > v.opts.maxRules():
 		p.add("rules", fmt.Sprintf("has more than %d rules", v.opts.maxRules()), fmt.Sprintf("Send at most %d rules.", v.opts.maxRules()))
 		return nil
 	}
@@ -528,13 +509,7 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 			r.Tolerance = n
 		}
 	}
-	if ip, sent := member(obj, "if_present"); sent {
-		b, ok := ip.(bool)
-		if !ok {
-			p.add(field+".if_present", "must be a boolean", "Send true or false (the default is false).")
-		}
-		r.IfPresent = b
-	}
+	r.IfPresent = ifPresent(obj, field, p)
 	return r, p.count() == before
 }
 

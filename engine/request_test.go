@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,10 +51,12 @@ func TestDecodeRequestProblems(t *testing.T) {
 		{"rule unknown field", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a","toleranse":1}]}`, "rules[0].toleranse"},
 		{"rule negative tolerance", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"sum_equals","field":"a","equals":1,"tolerance":-1}]}`, "rules[0].tolerance"},
 		{"rule bad path", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a..` + marker + `"}]}`, "rules[0].field"},
+		{"rule index with a leading zero", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":[{"type":"unique","field":"a[07]"}]}`, "rules[0].field"},
 		{"rules not an array", `{"task_id":"t","expected_schema":{},"submitted_output":1,"rules":{}}`, "rules"},
 		{"bound without limits", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{}}}`, `bounds["a"]`},
 		{"bound unknown field", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":1,"mix":2}}}`, `bounds["a"].mix`},
 		{"bound min above max", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":2,"max":1}}}`, `bounds["a"]`},
+		{"bound min date after max date", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":"2026-01-02","max":"2026-01-01T23:59:59Z"}}}`, `bounds["a"]`},
 		{"bound bad date", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":"` + marker + `"}}}`, `bounds["a"].min`},
 		{"bound mixed kinds", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":1,"max":"2026-01-01"}}}`, `bounds["a"]`},
 		{"bound key with odd characters", `{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a..` + marker + `":{"min":1}}}`, "bounds(entry #1)"},
@@ -90,15 +93,28 @@ func TestDecodeRequestProblems(t *testing.T) {
 }
 
 func TestDecodeRequestReportsAllProblems(t *testing.T) {
-	_, err := New(nil).DecodeRequest([]byte(`{"task_id":"","expected_schema":1,"rules":[{"type":"x","field":"a"}],"detail":"big"}`))
-	var inv *InvalidRequestError
-	if !errors.As(err, &inv) {
-		t.Fatalf("DecodeRequest error = %v, want *InvalidRequestError", err)
+	tests := []struct {
+		body string
+		want []string
+	}{
+		{`{"task_id":"","expected_schema":1,"rules":[{"type":"x","field":"a"}],"detail":"big"}`,
+			[]string{"task_id", "expected_schema", "submitted_output", "detail", "rules[0].type"}},
+		{`{"task_id":"t","expected_schema":{},"submitted_output":1,"bounds":{"a":{"min":"x","max":true,"if_present":1}},"rules":[{"type":"unique","field":"a","if_present":1}]}`,
+			[]string{`bounds["a"].min`, `bounds["a"].max`, `bounds["a"].if_present`, "rules[0].if_present"}},
 	}
-	want := []string{"task_id", "expected_schema", "submitted_output", "detail", "rules[0].type"}
-	for _, w := range want {
-		if !strings.Contains(strings.Join(inv.FieldNames(), " "), w) {
-			t.Errorf("fields %v lack %s", inv.FieldNames(), w)
+	for _, tt := range tests {
+		_, err := New(nil).DecodeRequest([]byte(tt.body))
+		var inv *InvalidRequestError
+		if !errors.As(err, &inv) {
+			t.Fatalf("DecodeRequest error = %v, want *InvalidRequestError", err)
+		}
+		for _, w := range tt.want {
+			if !slices.Contains(inv.FieldNames(), w) {
+				t.Errorf("fields %v lack %s", inv.FieldNames(), w)
+			}
+		}
+		if n := len(inv.Fields); n != len(tt.want) {
+			t.Errorf("%d problems listed, want %d: %+v", n, len(tt.want), inv.Fields)
 		}
 	}
 }

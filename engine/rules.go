@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/verifier-dev/verifier/engine/schema"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
@@ -52,23 +52,23 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			sum += n
 			addends = append(addends, m.Value.(json.Number))
 		}
-		target, label, tf := r.target(out, b)
+		target, label, kind, args := r.target(out, b)
 		if b.Stopped() {
 			return nil, false
 		}
-		if tf != nil {
-			return fail(r.Field.String(), tf.kind, tf.args)
+		if kind != "" {
+			return fail(r.Field.String(), kind, args)
 		}
 		if math.Abs(sum-target) > r.Tolerance {
 			return fail(r.Field.String(), RuleSumEquals, failureArgs{"sum": formatSum(sum, addends), "target": label})
 		}
 	case RuleGTE, RuleLTE:
-		target, label, tf := r.target(out, b)
+		target, label, kind, args := r.target(out, b)
 		if b.Stopped() {
 			return nil, false
 		}
-		if tf != nil {
-			return fail(r.Field.String(), tf.kind, tf.args)
+		if kind != "" {
+			return fail(r.Field.String(), kind, args)
 		}
 		for _, m := range matches {
 			if !b.Charge(readSteps(m.Value)) {
@@ -99,16 +99,17 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			}
 			label = "the values at " + r.memberText("in_field")
 		}
+		var c ijson.Canonicalizer
 		set := make(map[valueKey]bool, len(allowed))
 		for _, a := range allowed {
-			key, ok := chargedKey(a, b)
+			key, ok := chargedKey(a, &c, b)
 			if !ok {
 				return nil, false
 			}
 			set[key] = true
 		}
 		for _, m := range matches {
-			key, ok := chargedKey(m.Value, b)
+			key, ok := chargedKey(m.Value, &c, b)
 			if !ok {
 				return nil, false
 			}
@@ -117,9 +118,10 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			}
 		}
 	case RuleUnique:
+		var c ijson.Canonicalizer
 		seen := make(map[valueKey]int, len(matches)) // value → index of its first match
 		for i, m := range matches {
-			key, ok := chargedKey(m.Value, b)
+			key, ok := chargedKey(m.Value, &c, b)
 			if !ok {
 				return nil, false
 			}
@@ -132,39 +134,33 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 	return nil, true
 }
 
-// targetFailure is why a rule's comparison target could not be read: a
-// kind of wordings and its words.
-type targetFailure struct {
-	kind string
-	args failureArgs
-}
-
 // target reads the number a rule compares with, spending from b: the
 // single number at r.Target, or r.Number. label names it in the rule's
 // words: the path as the caller wrote it with the number as written there
-// (`total (135.0)`), or the number as the caller wrote it.
-func (r *Rule) target(out any, b *schema.Budget) (n float64, label string, tf *targetFailure) {
+// (`total (135.0)`), or the number as the caller wrote it. When it cannot
+// be read, kind says why, a kind of wordings, and args are its words.
+func (r *Rule) target(out any, b *schema.Budget) (n float64, label, kind string, args failureArgs) {
 	member, literal := ruleTargets[r.Type][0], ruleTargets[r.Type][1]
 	if r.Target == nil {
-		return *r.Number, valueText(r.decoded[literal]), nil
+		return *r.Number, valueText(r.decoded[literal]), "", nil
 	}
 	written := r.memberText(member)
 	var room [2]Match
 	matches := r.Target.appendMatches(room[:0], out, b)
-	args := failureArgs{"member": member, "field": written}
+	args = failureArgs{"member": member, "field": written}
 	switch {
 	case len(matches) == 0:
-		return 0, "", &targetFailure{failTargetNone, args}
+		return 0, "", failTargetNone, args
 	case len(matches) > 1:
 		args["count"] = strconv.Itoa(len(matches))
-		return 0, "", &targetFailure{failTargetMany, args}
+		return 0, "", failTargetMany, args
 	}
 	n, ok := asNumber(matches[0].Value)
 	if !ok {
 		args["value"] = valueText(matches[0].Value)
-		return 0, "", &targetFailure{failTargetNotNumer, args}
+		return 0, "", failTargetNotNumer, args
 	}
-	return n, written + " (" + valueText(matches[0].Value) + ")", nil
+	return n, written + " (" + valueText(matches[0].Value) + ")", "", nil
 }
 
 // memberText is a path member of the rule (equals_field, other_field,
@@ -185,8 +181,8 @@ func asNumber(v any) (float64, bool) {
 }
 
 // valueKey is equal for JSON-equal values: a string, the usual value of
-// exists_in and unique, is itself (no copy); any other value is the text
-// writeEqualityKey writes.
+// exists_in and unique, is itself (no copy); a number its float64 value as
+// text; any other value its RFC 8785 form (canonicalText).
 type valueKey struct {
 	text     string
 	isString bool
@@ -194,50 +190,28 @@ type valueKey struct {
 
 // chargedKey is v's valueKey, found at the cost of a step and a step per
 // bytesPerStep bytes of the key, which b is charged; ok is false once b
-// stops.
-func chargedKey(v any, b *schema.Budget) (key valueKey, ok bool) {
-	if s, isString := v.(string); isString {
-		key = valueKey{s, true}
-	} else {
-		var text strings.Builder
-		writeEqualityKey(&text, v)
-		key = valueKey{text: text.String()}
+// stops. c canonicalizes the values that are neither strings nor numbers.
+func chargedKey(v any, c *ijson.Canonicalizer, b *schema.Budget) (key valueKey, ok bool) {
+	switch x := v.(type) {
+	case string:
+		key = valueKey{x, true}
+	case json.Number:
+		f, _ := jsonnum.ParseFloat(string(x))
+		key.text = strconv.FormatFloat(f+0, 'g', -1, 64) // +0: -0 equals 0
+	default:
+		key.text = canonicalText(v, c)
 	}
 	return key, b.Charge(1 + len(key.text)/bytesPerStep)
 }
 
-// writeEqualityKey writes a text that is equal for JSON-equal values:
-// numbers by float64 value (1 and 1.0 are equal), objects by sorted keys.
-func writeEqualityKey(b *strings.Builder, v any) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("n")
-	case bool:
-		b.WriteString(strconv.FormatBool(x))
-	case json.Number:
-		f, _ := jsonnum.ParseFloat(string(x))
-		if f == 0 {
-			f = 0 // -0 equals 0
-		}
-		b.WriteString("#")
-		b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
-	case string:
-		b.WriteString(strconv.Quote(x))
-	case []any:
-		b.WriteString("[")
-		for _, e := range x {
-			writeEqualityKey(b, e)
-			b.WriteString(",")
-		}
-		b.WriteString("]")
-	case map[string]any:
-		b.WriteString("{")
-		for _, k := range sortedKeys(x) {
-			b.WriteString(strconv.Quote(k))
-			b.WriteString(":")
-			writeEqualityKey(b, x[k])
-			b.WriteString(",")
-		}
-		b.WriteString("}")
+// canonicalText is v's RFC 8785 form, the same text for JSON-equal values:
+// numbers by value (1 and 1.0 are equal), objects' members in sorted order.
+// A decoded value always marshals and canonicalizes; should it not, the
+// marshalled text, with sorted keys, stands in.
+func canonicalText(v any, c *ijson.Canonicalizer) string {
+	text, _ := json.Marshal(v)
+	if canonical, err := c.Append(nil, text, 0); err == nil {
+		text = canonical
 	}
+	return string(text)
 }

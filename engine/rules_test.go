@@ -19,7 +19,8 @@ func decodeRuleT(t *testing.T, rule string) Rule {
 func TestRules(t *testing.T) {
 	out := `{"total":135,"items":[{"id":"a","qty":2,"line":100},{"id":"b","qty":0,"line":29.5}],
 	        "tags":["x","y","x"],"allowed":["a","b","c"],"name":"n","nested":[[1,2],[3]],"empty":[],
-	        "start":"2026-01-01","totals":[1,2]}`
+	        "start":"2026-01-01","totals":[1,2],"zeros":[0,-0.0],"kinds":[1,"1",true,"true",null,"null",[1],"[1]",{"1":1}],
+	        "vals":[[1,{"a":1,"b":[true,null,"\u00e9"]}],[1.0,{"b":[true,null,"é"],"a":1e0}]]}`
 	doc := mustDecode(t, out)
 	tests := []struct {
 		name      string
@@ -49,6 +50,10 @@ func TestRules(t *testing.T) {
 		{name: "exists_in in_field holds", rule: `{"type":"exists_in","field":"items[].id","in_field":"allowed[]"}`},
 		{name: "exists_in fails", rule: `{"type":"exists_in","field":"tags[]","in_field":"allowed[]"}`, wantFail: true, wantFound: `string "x"`},
 		{name: "exists_in JSON equality of numbers", rule: `{"type":"exists_in","field":"total","values":[135.0]}`},
+		{name: "exists_in JSON equality of nested values", rule: `{"type":"exists_in","field":"vals[0]","values":[[10e-1,{"b":[true,null,"é"],"a":1}]]}`},
+		{name: "unique JSON equality of nested values", rule: `{"type":"unique","field":"vals[]"}`, wantFail: true, wantFound: "array of 2 items"},
+		{name: "unique -0 equals 0", rule: `{"type":"unique","field":"zeros[]"}`, wantFail: true, wantFound: "-0.0"},
+		{name: "unique tells kinds apart", rule: `{"type":"unique","field":"kinds[]"}`},
 		{name: "unique holds", rule: `{"type":"unique","field":"items[].id"}`},
 		{name: "unique fails", rule: `{"type":"unique","field":"tags[]"}`, wantFail: true, wantFound: `string "x"`},
 	}

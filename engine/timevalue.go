@@ -13,10 +13,3 @@ func parseTime(s string) (time.Time, bool) {
 	t, err := time.Parse(layout, s)
 	return t, err == nil
 }
-
-func (l *Limit) after(other *Limit) bool {
-	if l.IsTime {
-		return l.Time.After(other.Time)
-	}
-	return l.Number > other.Number
-}

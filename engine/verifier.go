@@ -118,8 +118,8 @@ func (v *Verifier) Check(req *Request, schemaHash string) (*Outcome, error) {
 // limit, which checks ctx as it goes: so a request deadline bounds the whole
 // check even where the step limit does not, and past the step limit the
 // request is an *InvalidRequestError naming the field whose checks needed
-// the steps. The outcome keeps the findings an answer can show, and counts
-// the rest (Outcome.Omitted).
+// the steps. The outcome keeps the findings an answer can show, and only
+// counts the rest.
 func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash string) (*Outcome, error) {
 	keep := v.opts.listCap()
 	compiled, err := v.CompileRequest(req, schemaHash)
@@ -143,9 +143,9 @@ func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash st
 	if om := res.Omitted; om != nil && om.Failures > 0 {
 		// One finding per keyword names it; the others repeat the first.
 		for _, kw := range om.Keywords {
-			out.count(1, true, false, "schema:"+kw, true)
+			out.count(1, true, false, "schema:"+kw)
 		}
-		out.count(om.Failures-len(om.Keywords), true, false, "schema:"+om.Keywords[0], true)
+		out.count(om.Failures-len(om.Keywords), true, false, "schema:"+om.Keywords[0])
 	}
 	var integrity tally
 	for i := range req.Bounds {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,26 +229,20 @@ func verifyTextFmt(v *tools.Verified) string {
 	if req.AgentID != nil {
 		fmt.Fprintf(&b, ", agent %q", *req.AgentID)
 	}
-	var blocking []string
-	for _, f := range out.Findings {
-		if f.Blocking && !slices.Contains(blocking, f.Check) {
-			blocking = append(blocking, f.Check)
-		}
-	}
 	if out.Pass {
 		b.WriteString(": every blocking check held.\n")
 	} else {
-		fmt.Fprintf(&b, ": blocking checks failed: %s.\n", strings.Join(blocking, ", "))
+		fmt.Fprintf(&b, ": blocking checks failed: %s.\n", strings.Join(out.BlockingChecks(), ", "))
 	}
 	fmt.Fprintf(&b, "schema_compliance %s, integrity_checks %s, overall %s\n",
 		ratio(out.Schema), ratio(out.Integrity), ratio(out.Overall))
-	if n := len(out.Findings); n > 0 {
+	if n := out.FindingsTotal(); n > 0 {
 		label := "Hints"
 		if out.Pass {
 			label = "Warnings (not blocking)"
 		}
 		fmt.Fprintf(&b, "%s (%d of %d):\n", label, min(n, textHints), n)
-		for _, f := range out.Findings[:min(n, textHints)] {
+		for _, f := range out.Findings[:min(len(out.Findings), textHints)] {
 			fmt.Fprintf(&b, "- %s at %s: expected %s, found %s\n", f.Check, f.Path, f.Expected, f.Found)
 		}
 	}
