@@ -29,7 +29,6 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -258,52 +257,10 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Port returns the server's loopback port.
-func (c *Cluster) Port() int { return c.port }
-
-// SocketDir returns the folder of the server's unix socket.
-func (c *Cluster) SocketDir() string { return c.dir }
-
 // URL returns the address of database name as the superuser over the
 // loopback port.
 func (c *Cluster) URL(name string) string {
 	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", superuser, c.port, name)
-}
-
-// validName is what CreateDatabase accepts, so the name needs no quoting.
-var validName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
-
-// CreateDatabase creates database name and returns its URL.
-func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
-	if !validName.MatchString(name) {
-		return "", fmt.Errorf("database name %q: want lower-case letters, digits and _, at most 63", name)
-	}
-	if err := c.exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", fmt.Errorf("creating database %s: %w", name, err)
-	}
-	return c.URL(name), nil
-}
-
-// DropDatabase drops database name, ending its connections.
-func (c *Cluster) DropDatabase(ctx context.Context, name string) error {
-	if !validName.MatchString(name) {
-		return fmt.Errorf("database name %q is not one CreateDatabase makes", name)
-	}
-	if err := c.exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("dropping database %s: %w", name, err)
-	}
-	return nil
-}
-
-// exec runs one statement in the maintenance database.
-func (c *Cluster) exec(ctx context.Context, sql string) error {
-	conn, err := pgx.Connect(ctx, c.URL("postgres"))
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(ctx, sql)
-	return err
 }
 
 // NewDatabase creates a database of its own for the test, dropped when the
@@ -311,37 +268,29 @@ func (c *Cluster) exec(ctx context.Context, sql string) error {
 // cannot be made.
 func (c *Cluster) NewDatabase(tb testing.TB) string {
 	tb.Helper()
-	name := fmt.Sprintf("t%d_%s", c.dbSeq.Add(1), sanitize(tb.Name()))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	url, err := c.CreateDatabase(ctx, name)
-	if err != nil {
-		tb.Fatal(err)
+	name := fmt.Sprintf("t%d", c.dbSeq.Add(1)) // needs no quoting
+	if err := c.exec("CREATE DATABASE " + name); err != nil {
+		tb.Fatalf("creating database %s: %v", name, err)
 	}
 	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := c.DropDatabase(ctx, name); err != nil {
-			tb.Error(err)
+		if err := c.exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
+			tb.Errorf("dropping database %s: %v", name, err)
 		}
 	})
-	return url
+	return c.URL(name)
 }
 
-// sanitize turns a test name into the tail of a database name.
-func sanitize(testName string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(testName) {
-		if b.Len() == 40 {
-			break
-		}
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
+// exec runs one statement in the maintenance database.
+func (c *Cluster) exec(sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		return err
 	}
-	return b.String()
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql)
+	return err
 }
 
 // Stop shuts the server down (fast: open connections are ended) and removes
