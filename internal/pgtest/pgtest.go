@@ -21,6 +21,7 @@
 package pgtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -318,44 +319,31 @@ func (c *Cluster) kill() {
 
 func (c *Cluster) removeDir() { _ = os.RemoveAll(c.dir) }
 
-// shared is the package-wide cluster of Shared.
-var shared struct {
-	mu      sync.Mutex
-	cluster *Cluster
-	err     error
-}
+// shared is the test binary's cluster; sharedUsed is set once Shared was called.
+var (
+	shared     = sync.OnceValues(Start)
+	sharedUsed atomic.Bool
+)
 
 // Shared returns the test binary's cluster, starting it on first use. A
 // failed start is remembered: every later call returns the same error.
 func Shared() (*Cluster, error) {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if shared.cluster == nil && shared.err == nil {
-		shared.cluster, shared.err = Start()
-	}
-	return shared.cluster, shared.err
+	sharedUsed.Store(true)
+	return shared()
 }
 
-// StopShared stops the shared cluster, if it was started.
-func StopShared() error {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if shared.cluster == nil {
-		return nil
-	}
-	err := shared.cluster.Stop()
-	shared.cluster = nil
-	return err
-}
-
-// Main runs the tests and then stops the shared cluster, returning the exit
-// code for os.Exit: a TestMain of its own for packages that need no other.
+// Main runs the tests and then stops the shared cluster, if they started
+// one, returning the exit code for os.Exit: a TestMain of its own for
+// packages that need no other.
 func Main(m *testing.M) int {
 	code := m.Run()
-	if err := StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, "pgtest:", err)
-		if code == 0 {
-			code = 1
+	if !sharedUsed.Load() {
+		return code
+	}
+	if c, err := shared(); err == nil {
+		if err := c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest:", err)
+			return cmp.Or(code, 1)
 		}
 	}
 	return code
