@@ -44,7 +44,7 @@ import (
 
 // BinEnv names the environment variable that may point at the folder of
 // PostgreSQL's server binaries (initdb, postgres); by default the newest
-// /usr/lib/postgresql/*/bin, else the folder of initdb on PATH.
+// /usr/lib/postgresql/*/bin.
 const BinEnv = "VERIFIER_PG_BIN"
 
 // superuser is the cluster's superuser role, made by initdb.
@@ -115,22 +115,17 @@ func binDir() (string, error) {
 		}
 		return dir, nil
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	slices.SortFunc(dirs, func(a, b string) int { return versionOf(b) - versionOf(a) })
-	for _, dir := range dirs {
-		if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
-			return dir, nil
-		}
+	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	if len(found) == 0 {
+		return "", fmt.Errorf("PostgreSQL server binaries not found (no /usr/lib/postgresql/*/bin/postgres; set %s or install postgresql-15)", BinEnv)
 	}
-	if initdb, err := exec.LookPath("initdb"); err == nil {
-		return filepath.Dir(initdb), nil
-	}
-	return "", fmt.Errorf("PostgreSQL server binaries not found (no /usr/lib/postgresql/*/bin/postgres, no initdb on PATH; set %s or install postgresql-15)", BinEnv)
+	newest := slices.MaxFunc(found, func(a, b string) int { return versionOf(a) - versionOf(b) })
+	return filepath.Dir(newest), nil
 }
 
-// versionOf reads the major version out of /usr/lib/postgresql/N/bin.
-func versionOf(dir string) int {
-	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+// versionOf reads the major version out of /usr/lib/postgresql/N/bin/postgres.
+func versionOf(postgres string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(postgres))))
 	return n
 }
 
