@@ -67,33 +67,36 @@ type Cluster struct {
 
 // Start makes a new cluster in a temporary folder and starts its server.
 // Stop ends it and removes the folder.
-func Start() (*Cluster, error) {
+func Start() (_ *Cluster, err error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{}
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, fmt.Errorf("making the cluster folder: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	c := &Cluster{dir: dir}
 	if os.Geteuid() == 0 {
 		if c.cred, err = credentialOf(superuser); err != nil {
 			return nil, fmt.Errorf("starting postgres as root: %w", err)
 		}
-	}
-	if c.dir, err = os.MkdirTemp("", "pgtest-"); err != nil {
-		return nil, fmt.Errorf("making the cluster folder: %w", err)
-	}
-	if err := c.chown(c.dir); err != nil {
-		c.removeDir()
-		return nil, err
+		if err := os.Chown(c.dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+			return nil, fmt.Errorf("handing %s to the postgres user: %w", c.dir, err)
+		}
 	}
 	if err := c.initdb(bin); err != nil {
-		c.removeDir()
 		return nil, err
 	}
 	// The port comes from a free-port probe; another process may take it
 	// before the server binds it, so a few ports are tried.
 	for attempt := 0; ; attempt++ {
 		if c.port, err = freePort(); err != nil {
-			c.removeDir()
 			return nil, err
 		}
 		err = c.startServer(bin)
@@ -101,7 +104,6 @@ func Start() (*Cluster, error) {
 			return c, nil
 		}
 		if attempt == 2 || !strings.Contains(err.Error(), "could not bind") {
-			c.removeDir()
 			return nil, err
 		}
 	}
@@ -141,17 +143,6 @@ func credentialOf(name string) (*syscall.Credential, error) {
 		return nil, fmt.Errorf("reading the ids of user %q: %w", name, err)
 	}
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
-}
-
-// chown hands path to the server's user when running as root.
-func (c *Cluster) chown(path string) error {
-	if c.cred == nil {
-		return nil
-	}
-	if err := os.Chown(path, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-		return fmt.Errorf("handing %s to the postgres user: %w", path, err)
-	}
-	return nil
 }
 
 // command builds a command that runs as the server's user.
@@ -302,7 +293,7 @@ func (c *Cluster) Stop() error {
 			err = errors.New("stopping postgres: no exit 30s after SIGINT; killed")
 		}
 	}
-	c.removeDir()
+	_ = os.RemoveAll(c.dir)
 	return err
 }
 
@@ -311,8 +302,6 @@ func (c *Cluster) kill() {
 	_ = c.server.Process.Kill()
 	<-c.exited
 }
-
-func (c *Cluster) removeDir() { _ = os.RemoveAll(c.dir) }
 
 // shared is the test binary's cluster; sharedUsed is set once Shared was called.
 var (

@@ -111,3 +111,30 @@ func TestMissingServerIsAnError(t *testing.T) {
 		t.Fatalf("Start() with %s pointing nowhere: error = nil", BinEnv)
 	}
 }
+
+// TestFailedStartRemovesItsFolder checks that a Start whose initdb fails
+// returns an error and leaves no cluster folder behind.
+func TestFailedStartRemovesItsFolder(t *testing.T) {
+	bin, tmp := t.TempDir(), t.TempDir()
+	for _, name := range []string{"postgres", "initdb"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(bin, 0o755); err != nil { // the postgres user runs initdb when the tests run as root
+		t.Fatal(err)
+	}
+	t.Setenv(BinEnv, bin)
+	t.Setenv("TMPDIR", tmp)
+	c, err := Start()
+	if err == nil {
+		_ = c.Stop()
+		t.Fatal("Start() with an initdb that fails: error = nil")
+	}
+	if c != nil {
+		t.Errorf("Start() = %v with error %v, want nil", c, err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left in the temporary folder after a failed Start: %v", left)
+	}
+}
