@@ -284,14 +284,12 @@ func (c *Cluster) exec(sql string) error {
 // the cluster's folder.
 func (c *Cluster) Stop() error {
 	var err error
-	if c.server != nil {
-		_ = c.server.Process.Signal(syscall.SIGINT) // fast shutdown
-		select {
-		case <-c.exited:
-		case <-time.After(30 * time.Second):
-			c.kill()
-			err = errors.New("stopping postgres: no exit 30s after SIGINT; killed")
-		}
+	_ = c.server.Process.Signal(syscall.SIGINT) // fast shutdown
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		c.kill()
+		err = errors.New("stopping postgres: no exit 30s after SIGINT; killed")
 	}
 	_ = os.RemoveAll(c.dir)
 	return err
