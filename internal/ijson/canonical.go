@@ -125,16 +125,12 @@ func (s *canonScratch) emit(dst []byte, lo, hi, k int) []byte {
 // when they were sent in it; ok is false when two share a name.
 func (d *scanner) sortMembers(members []canonMember) (inOrder, ok bool) {
 	// In order with no name twice is strictly ascending: equal sorts as less.
-	if slices.IsSortedFunc(members, func(a, b canonMember) int { return cmp.Or(d.compareNames(a, b), -1) }) {
+	strictly := func(a, b canonMember) int { return cmp.Or(d.compareNames(a, b), -1) }
+	if slices.IsSortedFunc(members, strictly) {
 		return true, true
 	}
 	slices.SortFunc(members, d.compareNames)
-	for i := 1; i < len(members); i++ {
-		if d.compareNames(members[i-1], members[i]) == 0 {
-			return false, false
-		}
-	}
-	return false, true
+	return false, slices.IsSortedFunc(members, strictly)
 }
 
 func (d *scanner) compareNames(a, b canonMember) int {
