@@ -1,7 +1,6 @@
 // Package pgtest starts a private PostgreSQL server for tests: a cluster
-// made by initdb in a temporary folder, listening on a unix socket in that
-// folder and on a free loopback port, with a database per test, torn down
-// at the end.
+// made by initdb in a temporary folder, listening only on a unix socket in
+// that folder, with a database per test, torn down at the end.
 //
 // PostgreSQL refuses to run as root, so when the tests run as root the
 // cluster belongs to the "postgres" OS user (the folder is handed to it and
@@ -15,7 +14,7 @@
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
 //	func TestSomething(t *testing.T) {
-//		url := pgtest.NewDatabase(t) // postgres://postgres@127.0.0.1:port/name
+//		url := pgtest.NewDatabase(t) // postgres://postgres@/name?host=/tmp/pgtest-…
 //		…
 //	}
 package pgtest
@@ -25,14 +24,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -56,8 +54,7 @@ const readyTimeout = 60 * time.Second
 
 // Cluster is a running private PostgreSQL server.
 type Cluster struct {
-	dir     string // the temporary folder: data/, the socket, server.log
-	port    int
+	dir     string              // the temporary folder: data/, the socket, server.log
 	cred    *syscall.Credential // the server's user when started by root; nil otherwise
 	server  *exec.Cmd
 	exited  chan struct{} // closed when the server process has exited
@@ -93,20 +90,10 @@ func Start() (_ *Cluster, err error) {
 	if err := c.initdb(bin); err != nil {
 		return nil, err
 	}
-	// The port comes from a free-port probe; another process may take it
-	// before the server binds it, so a few ports are tried.
-	for attempt := 0; ; attempt++ {
-		if c.port, err = freePort(); err != nil {
-			return nil, err
-		}
-		err = c.startServer(bin)
-		if err == nil {
-			return c, nil
-		}
-		if attempt == 2 || !strings.Contains(err.Error(), "could not bind") {
-			return nil, err
-		}
+	if err := c.startServer(bin); err != nil {
+		return nil, err
 	}
+	return c, nil
 }
 
 // binDir finds the folder of initdb and postgres.
@@ -154,8 +141,8 @@ func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// initdb makes the cluster: trust authentication (the socket folder and
-// the loopback port are private to the test), UTF-8, C collation. Skipping
+// initdb makes the cluster: trust authentication (the socket's folder is
+// private to the test), UTF-8, C collation. Skipping
 // initdb's own final sync only makes a throwaway cluster faster; the server
 // keeps fsync on.
 func (c *Cluster) initdb(bin string) error {
@@ -170,7 +157,7 @@ func (c *Cluster) initdb(bin string) error {
 func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
 func (c *Cluster) logPath() string { return filepath.Join(c.dir, "server.log") }
 
-// startServer runs postgres on c.port and waits until it accepts
+// startServer runs postgres on a socket in c.dir and waits until it accepts
 // connections. The server gets SIGQUIT (immediate shutdown) if the test
 // process dies first, so a killed test leaves no server behind.
 func (c *Cluster) startServer(bin string) error {
@@ -180,8 +167,7 @@ func (c *Cluster) startServer(bin string) error {
 	}
 	defer logFile.Close()
 	cmd := c.command(filepath.Join(bin, "postgres"), "-D", c.dataDir(),
-		"-c", "listen_addresses=127.0.0.1",
-		"-c", "port="+strconv.Itoa(c.port),
+		"-c", "listen_addresses=", // no TCP
 		"-c", "unix_socket_directories="+c.dir,
 		"-c", "max_connections=300",
 		"-c", "logging_collector=off")
@@ -197,7 +183,7 @@ func (c *Cluster) startServer(bin string) error {
 	}()
 	if err := c.waitReady(); err != nil {
 		c.kill()
-		return fmt.Errorf("starting postgres on port %d: %w\n%s", c.port, err, c.logTail())
+		return fmt.Errorf("starting postgres: %w\n%s", err, c.logTail())
 	}
 	return nil
 }
@@ -234,20 +220,10 @@ func (c *Cluster) logTail() string {
 	return string(b)
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
 // URL returns the address of database name as the superuser over the
-// loopback port.
+// server's unix socket.
 func (c *Cluster) URL(name string) string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", superuser, c.port, name)
+	return fmt.Sprintf("postgres://%s@/%s?host=%s", superuser, name, url.QueryEscape(c.dir))
 }
 
 // NewDatabase creates a database of its own for the test, dropped when the

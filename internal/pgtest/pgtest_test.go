@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
 
 // TestClusterLifecycle starts a cluster of its own, uses a database over
-// the loopback port, and checks that Stop ends the server and removes its
+// its unix socket (and no TCP port), and checks that Stop ends the server and removes its
 // folder.
 func TestClusterLifecycle(t *testing.T) {
 	c, err := Start()
@@ -37,15 +36,15 @@ func TestClusterLifecycle(t *testing.T) {
 			t.Fatalf("connecting to %s: %v", url, err)
 		}
 		defer conn.Close(ctx)
-		var db, fsync string
-		if err := conn.QueryRow(ctx, "SELECT current_database(), current_setting('fsync')").Scan(&db, &fsync); err != nil {
+		var db, fsync, listen string
+		if err := conn.QueryRow(ctx, "SELECT current_database(), current_setting('fsync'), current_setting('listen_addresses')").Scan(&db, &fsync, &listen); err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(url, "/"+db+"?") || fsync != "on" {
-			t.Errorf("database, fsync = %q, %q, want the one of %s, on", db, fsync, url)
+		if !strings.Contains(url, "/"+db+"?") || fsync != "on" || listen != "" {
+			t.Errorf("database, fsync, listen_addresses = %q, %q, %q, want the one of %s, on, none", db, fsync, listen, url)
 		}
 	})
-	if _, err := os.Stat(filepath.Join(c.dir, ".s.PGSQL."+strconv.Itoa(c.port))); err != nil {
+	if _, err := os.Stat(filepath.Join(c.dir, ".s.PGSQL.5432")); err != nil {
 		t.Errorf("no unix socket in the cluster folder: %v", err)
 	}
 	dir := c.dir
