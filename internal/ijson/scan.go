@@ -212,13 +212,12 @@ func (d *scanner) value(depth int) (any, bool) {
 		return nil, d.members(depth)
 	case c == '"':
 		start, end, ok := d.str()
-		if !ok || d.mode != modeBuild {
-			d.drop(start)
-			return nil, ok
+		var s any
+		if ok && d.mode == modeBuild {
+			s = d.stringAt(start, end)
 		}
-		s := d.stringAt(start, end)
 		d.drop(start)
-		return s, true
+		return s, ok
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	case c == 't':
