@@ -3,6 +3,7 @@ package ijson
 import (
 	"bytes"
 	"cmp"
+	"encoding/hex"
 	"math"
 	"slices"
 	"sort"
@@ -216,8 +217,6 @@ func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 	return append(dst, '"')
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendByteEscape appends the escape of the ASCII byte c inside a JSON
 // string, as RFC 8785 writes it: the two-character escape when c has one,
 // else \u00xx.
@@ -225,5 +224,5 @@ func appendByteEscape(dst []byte, c byte) []byte {
 	if i := strings.IndexByte(escapedBytes, c); i >= 0 {
 		return append(dst, '\\', escapeNames[i])
 	}
-	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+	return hex.AppendEncode(append(dst, '\\', 'u', '0', '0'), []byte{c})
 }
