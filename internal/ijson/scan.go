@@ -26,10 +26,10 @@ type scanner struct {
 	maxDepth int
 	mode     scanMode
 	kind     error // why the scan stopped, when not ErrSyntax
-	// A copy of the scratch memory, not a pointer to it: the scanner lives
+	// A copy of the working memory, not a pointer to it: the scanner lives
 	// on the stack, so growing these slices stores no pointer into the heap
 	// and costs no write barrier while the collector runs.
-	canonScratch
+	Canonicalizer
 }
 
 // Member is one member of a JSON object, as sent and decoded.
