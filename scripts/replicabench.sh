@@ -9,9 +9,9 @@
 #          connections each, started together)
 # All servers share one VERIFIER_SIGNING_KEY and lift the free allowance as
 # scripts/loadtest.sh does. The script starts its own PostgreSQL cluster
-# (initdb into a temporary folder as the postgres user when run as root, a
-# unix socket in that folder and a free loopback port, as internal/pgtest
-# does) and removes servers, cluster and folders on exit.
+# (initdb into a temporary folder as the postgres user when run as root and
+# a unix socket in that folder, as internal/pgtest does, and a free loopback
+# port) and removes servers, cluster and folders on exit.
 #
 # Per setup and round it prints throughput, p50/p99 latency (for pg2 the
 # p50 is the mean of the two wrk processes' and the p99 the larger of the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 )
 
@@ -64,22 +65,14 @@ func BreakWrites(path string) (restore func() error, err error) {
 
 // descriptorsOf lists this process's descriptors open on target.
 func descriptorsOf(target string) ([]int, error) {
-	dir, err := os.Open("/proc/self/fd")
-	if err != nil {
-		return nil, err
-	}
-	defer dir.Close()
-	names, err := dir.Readdirnames(-1)
+	entries, err := os.ReadDir("/proc/self/fd") // the folder's own descriptor is closed once read
 	if err != nil {
 		return nil, err
 	}
 	var fds []int
-	for _, name := range names {
-		var fd int
-		if _, err := fmt.Sscanf(name, "%d", &fd); err != nil || fd == int(dir.Fd()) {
-			continue
-		}
-		if link, err := os.Readlink("/proc/self/fd/" + name); err == nil && link == target {
+	for _, e := range entries {
+		fd, _ := strconv.Atoi(e.Name()) // procfs names each entry by its number
+		if link, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && link == target {
 			fds = append(fds, fd)
 		}
 	}

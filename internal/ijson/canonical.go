@@ -3,6 +3,7 @@ package ijson
 import (
 	"bytes"
 	"cmp"
+	"encoding/hex"
 	"math"
 	"slices"
 	"sort"
@@ -34,14 +35,9 @@ import (
 const MaxCanonicalDepth = 10000
 
 // Canonicalizer writes the RFC 8785 form of one JSON text after another,
-// reusing its working memory from one to the next. The zero value is ready
-// to use; it is not safe for concurrent use.
+// reusing its working memory (a scan's, held in its fields) from one to the
+// next. The zero value is ready to use; it is not safe for concurrent use.
 type Canonicalizer struct {
-	scratch canonScratch
-}
-
-// canonScratch is a scan's working memory.
-type canonScratch struct {
 	out     []byte        // canonical text, members in input order
 	decoded []byte        // decoded strings that contained escapes
 	open    []canonMember // members of the objects being read
@@ -52,8 +48,7 @@ type canonScratch struct {
 // Footprint is about how many bytes of working memory c holds, for a
 // caller that keeps Canonicalizers and lets go of large ones.
 func (c *Canonicalizer) Footprint() int {
-	s := &c.scratch
-	return cap(s.out) + cap(s.decoded) + 32*(cap(s.open)+cap(s.mems)) + 40*cap(s.objs)
+	return cap(c.out) + cap(c.decoded) + 32*(cap(c.open)+cap(c.mems)) + 40*cap(c.objs)
 }
 
 // canonMember is one member of an object. It holds offsets, not slices, so
@@ -78,63 +73,58 @@ type canonObject struct {
 // error, an *Error, dst is returned unchanged. The result keeps no
 // reference to c's memory.
 func (c *Canonicalizer) Append(dst, in []byte, depth int) ([]byte, error) {
-	s := &c.scratch
-	s.out, s.decoded, s.open, s.mems, s.objs = s.out[:0], s.decoded[:0], s.open[:0], s.mems[:0], s.objs[:0]
+	c.out, c.decoded, c.open, c.mems, c.objs = c.out[:0], c.decoded[:0], c.open[:0], c.mems[:0], c.objs[:0]
 	// The input's length is only a first guess at the output's (1e20 grows
 	// fourfold); append grows the buffer past it when needed.
-	if cap(s.out) < len(in) {
-		s.out = make([]byte, 0, len(in)+16)
+	if cap(c.out) < len(in) {
+		c.out = make([]byte, 0, len(in)+16)
 	}
-	if s.open == nil {
+	if c.open == nil {
 		// Room for the members and objects of a typical answer up front
 		// saves the first rounds of growth.
-		s.open, s.objs = make([]canonMember, 0, 32), make([]canonObject, 0, 8)
+		c.open, c.objs = make([]canonMember, 0, 32), make([]canonObject, 0, 8)
 	}
-	d := scanner{in: in, maxDepth: MaxCanonicalDepth - depth, mode: modeCanon, canonScratch: *s}
+	d := scanner{in: in, maxDepth: MaxCanonicalDepth - depth, mode: modeCanon, Canonicalizer: *c}
 	_, err := d.scanWhole()
-	*s = d.canonScratch // keep the grown memory for the next text
+	*c = d.Canonicalizer // keep the grown memory for the next text
 	if err != nil {
 		return dst, err
 	}
-	return s.emit(slices.Grow(dst, len(s.out)), 0, len(s.out), 0), nil
+	return c.emit(slices.Grow(dst, len(c.out)), 0, len(c.out), 0), nil
 }
 
 // emit appends out[lo:hi] to dst with the members of every recorded object
 // in it in sorted order. objs[k] is the first recorded object that can
 // start at or after lo.
-func (s *canonScratch) emit(dst []byte, lo, hi, k int) []byte {
-	for k < len(s.objs) && s.objs[k].start < hi {
-		o := s.objs[k]
-		dst = append(dst, s.out[lo:o.start]...)
+func (c *Canonicalizer) emit(dst []byte, lo, hi, k int) []byte {
+	for k < len(c.objs) && c.objs[k].start < hi {
+		o := c.objs[k]
+		dst = append(dst, c.out[lo:o.start]...)
 		dst = append(dst, '{')
-		inside := s.objs[k+1 : o.after]
-		for i, m := range s.mems[o.first : o.first+o.count] {
+		inside := c.objs[k+1 : o.after]
+		for i, m := range c.mems[o.first : o.first+o.count] {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			j := sort.Search(len(inside), func(j int) bool { return inside[j].start >= m.start })
-			dst = s.emit(dst, m.start, m.end, k+1+j)
+			dst = c.emit(dst, m.start, m.end, k+1+j)
 		}
 		dst = append(dst, '}')
 		lo, k = o.end, o.after
 	}
-	return append(dst, s.out[lo:hi]...)
+	return append(dst, c.out[lo:hi]...)
 }
 
 // sortMembers puts an object's members in RFC 8785 order. inOrder is true
 // when they were sent in it; ok is false when two share a name.
 func (d *scanner) sortMembers(members []canonMember) (inOrder, ok bool) {
 	// In order with no name twice is strictly ascending: equal sorts as less.
-	if slices.IsSortedFunc(members, func(a, b canonMember) int { return cmp.Or(d.compareNames(a, b), -1) }) {
+	strictly := func(a, b canonMember) int { return cmp.Or(d.compareNames(a, b), -1) }
+	if slices.IsSortedFunc(members, strictly) {
 		return true, true
 	}
 	slices.SortFunc(members, d.compareNames)
-	for i := 1; i < len(members); i++ {
-		if d.compareNames(members[i-1], members[i]) == 0 {
-			return false, false
-		}
-	}
-	return false, true
+	return false, slices.IsSortedFunc(members, strictly)
 }
 
 func (d *scanner) compareNames(a, b canonMember) int {
@@ -220,8 +210,6 @@ func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 	return append(dst, '"')
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendByteEscape appends the escape of the ASCII byte c inside a JSON
 // string, as RFC 8785 writes it: the two-character escape when c has one,
 // else \u00xx.
@@ -229,5 +217,5 @@ func appendByteEscape(dst []byte, c byte) []byte {
 	if i := strings.IndexByte(escapedBytes, c); i >= 0 {
 		return append(dst, '\\', escapeNames[i])
 	}
-	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+	return hex.AppendEncode(append(dst, '\\', 'u', '0', '0'), []byte{c})
 }

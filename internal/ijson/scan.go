@@ -26,10 +26,10 @@ type scanner struct {
 	maxDepth int
 	mode     scanMode
 	kind     error // why the scan stopped, when not ErrSyntax
-	// A copy of the scratch memory, not a pointer to it: the scanner lives
+	// A copy of the working memory, not a pointer to it: the scanner lives
 	// on the stack, so growing these slices stores no pointer into the heap
 	// and costs no write barrier while the collector runs.
-	canonScratch
+	Canonicalizer
 }
 
 // Member is one member of a JSON object, as sent and decoded.
@@ -67,7 +67,7 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, decode
 	}
 	members = dst
 	for more := d.enter('}'); more; {
-		nameStart, nameEnd, ok := d.name()
+		nameStart, nameEnd, ok := d.str()
 		if !ok || !d.colon() {
 			return nil, false
 		}
@@ -212,13 +212,12 @@ func (d *scanner) value(depth int) (any, bool) {
 		return nil, d.members(depth)
 	case c == '"':
 		start, end, ok := d.str()
-		if !ok || d.mode != modeBuild {
-			d.drop(start)
-			return nil, ok
+		var s any
+		if ok && d.mode == modeBuild {
+			s = d.stringAt(start, end)
 		}
-		s := d.stringAt(start, end)
 		d.drop(start)
-		return s, true
+		return s, ok
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	case c == 't':
@@ -251,7 +250,7 @@ func (d *scanner) literal(word string) bool {
 func (d *scanner) object(depth int) (any, bool) {
 	obj := make(map[string]any)
 	for more := d.enter('}'); more; {
-		start, end, ok := d.name()
+		start, end, ok := d.str()
 		if !ok {
 			return nil, false
 		}
@@ -287,7 +286,7 @@ func (d *scanner) members(depth int) bool {
 	}
 	for more := d.enter('}'); more; {
 		start := len(d.out)
-		nameStart, nameEnd, ok := d.name()
+		nameStart, nameEnd, ok := d.str()
 		if !ok || !d.colon() {
 			return false
 		}
@@ -320,14 +319,6 @@ func (d *scanner) members(depth int) bool {
 	// The names are sorted: they are no longer needed.
 	d.open, d.decoded = d.open[:base], d.decoded[:decoded]
 	return true
-}
-
-// name reads a member name, as str does.
-func (d *scanner) name() (start, end int, ok bool) {
-	if d.pos >= len(d.in) || d.in[d.pos] != '"' {
-		return 0, 0, false
-	}
-	return d.str()
 }
 
 // colon steps over the colon after a member name and the white space
@@ -363,12 +354,15 @@ func (d *scanner) array(depth int) (any, bool) {
 	return arr, true
 }
 
-// str reads the string at pos (its opening quote), writing its canonical
-// form in modeCanon, and returns where its decoded text is: in[start:end]
-// when it has no escapes (its bytes are then canonical as sent), else
-// decoded[-start-1:end]. Escapes are decoded as jsontext decodes them; a
+// str reads the string whose opening quote is at pos (ok is false for any
+// other byte), writing its canonical form in modeCanon, and returns where its
+// decoded text is: in[start:end] when it has no escapes (canonical as sent),
+// else decoded[-start-1:end]. Escapes are decoded as jsontext decodes them; a
 // lone or misordered surrogate is refused, as jsontext refuses it.
 func (d *scanner) str() (start, end int, ok bool) {
+	if d.pos >= len(d.in) || d.in[d.pos] != '"' {
+		return 0, 0, false
+	}
 	quote := d.pos
 	d.pos++
 	// at is where the decoded text starts in d.decoded once an escape is

@@ -56,15 +56,10 @@ func cells(line string) []string {
 	return parts
 }
 
+// isDelimiter reports whether line is the delimiter row of a table of n columns.
 func isDelimiter(line string, n int) bool {
 	c := cells(line)
-	if len(c) != n {
-		return false
-	}
-	for _, cell := range c {
-		if strings.Trim(cell, ":-") != "" || !strings.Contains(cell, "-") {
-			return false
-		}
-	}
-	return true
+	return len(c) == n && !slices.ContainsFunc(c, func(cell string) bool {
+		return strings.Trim(cell, ":-") != "" || !strings.Contains(cell, "-")
+	})
 }

@@ -1,7 +1,6 @@
 // Package pgtest starts a private PostgreSQL server for tests: a cluster
-// made by initdb in a temporary folder, listening on a unix socket in that
-// folder and on a free loopback port, with a database per test, torn down
-// at the end.
+// made by initdb in a temporary folder, listening only on a unix socket in
+// that folder, with a database per test, torn down at the end.
 //
 // PostgreSQL refuses to run as root, so when the tests run as root the
 // cluster belongs to the "postgres" OS user (the folder is handed to it and
@@ -15,24 +14,23 @@
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
 //	func TestSomething(t *testing.T) {
-//		url := pgtest.NewDatabase(t) // postgres://postgres@127.0.0.1:port/name
+//		url := pgtest.NewDatabase(t) // postgres://postgres@/name?host=/tmp/pgtest-…
 //		…
 //	}
 package pgtest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -44,7 +42,7 @@ import (
 
 // BinEnv names the environment variable that may point at the folder of
 // PostgreSQL's server binaries (initdb, postgres); by default the newest
-// /usr/lib/postgresql/*/bin, else the folder of initdb on PATH.
+// /usr/lib/postgresql/*/bin.
 const BinEnv = "VERIFIER_PG_BIN"
 
 // superuser is the cluster's superuser role, made by initdb.
@@ -56,8 +54,7 @@ const readyTimeout = 60 * time.Second
 
 // Cluster is a running private PostgreSQL server.
 type Cluster struct {
-	dir     string // the temporary folder: data/, the socket, server.log
-	port    int
+	dir     string              // the temporary folder: data/, the socket, server.log
 	cred    *syscall.Credential // the server's user when started by root; nil otherwise
 	server  *exec.Cmd
 	exited  chan struct{} // closed when the server process has exited
@@ -67,44 +64,36 @@ type Cluster struct {
 
 // Start makes a new cluster in a temporary folder and starts its server.
 // Stop ends it and removes the folder.
-func Start() (*Cluster, error) {
+func Start() (_ *Cluster, err error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{}
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, fmt.Errorf("making the cluster folder: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	c := &Cluster{dir: dir}
 	if os.Geteuid() == 0 {
 		if c.cred, err = credentialOf(superuser); err != nil {
 			return nil, fmt.Errorf("starting postgres as root: %w", err)
 		}
-	}
-	if c.dir, err = os.MkdirTemp("", "pgtest-"); err != nil {
-		return nil, fmt.Errorf("making the cluster folder: %w", err)
-	}
-	if err := c.chown(c.dir); err != nil {
-		c.removeDir()
-		return nil, err
+		if err := os.Chown(c.dir, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+			return nil, fmt.Errorf("handing %s to the postgres user: %w", c.dir, err)
+		}
 	}
 	if err := c.initdb(bin); err != nil {
-		c.removeDir()
 		return nil, err
 	}
-	// The port comes from a free-port probe; another process may take it
-	// before the server binds it, so a few ports are tried.
-	for attempt := 0; ; attempt++ {
-		if c.port, err = freePort(); err != nil {
-			c.removeDir()
-			return nil, err
-		}
-		err = c.startServer(bin)
-		if err == nil {
-			return c, nil
-		}
-		if attempt == 2 || !strings.Contains(err.Error(), "could not bind") {
-			c.removeDir()
-			return nil, err
-		}
+	if err := c.startServer(bin); err != nil {
+		return nil, err
 	}
+	return c, nil
 }
 
 // binDir finds the folder of initdb and postgres.
@@ -115,22 +104,17 @@ func binDir() (string, error) {
 		}
 		return dir, nil
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	slices.SortFunc(dirs, func(a, b string) int { return versionOf(b) - versionOf(a) })
-	for _, dir := range dirs {
-		if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
-			return dir, nil
-		}
+	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	if len(found) == 0 {
+		return "", fmt.Errorf("PostgreSQL server binaries not found (no /usr/lib/postgresql/*/bin/postgres; set %s or install postgresql-15)", BinEnv)
 	}
-	if initdb, err := exec.LookPath("initdb"); err == nil {
-		return filepath.Dir(initdb), nil
-	}
-	return "", fmt.Errorf("PostgreSQL server binaries not found (no /usr/lib/postgresql/*/bin/postgres, no initdb on PATH; set %s or install postgresql-15)", BinEnv)
+	newest := slices.MaxFunc(found, func(a, b string) int { return versionOf(a) - versionOf(b) })
+	return filepath.Dir(newest), nil
 }
 
-// versionOf reads the major version out of /usr/lib/postgresql/N/bin.
-func versionOf(dir string) int {
-	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+// versionOf reads the major version out of /usr/lib/postgresql/N/bin/postgres.
+func versionOf(postgres string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(postgres))))
 	return n
 }
 
@@ -148,17 +132,6 @@ func credentialOf(name string) (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
 }
 
-// chown hands path to the server's user when running as root.
-func (c *Cluster) chown(path string) error {
-	if c.cred == nil {
-		return nil
-	}
-	if err := os.Chown(path, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-		return fmt.Errorf("handing %s to the postgres user: %w", path, err)
-	}
-	return nil
-}
-
 // command builds a command that runs as the server's user.
 func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
@@ -168,8 +141,8 @@ func (c *Cluster) command(name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// initdb makes the cluster: trust authentication (the socket folder and
-// the loopback port are private to the test), UTF-8, C collation. Skipping
+// initdb makes the cluster: trust authentication (the socket's folder is
+// private to the test), UTF-8, C collation. Skipping
 // initdb's own final sync only makes a throwaway cluster faster; the server
 // keeps fsync on.
 func (c *Cluster) initdb(bin string) error {
@@ -184,7 +157,7 @@ func (c *Cluster) initdb(bin string) error {
 func (c *Cluster) dataDir() string { return filepath.Join(c.dir, "data") }
 func (c *Cluster) logPath() string { return filepath.Join(c.dir, "server.log") }
 
-// startServer runs postgres on c.port and waits until it accepts
+// startServer runs postgres on a socket in c.dir and waits until it accepts
 // connections. The server gets SIGQUIT (immediate shutdown) if the test
 // process dies first, so a killed test leaves no server behind.
 func (c *Cluster) startServer(bin string) error {
@@ -194,8 +167,7 @@ func (c *Cluster) startServer(bin string) error {
 	}
 	defer logFile.Close()
 	cmd := c.command(filepath.Join(bin, "postgres"), "-D", c.dataDir(),
-		"-c", "listen_addresses=127.0.0.1",
-		"-c", "port="+strconv.Itoa(c.port),
+		"-c", "listen_addresses=", // no TCP
 		"-c", "unix_socket_directories="+c.dir,
 		"-c", "max_connections=300",
 		"-c", "logging_collector=off")
@@ -211,7 +183,7 @@ func (c *Cluster) startServer(bin string) error {
 	}()
 	if err := c.waitReady(); err != nil {
 		c.kill()
-		return fmt.Errorf("starting postgres on port %d: %w\n%s", c.port, err, c.logTail())
+		return fmt.Errorf("starting postgres: %w\n%s", err, c.logTail())
 	}
 	return nil
 }
@@ -220,11 +192,8 @@ func (c *Cluster) startServer(bin string) error {
 func (c *Cluster) waitReady() error {
 	deadline := time.Now().Add(readyTimeout)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		conn, err := pgx.Connect(ctx, c.URL("postgres"))
-		cancel()
+		err := c.exec("SELECT 1")
 		if err == nil {
-			_ = conn.Close(context.Background())
 			return nil
 		}
 		select {
@@ -248,55 +217,33 @@ func (c *Cluster) logTail() string {
 	return string(b)
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// Port returns the server's loopback port.
-func (c *Cluster) Port() int { return c.port }
-
-// SocketDir returns the folder of the server's unix socket.
-func (c *Cluster) SocketDir() string { return c.dir }
-
 // URL returns the address of database name as the superuser over the
-// loopback port.
+// server's unix socket.
 func (c *Cluster) URL(name string) string {
-	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", superuser, c.port, name)
+	return fmt.Sprintf("postgres://%s@/%s?host=%s", superuser, name, url.QueryEscape(c.dir))
 }
 
-// validName is what CreateDatabase accepts, so the name needs no quoting.
-var validName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
-
-// CreateDatabase creates database name and returns its URL.
-func (c *Cluster) CreateDatabase(ctx context.Context, name string) (string, error) {
-	if !validName.MatchString(name) {
-		return "", fmt.Errorf("database name %q: want lower-case letters, digits and _, at most 63", name)
+// NewDatabase creates a database of its own for the test, dropped when the
+// test ends, and returns its URL. It fails the test when the database
+// cannot be made.
+func (c *Cluster) NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	name := fmt.Sprintf("t%d", c.dbSeq.Add(1)) // needs no quoting
+	if err := c.exec("CREATE DATABASE " + name); err != nil {
+		tb.Fatalf("creating database %s: %v", name, err)
 	}
-	if err := c.exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", fmt.Errorf("creating database %s: %w", name, err)
-	}
-	return c.URL(name), nil
+	tb.Cleanup(func() {
+		if err := c.exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)"); err != nil {
+			tb.Errorf("dropping database %s: %v", name, err)
+		}
+	})
+	return c.URL(name)
 }
 
-// DropDatabase drops database name, ending its connections.
-func (c *Cluster) DropDatabase(ctx context.Context, name string) error {
-	if !validName.MatchString(name) {
-		return fmt.Errorf("database name %q is not one CreateDatabase makes", name)
-	}
-	if err := c.exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-		return fmt.Errorf("dropping database %s: %w", name, err)
-	}
-	return nil
-}
-
-// exec runs one statement in the maintenance database.
-func (c *Cluster) exec(ctx context.Context, sql string) error {
+// exec runs one statement in the maintenance database, within 30 seconds.
+func (c *Cluster) exec(sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	conn, err := pgx.Connect(ctx, c.URL("postgres"))
 	if err != nil {
 		return err
@@ -306,58 +253,18 @@ func (c *Cluster) exec(ctx context.Context, sql string) error {
 	return err
 }
 
-// NewDatabase creates a database of its own for the test, dropped when the
-// test ends, and returns its URL. It fails the test when the database
-// cannot be made.
-func (c *Cluster) NewDatabase(tb testing.TB) string {
-	tb.Helper()
-	name := fmt.Sprintf("t%d_%s", c.dbSeq.Add(1), sanitize(tb.Name()))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	url, err := c.CreateDatabase(ctx, name)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := c.DropDatabase(ctx, name); err != nil {
-			tb.Error(err)
-		}
-	})
-	return url
-}
-
-// sanitize turns a test name into the tail of a database name.
-func sanitize(testName string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(testName) {
-		if b.Len() == 40 {
-			break
-		}
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
 // Stop shuts the server down (fast: open connections are ended) and removes
 // the cluster's folder.
 func (c *Cluster) Stop() error {
 	var err error
-	if c.server != nil {
-		_ = c.server.Process.Signal(syscall.SIGINT) // fast shutdown
-		select {
-		case <-c.exited:
-		case <-time.After(30 * time.Second):
-			c.kill()
-			err = errors.New("stopping postgres: no exit 30s after SIGINT; killed")
-		}
+	_ = c.server.Process.Signal(syscall.SIGINT) // fast shutdown
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		c.kill()
+		err = errors.New("stopping postgres: no exit 30s after SIGINT; killed")
 	}
-	c.removeDir()
+	_ = os.RemoveAll(c.dir)
 	return err
 }
 
@@ -367,46 +274,31 @@ func (c *Cluster) kill() {
 	<-c.exited
 }
 
-func (c *Cluster) removeDir() { _ = os.RemoveAll(c.dir) }
-
-// shared is the package-wide cluster of Shared.
-var shared struct {
-	mu      sync.Mutex
-	cluster *Cluster
-	err     error
-}
+// shared is the test binary's cluster; sharedUsed is set once Shared was called.
+var (
+	shared     = sync.OnceValues(Start)
+	sharedUsed atomic.Bool
+)
 
 // Shared returns the test binary's cluster, starting it on first use. A
 // failed start is remembered: every later call returns the same error.
 func Shared() (*Cluster, error) {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if shared.cluster == nil && shared.err == nil {
-		shared.cluster, shared.err = Start()
-	}
-	return shared.cluster, shared.err
+	sharedUsed.Store(true)
+	return shared()
 }
 
-// StopShared stops the shared cluster, if it was started.
-func StopShared() error {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if shared.cluster == nil {
-		return nil
-	}
-	err := shared.cluster.Stop()
-	shared.cluster = nil
-	return err
-}
-
-// Main runs the tests and then stops the shared cluster, returning the exit
-// code for os.Exit: a TestMain of its own for packages that need no other.
+// Main runs the tests and then stops the shared cluster, if they started
+// one, returning the exit code for os.Exit: a TestMain of its own for
+// packages that need no other.
 func Main(m *testing.M) int {
 	code := m.Run()
-	if err := StopShared(); err != nil {
-		fmt.Fprintln(os.Stderr, "pgtest:", err)
-		if code == 0 {
-			code = 1
+	if !sharedUsed.Load() {
+		return code
+	}
+	if c, err := shared(); err == nil {
+		if err := c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "pgtest:", err)
+			return cmp.Or(code, 1)
 		}
 	}
 	return code

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -14,7 +14,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(Main(m)) }
 
 // TestClusterLifecycle starts a cluster of its own, uses a database over
-// the loopback port, and checks that Stop ends the server and removes its
+// its unix socket (and no TCP port), and checks that Stop ends the server and removes its
 // folder.
 func TestClusterLifecycle(t *testing.T) {
 	c, err := Start()
@@ -28,27 +28,24 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	url, err := c.CreateDatabase(ctx, "lifecycle")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", url, err)
-	}
-	var db, fsync string
-	if err := conn.QueryRow(ctx, "SELECT current_database(), current_setting('fsync')").Scan(&db, &fsync); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(ctx)
-	if db != "lifecycle" || fsync != "on" {
-		t.Errorf("database, fsync = %q, %q, want lifecycle, on", db, fsync)
-	}
-	if _, err := os.Stat(filepath.Join(c.SocketDir(), ".s.PGSQL."+strconv.Itoa(c.Port()))); err != nil {
+	var url string
+	t.Run("database", func(t *testing.T) { // its database is dropped before Stop
+		url = c.NewDatabase(t)
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatalf("connecting to %s: %v", url, err)
+		}
+		defer conn.Close(ctx)
+		var db, fsync, listen string
+		if err := conn.QueryRow(ctx, "SELECT current_database(), current_setting('fsync'), current_setting('listen_addresses')").Scan(&db, &fsync, &listen); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(url, "/"+db+"?") || fsync != "on" || listen != "" {
+			t.Errorf("database, fsync, listen_addresses = %q, %q, %q, want the one of %s, on, none", db, fsync, listen, url)
+		}
+	})
+	if _, err := os.Stat(filepath.Join(c.dir, ".s.PGSQL.5432")); err != nil {
 		t.Errorf("no unix socket in the cluster folder: %v", err)
-	}
-	if err := c.DropDatabase(ctx, "lifecycle"); err != nil {
-		t.Fatal(err)
 	}
 	dir := c.dir
 	stopped = true
@@ -102,15 +99,6 @@ func TestNewDatabase(t *testing.T) {
 	}
 }
 
-func TestCreateDatabaseRefusesOddNames(t *testing.T) {
-	c := &Cluster{}
-	for _, name := range []string{"", "A", "a;drop", "a-b", "1a", string(make([]byte, 64))} {
-		if _, err := c.CreateDatabase(context.Background(), name); err == nil {
-			t.Errorf("CreateDatabase(%q) error = nil, want a refusal", name)
-		}
-	}
-}
-
 // TestMissingServerIsAnError checks that a machine without the server
 // binaries gets an error from Start (which tests turn into a failure), not
 // a cluster or a silent skip.
@@ -120,5 +108,32 @@ func TestMissingServerIsAnError(t *testing.T) {
 	if err == nil {
 		_ = c.Stop()
 		t.Fatalf("Start() with %s pointing nowhere: error = nil", BinEnv)
+	}
+}
+
+// TestFailedStartRemovesItsFolder checks that a Start whose initdb fails
+// returns an error and leaves no cluster folder behind.
+func TestFailedStartRemovesItsFolder(t *testing.T) {
+	bin, tmp := t.TempDir(), t.TempDir()
+	for _, name := range []string{"postgres", "initdb"} {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(bin, 0o755); err != nil { // the postgres user runs initdb when the tests run as root
+		t.Fatal(err)
+	}
+	t.Setenv(BinEnv, bin)
+	t.Setenv("TMPDIR", tmp)
+	c, err := Start()
+	if err == nil {
+		_ = c.Stop()
+		t.Fatal("Start() with an initdb that fails: error = nil")
+	}
+	if c != nil {
+		t.Errorf("Start() = %v with error %v, want nil", c, err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left in the temporary folder after a failed Start: %v", left)
 	}
 }

@@ -20,8 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -80,26 +78,32 @@ var listening = regexp.MustCompile(`facilitator \(cdp\) on (127\.0\.0\.1:\d+)`)
 // test ends, and returns its base URL.
 func StartCDPFacilitator(t testing.TB, tools string, key CDPKey) string {
 	t.Helper()
-	keyFile := filepath.Join(t.TempDir(), "cdp-key.json")
+	dir := t.TempDir()
+	keyFile, outFile := filepath.Join(dir, "cdp-key.json"), filepath.Join(dir, "facilitator.out")
 	if err := os.WriteFile(keyFile, key.PublicFile, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	out, err := os.Create(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close() // the facilitator writes to its own copy
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, "node", "facilitator.mjs", "0")
 	cmd.Dir = tools
 	cmd.Env = append(os.Environ(), "X402_FACILITATOR_MODE=cdp", "X402_FACILITATOR_CDP_KEY="+keyFile)
-	var out output
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		m := listening.FindStringSubmatch(out.String())
+		printed, _ := os.ReadFile(outFile)
+		m := listening.FindSubmatch(printed)
 		if m == nil {
 			continue
 		}
-		base := "http://" + m[1]
+		base := "http://" + string(m[1])
 		resp, err := http.Get(base + "/supported")
 		if err != nil {
 			t.Fatal(err)
@@ -110,24 +114,7 @@ func StartCDPFacilitator(t testing.TB, tools string, key CDPKey) string {
 		}
 		return base
 	}
-	t.Fatalf("the cdp-mode facilitator did not start:\n%s", out.String())
+	printed, _ := os.ReadFile(outFile)
+	t.Fatalf("the cdp-mode facilitator did not start:\n%s", printed)
 	return ""
-}
-
-// output collects a child process's output.
-type output struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (o *output) Write(p []byte) (int, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.Write(p)
-}
-
-func (o *output) String() string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.b.String()
 }

@@ -79,7 +79,6 @@ func (e Env) Pay(t testing.TB, method, url string, body []byte, out any) {
 // FacilitatorLog is what the facilitator was asked so far (GET /log).
 type FacilitatorLog []struct {
 	Op      string `json:"op"`
-	IsValid *bool  `json:"isValid"`
 	Success *bool  `json:"success"`
 	Reason  string `json:"reason"`
 }
