@@ -2,7 +2,8 @@
 // converts JSON number literals to float64 exactly as strconv.ParseFloat
 // does, but for results below 2^-1022 with one big-integer division (about
 // 1 µs) instead of strconv's multiprecision decimal shifting (about 18 µs
-// for "5e-324": a 4 MiB body of such numbers cost 20 s of CPU).
+// for "5e-324": a 4 MiB body of such numbers cost 20 s of CPU), and below
+// 10^-325, where everything rounds to zero, with none.
 //
 //	f, err := jsonnum.ParseFloat("4.9406564584124654e-324") // 5e-324, nil
 package jsonnum
@@ -37,18 +38,25 @@ func ParseFloat(s string) (float64, error) {
 }
 
 // parseTiny converts a decimal literal -?D*(.D*)?([eE][+-]?D+)? whose value
-// lies between 10^-325 and 10^-307 exactly: the nearest multiple of
-// 2^-1074, ties to even. ok is false for any other s, and for results of
-// 2^-1022 or more (normal numbers, which strconv converts quickly).
+// lies below 10^-307 exactly: the nearest multiple of 2^-1074, ties to even.
+// ok is false for any other s, and for results of 2^-1022 or more (normal
+// numbers, which strconv converts quickly).
 func parseTiny(s string) (f float64, ok bool) {
 	var buf [64]byte
 	neg, digits, exp, ok := decompose(s, buf[:0])
 	if !ok {
 		return 0, false
 	}
-	// The decimal exponent of the leading digit decides the range.
-	if lead := exp + len(digits) - 1; lead < -325 || lead > -308 {
+	// The decimal exponent of the leading digit decides the range. Below
+	// 10^-325 a literal is under half the smallest subnormal (2^-1075,
+	// about 2.5e-324) and rounds to zero.
+	switch lead := exp + len(digits) - 1; {
+	case lead > -308:
 		return 0, false
+	case lead < -325 && neg:
+		return math.Copysign(0, -1), true
+	case lead < -325:
+		return 0, true
 	}
 	// m = round(digits × 10^exp × 2^1074) = round(digits × 2^(1074+exp) / 5^-exp);
 	// exp < 0 here.

@@ -97,17 +97,29 @@ func TestParseFloatIsFast(t *testing.T) {
 	if took := time.Since(start); took > speedBound {
 		t.Errorf("10,000 subnormal literals took %v, want under %v", took, speedBound)
 	}
+	// Below 10^-325 every literal rounds to zero, with no conversion at all.
+	for _, lit := range []string{"1e-327", "-9.99e-326"} {
+		start := time.Now()
+		for i := 0; i < 100_000; i++ {
+			if _, err := ParseFloat(lit); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if took := time.Since(start); took > speedBound {
+			t.Errorf("100,000 × %s took %v, want under %v", lit, took, speedBound)
+		}
+	}
 }
 
 func FuzzParseFloat(f *testing.F) {
-	for _, s := range []string{"5e-324", "2.4703282292062327e-324", "1e-308", "-0.0000e-400", "1.5", "1e309", halfway(3)} {
+	for _, s := range []string{"5e-324", "2.4703282292062327e-324", "1e-308", "-0.0000e-400", "-1e-327", "9.99e-326", "1.5", "1e309", halfway(3)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { same(t, s) })
 }
 
 func BenchmarkParseFloat(b *testing.B) {
-	for _, s := range []string{"5e-324", "4.9406564584124654e-324", "4." + strings.Repeat("9", 780) + "e-324", "123.456"} {
+	for _, s := range []string{"5e-324", "4.9406564584124654e-324", "4." + strings.Repeat("9", 780) + "e-324", "1e-327", "123.456"} {
 		b.Run(fmt.Sprintf("%d bytes", len(s)), func(b *testing.B) {
 			for b.Loop() {
 				_, _ = ParseFloat(s)
