@@ -1,6 +1,9 @@
 package schema
 
 import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -125,5 +128,46 @@ func TestIsMultiple(t *testing.T) {
 				t.Errorf("isMultiple(%s, %s) = %v, want %v", tt.a, tt.d, got, tt.want)
 			}
 		})
+	}
+}
+
+// randomLiteral returns a JSON number literal of 1 to 25 significant digits
+// drawn from few distinct ones (so that equal and near values are common),
+// with a point or an exponent at times.
+func randomLiteral(r *rand.Rand) string {
+	var b strings.Builder
+	if r.IntN(3) == 0 {
+		b.WriteByte('-')
+	}
+	digits := 1 + r.IntN(25)
+	b.WriteByte(byte('1' + r.IntN(3)))
+	for range digits - 1 {
+		b.WriteByte("0019"[r.IntN(4)])
+	}
+	s := b.String()
+	switch r.IntN(3) {
+	case 1:
+		if p := len(s) - r.IntN(digits); p < len(s) && s[p-1] != '-' {
+			s = s[:p] + "." + s[p:]
+		}
+	case 2:
+		s += "e" + strconv.Itoa(r.IntN(41)-20)
+	}
+	return s
+}
+
+// TestCmpNumberAgainstRat compares cmpNumber with exact rational
+// arithmetic on random literals, short and long, equal and near.
+func TestCmpNumberAgainstRat(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200_000 {
+		a, b := randomLiteral(r), randomLiteral(r)
+		if r.IntN(4) == 0 {
+			b = a + "0" // equal to a when a has a point
+		}
+		want := ratOf(t, a).Cmp(ratOf(t, b))
+		if got := cmpNumber(num(t, a), num(t, b)); got != want {
+			t.Fatalf("cmpNumber(%s, %s) = %d, want %d", a, b, got, want)
+		}
 	}
 }
