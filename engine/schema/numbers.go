@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"math/big"
@@ -234,83 +235,39 @@ func equalNumber(a, b *number) bool {
 func cmpNumber(a, b *number) int {
 	if a.small && b.small && a.exp == b.exp && a.neg == b.neg {
 		if a.neg {
-			return cmpU(b.coef, a.coef)
+			return cmp.Compare(b.coef, a.coef)
 		}
-		return cmpU(a.coef, b.coef)
+		return cmp.Compare(a.coef, b.coef)
 	}
 	sa, sb := a.sign(), b.sign()
-	if sa != sb {
-		if sa < sb {
-			return -1
-		}
-		return 1
+	if sa != sb || sa == 0 {
+		return cmp.Compare(sa, sb)
 	}
-	if sa == 0 {
-		return 0
-	}
-	m := cmpMagnitude(a, b)
-	if sa < 0 {
-		return -m
-	}
-	return m
+	return sa * cmpMagnitude(a, b)
 }
 
 // cmpMagnitude compares |a| and |b| for non-zero a and b.
 func cmpMagnitude(a, b *number) int {
-	if a.small && b.small {
-		return cmpSmall(a.coef, a.exp, b.coef, b.exp)
+	if a.small && b.small { // the coefficient of the larger exponent scaled to the other's
+		if a.exp < b.exp {
+			return cmp.Compare(a.coef, scaleU(b.coef, b.exp-a.exp))
+		}
+		return cmp.Compare(scaleU(a.coef, a.exp-b.exp), b.coef)
 	}
 	// Compare the position of the leading digit, then the digits.
-	ea, eb := a.exp+a.ndigits(), b.exp+b.ndigits()
-	if ea != eb {
-		if ea < eb {
-			return -1
-		}
-		return 1
+	if c := cmp.Compare(a.exp+a.ndigits(), b.exp+b.ndigits()); c != 0 {
+		return c
 	}
-	da, db := a.digitString(), b.digitString()
-	return strings.Compare(da, db) // equal leading position: lexicographic order is numeric order
+	return strings.Compare(a.digitString(), b.digitString()) // same leading position: lexicographic order is numeric order
 }
 
-// cmpSmall compares ca×10^ea with cb×10^eb for non-zero coefficients.
-func cmpSmall(ca uint64, ea int64, cb uint64, eb int64) int {
-	if ea == eb {
-		return cmpU(ca, cb)
+// scaleU returns c×10^k for k >= 0, or math.MaxUint64 past uint64: more
+// than any coefficient (below 10^19).
+func scaleU(c uint64, k int64) uint64 {
+	if k >= int64(len(pow10)) || c > math.MaxUint64/pow10[k] {
+		return math.MaxUint64
 	}
-	if ea > eb {
-		sa, ok := scaleU(ca, ea-eb)
-		if !ok {
-			return 1
-		}
-		return cmpU(sa, cb)
-	}
-	sb, ok := scaleU(cb, eb-ea)
-	if !ok {
-		return -1
-	}
-	return cmpU(ca, sb)
-}
-
-// scaleU returns c×10^k, ok false on uint64 overflow.
-func scaleU(c uint64, k int64) (uint64, bool) {
-	if k >= int64(len(pow10)) {
-		return 0, false
-	}
-	p := pow10[k]
-	if c > math.MaxUint64/p {
-		return 0, false
-	}
-	return c * p, true
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return c * pow10[k]
 }
 
 // isMultiple reports whether a is an integer multiple of d (d > 0) exactly.
@@ -332,11 +289,7 @@ func isMultiple(a, d *number) bool {
 			}
 			return r == 0
 		}
-		dd, ok := scaleU(d.coef, -k)
-		if !ok {
-			return false // d×10^-k exceeds a
-		}
-		return a.coef%dd == 0
+		return a.coef%scaleU(d.coef, -k) == 0 // saturated: more than a.coef, so no divisor
 	}
 	if d.small {
 		return longIsMultiple(a, d)
@@ -416,11 +369,7 @@ func (n number) toInt() (int, bool) {
 	if !n.small {
 		return math.MaxInt, true
 	}
-	v, ok := scaleU(n.coef, n.exp)
-	if !ok || v > math.MaxInt {
-		return math.MaxInt, true
-	}
-	return int(v), true
+	return int(min(scaleU(n.coef, n.exp), math.MaxInt)), true
 }
 
 // longIsMultiple is isMultiple for a with more than 19 significant digits
