@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"math/big"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -168,6 +169,34 @@ func TestCmpNumberAgainstRat(t *testing.T) {
 		want := ratOf(t, a).Cmp(ratOf(t, b))
 		if got := cmpNumber(num(t, a), num(t, b)); got != want {
 			t.Fatalf("cmpNumber(%s, %s) = %d, want %d", a, b, got, want)
+		}
+	}
+}
+
+// TestIsMultipleAgainstRat compares isMultiple with exact rational
+// arithmetic on random positive divisors, short and long, and on random
+// literals and multiples of them, and on powers of ten by divisors of many
+// factors 2 and 5.
+func TestIsMultipleAgainstRat(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	powers := []string{"1024", "0.0625", "3.2e-5", "48828125", "1180591620717411303424", "5.9604644775390625e-8",
+		"7450580596923828125", "9223372036854775808", "88817841970012523233890533447265625", "4096e-10"}
+	for range 50_000 {
+		d := strings.TrimPrefix(randomLiteral(r), "-")
+		a := randomLiteral(r)
+		switch r.IntN(3) {
+		case 0: // powers of ten against divisors made of many factors 2 and 5
+			d = powers[r.IntN(len(powers))]
+			a = "1e" + strconv.Itoa(r.IntN(120))
+		case 1:
+			m := new(big.Rat).SetInt64(r.Int64N(1e6) - 5e5)
+			a = new(big.Rat).Mul(ratOf(t, d), m).FloatString(30)
+			if strings.Contains(a, ".") {
+				a = strings.TrimRight(strings.TrimRight(a, "0"), ".")
+			}
+		}
+		if got, want := isMultiple(num(t, a), num(t, d)), bigIsMultiple(t, a, d); got != want {
+			t.Fatalf("isMultiple(%s, %s) = %v, want %v", a, d, got, want)
 		}
 	}
 }
