@@ -270,47 +270,32 @@ func scaleU(c uint64, k int64) uint64 {
 	return c * pow10[k]
 }
 
-// isMultiple reports whether a is an integer multiple of d (d > 0) exactly.
+// isMultiple reports whether a is an integer multiple of d (d > 0) exactly:
+// whether d's digits divide a's times 10^(a.exp-d.exp). Neither's digits end
+// in a zero, so they never do for a negative power; a power of ten past 64
+// (past 4 per digit for a longer d) adds nothing, every factor 2 and 5 of
+// d's digits being covered.
 func isMultiple(a, d *number) bool {
-	if a.isZero() {
-		return true
-	}
-	if a.small && d.small {
-		k := a.exp - d.exp
-		if k >= 0 {
-			// d.coef | a.coef × 10^k; powers of ten beyond 64 add nothing
-			// once every factor 2 and 5 of d.coef (< 2^64) is covered.
-			if k > 64 {
-				k = 64
-			}
-			r := a.coef % d.coef
-			for ; k > 0 && r != 0; k-- {
-				r = mulmod10(r, d.coef)
-			}
-			return r == 0
-		}
-		return a.coef%scaleU(d.coef, -k) == 0 // saturated: more than a.coef, so no divisor
-	}
-	if d.small {
-		return longIsMultiple(a, d)
-	}
-	// Exact path: big integers bounded by the digit counts.
-	ad, dd := a.digitString(), d.digitString()
 	k := a.exp - d.exp
-	A, _ := new(big.Int).SetString(ad, 10)
-	D, _ := new(big.Int).SetString(dd, 10)
-	if k >= 0 {
-		if lim := int64(4*len(dd) + 4); k > lim {
-			k = lim
-		}
-		A.Mul(A, new(big.Int).Exp(big.NewInt(10), big.NewInt(k), nil))
-		return new(big.Int).Rem(A, D).Sign() == 0
-	}
-	if -k > int64(len(ad))+1 {
+	switch {
+	case a.isZero():
+		return true
+	case k < 0:
 		return false
+	case !d.small: // big integers, bounded by the digit counts
+		A, _ := new(big.Int).SetString(a.digitString(), 10)
+		D, _ := new(big.Int).SetString(d.digits, 10)
+		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(min(k, 4*int64(len(d.digits))+4)), nil)
+		return A.Rem(A.Mul(A, p), D).Sign() == 0
 	}
-	D.Mul(D, new(big.Int).Exp(big.NewInt(10), big.NewInt(-k), nil))
-	return new(big.Int).Rem(A, D).Sign() == 0
+	r := a.coef % d.coef
+	if !a.small {
+		r = digitsMod(a.digits, d.coef)
+	}
+	for k = min(k, 64); k > 0 && r != 0; k-- {
+		r = mulmod10(r, d.coef)
+	}
+	return r == 0
 }
 
 // mulmod10 returns (r×10) mod m without overflow.
@@ -372,33 +357,20 @@ func (n number) toInt() (int, bool) {
 	return int(min(scaleU(n.coef, n.exp), math.MaxInt)), true
 }
 
-// longIsMultiple is isMultiple for a with more than 19 significant digits
-// and d with at most 19: a's digits are reduced modulo d's one at a time,
-// in time linear in their number, where big.Int's SetString is quadratic
-// (three million digits took 15 s).
-func longIsMultiple(a, d *number) bool {
-	k := a.exp - d.exp
-	if k < 0 {
-		// d×10^-k | a's digits would need them to end in a zero; they
-		// never do.
-		return false
-	}
+// digitsMod returns the value of the decimal digits modulo m, reducing one
+// digit at a time: linear in their number, where big.Int's SetString is
+// quadratic (three million digits took 15 s).
+func digitsMod(digits string, m uint64) uint64 {
 	var r uint64
-	for i := 0; i < len(a.digits); i++ {
-		x := mulmod10(r, d.coef)
-		s := x + uint64(a.digits[i]-'0')
+	for i := 0; i < len(digits); i++ {
+		x := mulmod10(r, m)
+		s := x + uint64(digits[i]-'0')
 		if s < x {
-			// Wrapped past 2^64, so d > 2^64-10 and x+digit < 2d: one
-			// subtraction of d (modulo 2^64) leaves the remainder.
-			s -= d.coef
+			// Wrapped past 2^64, so m > 2^64-10 and x+digit < 2m: one
+			// subtraction of m (modulo 2^64) leaves the remainder.
+			s -= m
 		}
-		r = s % d.coef
+		r = s % m
 	}
-	if k > 64 {
-		k = 64 // as in isMultiple: every factor 2 and 5 of d.coef is covered
-	}
-	for ; k > 0 && r != 0; k-- {
-		r = mulmod10(r, d.coef)
-	}
-	return r == 0
+	return r
 }
