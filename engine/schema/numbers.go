@@ -192,16 +192,7 @@ func (n number) isZero() bool { return n.small && n.coef == 0 }
 func (n number) isInt() bool { return n.isZero() || n.exp >= 0 }
 
 // ndigits is the number of significant digits.
-func (n number) ndigits() int64 {
-	if !n.small {
-		return int64(len(n.digits))
-	}
-	k := int64(1)
-	for k < 20 && n.coef >= pow10[k] {
-		k++
-	}
-	return k
-}
+func (n number) ndigits() int64 { return int64(len(n.digitString())) }
 
 // digitString returns the significant digits (slow path only).
 func (n number) digitString() string {
@@ -255,10 +246,11 @@ func cmpMagnitude(a, b *number) int {
 		return cmp.Compare(scaleU(a.coef, a.exp-b.exp), b.coef)
 	}
 	// Compare the position of the leading digit, then the digits.
-	if c := cmp.Compare(a.exp+a.ndigits(), b.exp+b.ndigits()); c != 0 {
+	da, db := a.digitString(), b.digitString()
+	if c := cmp.Compare(a.exp+int64(len(da)), b.exp+int64(len(db))); c != 0 {
 		return c
 	}
-	return strings.Compare(a.digitString(), b.digitString()) // same leading position: lexicographic order is numeric order
+	return strings.Compare(da, db) // same leading position: lexicographic order is numeric order
 }
 
 // scaleU returns c×10^k for k >= 0, or math.MaxUint64 past uint64: more
@@ -345,11 +337,8 @@ func (n number) String() string {
 // toInt returns n as a non-negative int for length-like keywords, saturating
 // at math.MaxInt. ok is false for negative or fractional values.
 func (n number) toInt() (int, bool) {
-	if !n.isInt() || n.neg && !n.isZero() {
+	if !n.isInt() || n.neg {
 		return 0, false
-	}
-	if n.isZero() {
-		return 0, true
 	}
 	if !n.small {
 		return math.MaxInt, true
