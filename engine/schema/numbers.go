@@ -304,34 +304,22 @@ func (n number) String() string {
 	if n.isZero() {
 		return "0"
 	}
-	var b strings.Builder
+	sign, d := "", n.digitString()
 	if n.neg {
-		b.WriteByte('-')
+		sign = "-"
 	}
-	d := n.digitString()
+	point := int64(len(d)) + n.exp // digits before the decimal point
 	switch {
 	case n.exp >= 0 && n.exp <= 21:
-		b.WriteString(d)
-		b.WriteString(strings.Repeat("0", int(n.exp)))
-	case n.exp < 0 && -n.exp < int64(len(d)):
-		p := len(d) + int(n.exp)
-		b.WriteString(d[:p])
-		b.WriteByte('.')
-		b.WriteString(d[p:])
-	case n.exp < 0 && -n.exp <= int64(len(d))+6:
-		b.WriteString("0.")
-		b.WriteString(strings.Repeat("0", int(-n.exp)-len(d)))
-		b.WriteString(d)
-	default:
-		b.WriteString(d[:1])
-		if len(d) > 1 {
-			b.WriteByte('.')
-			b.WriteString(d[1:])
-		}
-		b.WriteByte('e')
-		b.WriteString(strconv.FormatInt(n.exp+int64(len(d))-1, 10))
+		return sign + d + strings.Repeat("0", int(n.exp))
+	case n.exp < 0 && point > 0:
+		return sign + d[:point] + "." + d[point:]
+	case n.exp < 0 && point >= -6:
+		return sign + "0." + strings.Repeat("0", int(-point)) + d
+	case len(d) > 1:
+		d = d[:1] + "." + d[1:]
 	}
-	return b.String()
+	return sign + d + "e" + strconv.FormatInt(point-1, 10)
 }
 
 // toInt returns n as a non-negative int for length-like keywords, saturating
