@@ -124,10 +124,6 @@ func hashJSON(h *maphash.Hash, v any) {
 			return
 		}
 		h.WriteByte('#')
-		if n.isZero() {
-			h.WriteByte('0')
-			return
-		}
 		if n.neg {
 			h.WriteByte('-')
 		}
