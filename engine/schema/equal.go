@@ -44,7 +44,7 @@ func typeOf(v any) uint8 {
 		return typeNull
 	case bool:
 		return typeBool
-	case json.Number, float64, float32, int, int64, int32, uint64:
+	case json.Number, float64:
 		return typeNumber
 	case string:
 		return typeString

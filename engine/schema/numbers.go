@@ -172,16 +172,6 @@ func numberOf(v any, n *number) bool {
 			return false
 		}
 		return parseNumber(strconv.FormatFloat(x, 'g', -1, 64), n)
-	case float32:
-		return numberOf(float64(x), n)
-	case int:
-		return parseNumber(strconv.FormatInt(int64(x), 10), n)
-	case int64:
-		return parseNumber(strconv.FormatInt(x, 10), n)
-	case int32:
-		return parseNumber(strconv.FormatInt(int64(x), 10), n)
-	case uint64:
-		return parseNumber(strconv.FormatUint(x, 10), n)
 	}
 	return false
 }
