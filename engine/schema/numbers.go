@@ -8,11 +8,14 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
-// maxExp bounds the decimal exponent kept for a number literal. Literals such
-// as 1e999999999999 stay exact in comparisons (the exponent only orders them)
-// and never drive an allocation proportional to the exponent.
+// maxExp bounds the decimal exponent read from a number literal (a larger
+// one counts as ±maxExp). Literals such as 1e999999999999 stay exact in
+// comparisons (the exponent only orders them) and never drive an allocation
+// proportional to the exponent.
 const maxExp = 1 << 40
 
 // number is the exact value of a JSON number literal:
@@ -73,85 +76,6 @@ func parseNumber(s string, n *number) bool {
 	exp := int64(0)
 	if frac > 0 {
 		exp = -int64(frac)
-	}
-	for coef%10 == 0 {
-		coef /= 10
-		exp++
-	}
-	*n = number{neg: neg, small: true, coef: coef, exp: exp}
-	return true
-}
-
-// parseAny is parseNumber for any literal: it reads the digits before and
-// after the point into coef as long as there are at most 19 from the first
-// non-zero one, and keeps the significant digits as a string past that.
-func parseAny(s string, n *number) bool {
-	i := 0
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		i++
-	}
-	// The digits before and after the point make coef, those from the
-	// first non-zero one counted in k (coef wraps past 19, then unused).
-	var coef uint64
-	k, intStart, dot := 0, i, -1
-scan:
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			if k > 0 || c != '0' {
-				coef = coef*10 + uint64(c-'0')
-				k++
-			}
-		case c == '.' && dot < 0:
-			dot = i
-		default:
-			break scan
-		}
-	}
-	intEnd, fracStart, fracEnd := i, i, i
-	if dot >= 0 {
-		intEnd, fracStart = dot, dot+1
-	}
-	if intEnd == intStart || s[intStart] == '0' && intEnd-intStart > 1 || dot >= 0 && fracStart == fracEnd {
-		return false
-	}
-	var e10 int64
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		eneg := i < len(s) && s[i] == '-'
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i == len(s) {
-			return false
-		}
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			if e10 < maxExp {
-				e10 = e10*10 + int64(s[i]-'0')
-			}
-		}
-		if eneg {
-			e10 = -e10
-		}
-	}
-	if i != len(s) {
-		return false
-	}
-	exp := e10 - int64(fracEnd-fracStart)
-	if k > 19 {
-		all := s[intStart:intEnd] + s[fracStart:fracEnd]
-		sig := strings.TrimRight(all, "0")
-		exp += int64(len(all) - len(sig))
-		if sig = strings.TrimLeft(sig, "0"); len(sig) > 19 {
-			*n = number{neg: neg, digits: sig, exp: exp}
-			return true
-		}
-		coef, _ = strconv.ParseUint(sig, 10, 64)
-	}
-	if coef == 0 {
-		*n = number{small: true}
-		return true
 	}
 	for coef%10 == 0 {
 		coef /= 10
@@ -340,4 +264,32 @@ func digitsMod(digits string, m uint64) uint64 {
 		r = s % m
 	}
 	return r
+}
+
+// parseAny is parseNumber for any literal, whose grammar jsonnum.Scan
+// checks: the digits before and after the point make the coefficient, kept
+// as a string past 19 significant ones.
+func parseAny(s string, n *number) bool {
+	if end, _, _, ok := jsonnum.Scan(s, 0); !ok || end != len(s) {
+		return false
+	}
+	mant, e10 := strings.TrimPrefix(s, "-"), int64(0)
+	if i := strings.IndexAny(mant, "eE"); i >= 0 {
+		e, _ := strconv.ParseInt(mant[i+1:], 10, 64) // ±MaxInt64 past int64
+		mant, e10 = mant[:i], max(-maxExp, min(e, maxExp))
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	all := strings.TrimLeft(whole+frac, "0")
+	sig := strings.TrimRight(all, "0")
+	exp := e10 - int64(len(frac)) + int64(len(all)-len(sig))
+	switch {
+	case sig == "":
+		*n = number{small: true}
+	case len(sig) > 19:
+		*n = number{neg: s[0] == '-', digits: sig, exp: exp}
+	default:
+		coef, _ := strconv.ParseUint(sig, 10, 64)
+		*n = number{neg: s[0] == '-', small: true, coef: coef, exp: exp}
+	}
+	return true
 }
