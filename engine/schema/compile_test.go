@@ -125,14 +125,13 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("Evaluate(%s).Valid = %v, want %v", inst, res.Valid, want)
 		}
 	}
-	if err := NewRegistry().AddDir("does-not-exist", "https://x/"); err == nil {
+	if err := NewRegistry().AddDir("does-not-exist"); err == nil {
 		t.Error("AddDir(missing dir) succeeded, want an error")
 	}
 }
 
-// TestRegistryDirByID holds AddDir with no base URI, as --schema-dir calls
-// it: each file is registered under its own $id, and a file without one is
-// refused by name.
+// TestRegistryDirByID holds AddDir as --schema-dir calls it: each file is
+// registered under its own $id, and a file without one is refused by name.
 func TestRegistryDirByID(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, doc string) {
@@ -142,8 +141,8 @@ func TestRegistryDirByID(t *testing.T) {
 	}
 	write("money.json", `{"$id":"https://schemas.example.com/money.json","type":"number","minimum":0}`)
 	reg := NewRegistry()
-	if err := reg.AddDir(dir, ""); err != nil {
-		t.Fatalf("AddDir(dir, \"\") = %v", err)
+	if err := reg.AddDir(dir); err != nil {
+		t.Fatalf("AddDir(dir) = %v", err)
 	}
 	s, err := Compile(mustDecode(t, `{"$ref":"https://schemas.example.com/money.json"}`), &Options{Registry: reg})
 	if err != nil {
@@ -153,7 +152,7 @@ func TestRegistryDirByID(t *testing.T) {
 		t.Errorf("Evaluate(-1) = %+v, %v, want invalid", res, err)
 	}
 	write("no-id.json", `{"type":"string"}`)
-	if err := NewRegistry().AddDir(dir, ""); err == nil || !strings.Contains(err.Error(), "no-id.json") {
+	if err := NewRegistry().AddDir(dir); err == nil || !strings.Contains(err.Error(), "no-id.json") {
 		t.Errorf("AddDir(a file without $id) = %v, want an error naming no-id.json", err)
 	}
 }
