@@ -90,7 +90,7 @@ func (f *engineFlags) verifier() (*engine.Verifier, error) {
 	}
 	if f.schemaDir != "" {
 		reg := schema.NewRegistry()
-		if err := reg.AddDir(f.schemaDir, ""); err != nil {
+		if err := reg.AddDir(f.schemaDir); err != nil {
 			return nil, fmt.Errorf("loading --schema-dir: %w", err)
 		}
 		opts.Schema.Registry = reg

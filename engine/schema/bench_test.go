@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -94,5 +95,34 @@ func TestEvaluateAllocations(t *testing.T) {
 	}
 	if allocs > limit {
 		t.Errorf("Evaluate(valid invoice) allocates %v times, want at most %v", allocs, limit)
+	}
+}
+
+// BenchmarkNumberKeywords evaluates 256 prices, integers and quantities,
+// all valid, against number leaves with bounds and multipleOf: the exact
+// number path (parse, compare, remainder) on its own.
+func BenchmarkNumberKeywords(b *testing.B) {
+	for _, c := range []struct{ name, schema string }{
+		{"bounds", `{"items":{"type":"number","minimum":0,"exclusiveMaximum":1e7}}`},
+		{"multipleOf", `{"items":{"type":"number","multipleOf":0.01}}`},
+		{"negativeBounds", `{"items":{"minimum":-5,"maximum":100000,"exclusiveMinimum":-0.5}}`},
+	} {
+		s, err := Compile(mustDecode(b, c.schema), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		items := make([]any, 256)
+		for i := range items {
+			items[i] = json.Number([]string{"19.99", "7", "1250.5", "0.01", "3", "99999", "42.1", "100"}[i%8])
+		}
+		b.Run(c.name, func(b *testing.B) {
+			c0 := cpuNow()
+			for b.Loop() {
+				if res, err := s.Evaluate(items); err != nil || !res.Valid {
+					b.Fatalf("Evaluate: %v, %v", res, err)
+				}
+			}
+			b.ReportMetric(float64(cpuNow()-c0)/float64(b.N), "cpu-ns/op")
+		})
 	}
 }

@@ -1,10 +1,6 @@
 package schema
 
-import (
-	"encoding/json"
-	"hash/maphash"
-	"strconv"
-)
+import "hash/maphash"
 
 // enumIndexMin is the enum size from which membership is looked up by hash
 // instead of by a scan. A scan costs the enum's size for every value
@@ -37,29 +33,7 @@ func (x *enumIndex) hash(v any) uint64 {
 	return h.Sum64()
 }
 
-// hasString reports whether the string s is a member of vals.
-func (x *enumIndex) hasString(vals []any, s string) bool {
-	for _, i := range x.at[x.hash(s)] {
-		if m, ok := vals[i].(string); ok && m == s {
-			return true
-		}
-	}
-	return false
-}
-
-// hasNumber reports whether a member of vals equals num.
-func (x *enumIndex) hasNumber(vals []any, num *number) bool {
-	for _, i := range x.at[x.hash(numberLiteral(num))] {
-		var m number
-		if numberOf(vals[i], &m) && equalNumber(&m, num) {
-			return true
-		}
-	}
-	return false
-}
-
-// has reports whether a member of vals equals v (null, a boolean, an array
-// or an object).
+// has reports whether a member of vals equals v.
 func (x *enumIndex) has(vals []any, v any) bool {
 	for _, i := range x.at[x.hash(v)] {
 		if jsonEqual(vals[i], v) {
@@ -67,17 +41,4 @@ func (x *enumIndex) has(vals []any, v any) bool {
 		}
 	}
 	return false
-}
-
-// numberLiteral writes num as a JSON number literal of the same value, for
-// hashJSON, which hashes a number by its value.
-func numberLiteral(num *number) json.Number {
-	if num.isZero() {
-		return "0"
-	}
-	s := num.digitString() + "e" + strconv.FormatInt(num.exp, 10)
-	if num.neg {
-		s = "-" + s
-	}
-	return json.Number(s)
 }

@@ -44,7 +44,7 @@ func typeOf(v any) uint8 {
 		return typeNull
 	case bool:
 		return typeBool
-	case json.Number, float64, float32, int, int64, int32, uint64:
+	case json.Number, float64:
 		return typeNumber
 	case string:
 		return typeString
@@ -124,10 +124,6 @@ func hashJSON(h *maphash.Hash, v any) {
 			return
 		}
 		h.WriteByte('#')
-		if n.isZero() {
-			h.WriteByte('0')
-			return
-		}
 		if n.neg {
 			h.WriteByte('-')
 		}

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/engine/format"
@@ -158,7 +159,7 @@ func numberChecks(n *node, num *number, v any) (held int, failed uint8) {
 		test(n.types&typeNumber != 0 || n.types&typeInteger != 0 && num.isInt(), numFailType)
 	}
 	if n.enum != nil {
-		test(n.enum.hasNumber(num), numFailEnum)
+		test(n.enum.hasNumber(num, v), numFailEnum)
 	}
 	if n.hasConst {
 		test(jsonEqual(n.constVal, v), numFailConst)
@@ -184,9 +185,11 @@ func numberChecks(n *node, num *number, v any) (held int, failed uint8) {
 	return held, failed
 }
 
-func (s *enumSet) hasNumber(num *number) bool {
+// hasNumber reports whether the enum holds the number num, the instance
+// value v.
+func (s *enumSet) hasNumber(num *number, v any) bool {
 	if s.index != nil {
-		return s.index.hasNumber(s.vals, num)
+		return s.index.has(s.vals, v)
 	}
 	for i := range s.nums {
 		if equalNumber(&s.nums[i], num) {
@@ -198,11 +201,11 @@ func (s *enumSet) hasNumber(num *number) bool {
 
 // has reports whether the enum holds v, which is not a number.
 func (s *enumSet) has(v any) bool {
-	if x, ok := v.(string); ok {
-		return s.hasString(x)
-	}
 	if s.index != nil {
 		return s.index.has(s.vals, v)
+	}
+	if x, ok := v.(string); ok {
+		return slices.Contains(s.strs, x)
 	}
 	for _, m := range s.others {
 		if jsonEqual(m, v) {
@@ -214,12 +217,7 @@ func (s *enumSet) has(v any) bool {
 
 func (s *enumSet) hasString(x string) bool {
 	if s.index != nil {
-		return s.index.hasString(s.vals, x)
+		return s.index.has(s.vals, x)
 	}
-	for _, m := range s.strs {
-		if m == x {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(s.strs, x)
 }

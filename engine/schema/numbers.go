@@ -1,17 +1,21 @@
 package schema
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"math/big"
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
 
-// maxExp bounds the decimal exponent kept for a number literal. Literals such
-// as 1e999999999999 stay exact in comparisons (the exponent only orders them)
-// and never drive an allocation proportional to the exponent.
+// maxExp bounds the decimal exponent read from a number literal (a larger
+// one counts as ±maxExp). Literals such as 1e999999999999 stay exact in
+// comparisons (the exponent only orders them) and never drive an allocation
+// proportional to the exponent.
 const maxExp = 1 << 40
 
 // number is the exact value of a JSON number literal:
@@ -81,85 +85,6 @@ func parseNumber(s string, n *number) bool {
 	return true
 }
 
-// parseAny is parseNumber for any literal: it reads the digits before and
-// after the point into coef as long as there are at most 19 from the first
-// non-zero one, and keeps the significant digits as a string past that.
-func parseAny(s string, n *number) bool {
-	i := 0
-	neg := len(s) > 0 && s[0] == '-'
-	if neg {
-		i++
-	}
-	// The digits before and after the point make coef, those from the
-	// first non-zero one counted in k (coef wraps past 19, then unused).
-	var coef uint64
-	k, intStart, dot := 0, i, -1
-scan:
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			if k > 0 || c != '0' {
-				coef = coef*10 + uint64(c-'0')
-				k++
-			}
-		case c == '.' && dot < 0:
-			dot = i
-		default:
-			break scan
-		}
-	}
-	intEnd, fracStart, fracEnd := i, i, i
-	if dot >= 0 {
-		intEnd, fracStart = dot, dot+1
-	}
-	if intEnd == intStart || s[intStart] == '0' && intEnd-intStart > 1 || dot >= 0 && fracStart == fracEnd {
-		return false
-	}
-	var e10 int64
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		eneg := i < len(s) && s[i] == '-'
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i == len(s) {
-			return false
-		}
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			if e10 < maxExp {
-				e10 = e10*10 + int64(s[i]-'0')
-			}
-		}
-		if eneg {
-			e10 = -e10
-		}
-	}
-	if i != len(s) {
-		return false
-	}
-	exp := e10 - int64(fracEnd-fracStart)
-	if k > 19 {
-		all := s[intStart:intEnd] + s[fracStart:fracEnd]
-		sig := strings.TrimRight(all, "0")
-		exp += int64(len(all) - len(sig))
-		if sig = strings.TrimLeft(sig, "0"); len(sig) > 19 {
-			*n = number{neg: neg, digits: sig, exp: exp}
-			return true
-		}
-		coef, _ = strconv.ParseUint(sig, 10, 64)
-	}
-	if coef == 0 {
-		*n = number{small: true}
-		return true
-	}
-	for coef%10 == 0 {
-		coef /= 10
-		exp++
-	}
-	*n = number{neg: neg, small: true, coef: coef, exp: exp}
-	return true
-}
-
 // numberOf sets *n to a decoded instance value's number and reports
 // whether v is a finite number.
 func numberOf(v any, n *number) bool {
@@ -171,16 +96,6 @@ func numberOf(v any, n *number) bool {
 			return false
 		}
 		return parseNumber(strconv.FormatFloat(x, 'g', -1, 64), n)
-	case float32:
-		return numberOf(float64(x), n)
-	case int:
-		return parseNumber(strconv.FormatInt(int64(x), 10), n)
-	case int64:
-		return parseNumber(strconv.FormatInt(x, 10), n)
-	case int32:
-		return parseNumber(strconv.FormatInt(int64(x), 10), n)
-	case uint64:
-		return parseNumber(strconv.FormatUint(x, 10), n)
 	}
 	return false
 }
@@ -191,16 +106,7 @@ func (n number) isZero() bool { return n.small && n.coef == 0 }
 func (n number) isInt() bool { return n.isZero() || n.exp >= 0 }
 
 // ndigits is the number of significant digits.
-func (n number) ndigits() int64 {
-	if !n.small {
-		return int64(len(n.digits))
-	}
-	k := int64(1)
-	for k < 20 && n.coef >= pow10[k] {
-		k++
-	}
-	return k
-}
+func (n number) ndigits() int64 { return int64(len(n.digitString())) }
 
 // digitString returns the significant digits (slow path only).
 func (n number) digitString() string {
@@ -234,130 +140,68 @@ func equalNumber(a, b *number) bool {
 func cmpNumber(a, b *number) int {
 	if a.small && b.small && a.exp == b.exp && a.neg == b.neg {
 		if a.neg {
-			return cmpU(b.coef, a.coef)
+			return cmp.Compare(b.coef, a.coef)
 		}
-		return cmpU(a.coef, b.coef)
+		return cmp.Compare(a.coef, b.coef)
 	}
 	sa, sb := a.sign(), b.sign()
-	if sa != sb {
-		if sa < sb {
-			return -1
-		}
-		return 1
+	if sa != sb || sa == 0 {
+		return cmp.Compare(sa, sb)
 	}
-	if sa == 0 {
-		return 0
-	}
-	m := cmpMagnitude(a, b)
-	if sa < 0 {
-		return -m
-	}
-	return m
+	return sa * cmpMagnitude(a, b)
 }
 
 // cmpMagnitude compares |a| and |b| for non-zero a and b.
 func cmpMagnitude(a, b *number) int {
-	if a.small && b.small {
-		return cmpSmall(a.coef, a.exp, b.coef, b.exp)
+	if a.small && b.small { // the coefficient of the larger exponent scaled to the other's
+		if a.exp < b.exp {
+			return cmp.Compare(a.coef, scaleU(b.coef, b.exp-a.exp))
+		}
+		return cmp.Compare(scaleU(a.coef, a.exp-b.exp), b.coef)
 	}
 	// Compare the position of the leading digit, then the digits.
-	ea, eb := a.exp+a.ndigits(), b.exp+b.ndigits()
-	if ea != eb {
-		if ea < eb {
-			return -1
-		}
-		return 1
-	}
 	da, db := a.digitString(), b.digitString()
-	return strings.Compare(da, db) // equal leading position: lexicographic order is numeric order
+	if c := cmp.Compare(a.exp+int64(len(da)), b.exp+int64(len(db))); c != 0 {
+		return c
+	}
+	return strings.Compare(da, db) // same leading position: lexicographic order is numeric order
 }
 
-// cmpSmall compares ca×10^ea with cb×10^eb for non-zero coefficients.
-func cmpSmall(ca uint64, ea int64, cb uint64, eb int64) int {
-	if ea == eb {
-		return cmpU(ca, cb)
+// scaleU returns c×10^k for k >= 0, or math.MaxUint64 past uint64: more
+// than any coefficient (below 10^19).
+func scaleU(c uint64, k int64) uint64 {
+	if k >= int64(len(pow10)) || c > math.MaxUint64/pow10[k] {
+		return math.MaxUint64
 	}
-	if ea > eb {
-		sa, ok := scaleU(ca, ea-eb)
-		if !ok {
-			return 1
-		}
-		return cmpU(sa, cb)
-	}
-	sb, ok := scaleU(cb, eb-ea)
-	if !ok {
-		return -1
-	}
-	return cmpU(ca, sb)
+	return c * pow10[k]
 }
 
-// scaleU returns c×10^k, ok false on uint64 overflow.
-func scaleU(c uint64, k int64) (uint64, bool) {
-	if k >= int64(len(pow10)) {
-		return 0, false
-	}
-	p := pow10[k]
-	if c > math.MaxUint64/p {
-		return 0, false
-	}
-	return c * p, true
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// isMultiple reports whether a is an integer multiple of d (d > 0) exactly.
+// isMultiple reports whether a is an integer multiple of d (d > 0) exactly:
+// whether d's digits divide a's times 10^(a.exp-d.exp). Neither's digits end
+// in a zero, so they never do for a negative power; a power of ten past 64
+// (past 4 per digit for a longer d) adds nothing, every factor 2 and 5 of
+// d's digits being covered.
 func isMultiple(a, d *number) bool {
-	if a.isZero() {
-		return true
-	}
-	if a.small && d.small {
-		k := a.exp - d.exp
-		if k >= 0 {
-			// d.coef | a.coef × 10^k; powers of ten beyond 64 add nothing
-			// once every factor 2 and 5 of d.coef (< 2^64) is covered.
-			if k > 64 {
-				k = 64
-			}
-			r := a.coef % d.coef
-			for ; k > 0 && r != 0; k-- {
-				r = mulmod10(r, d.coef)
-			}
-			return r == 0
-		}
-		dd, ok := scaleU(d.coef, -k)
-		if !ok {
-			return false // d×10^-k exceeds a
-		}
-		return a.coef%dd == 0
-	}
-	if d.small {
-		return longIsMultiple(a, d)
-	}
-	// Exact path: big integers bounded by the digit counts.
-	ad, dd := a.digitString(), d.digitString()
 	k := a.exp - d.exp
-	A, _ := new(big.Int).SetString(ad, 10)
-	D, _ := new(big.Int).SetString(dd, 10)
-	if k >= 0 {
-		if lim := int64(4*len(dd) + 4); k > lim {
-			k = lim
-		}
-		A.Mul(A, new(big.Int).Exp(big.NewInt(10), big.NewInt(k), nil))
-		return new(big.Int).Rem(A, D).Sign() == 0
-	}
-	if -k > int64(len(ad))+1 {
+	switch {
+	case a.isZero():
+		return true
+	case k < 0:
 		return false
+	case !d.small: // big integers, bounded by the digit counts
+		A, _ := new(big.Int).SetString(a.digitString(), 10)
+		D, _ := new(big.Int).SetString(d.digits, 10)
+		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(min(k, 4*int64(len(d.digits))+4)), nil)
+		return A.Rem(A.Mul(A, p), D).Sign() == 0
 	}
-	D.Mul(D, new(big.Int).Exp(big.NewInt(10), big.NewInt(-k), nil))
-	return new(big.Int).Rem(A, D).Sign() == 0
+	r := a.coef % d.coef
+	if !a.small {
+		r = digitsMod(a.digits, d.coef)
+	}
+	for k = min(k, 64); k > 0 && r != 0; k-- {
+		r = mulmod10(r, d.coef)
+	}
+	return r == 0
 }
 
 // mulmod10 returns (r×10) mod m without overflow.
@@ -374,82 +218,78 @@ func (n number) String() string {
 	if n.isZero() {
 		return "0"
 	}
-	var b strings.Builder
+	sign, d := "", n.digitString()
 	if n.neg {
-		b.WriteByte('-')
+		sign = "-"
 	}
-	d := n.digitString()
+	point := int64(len(d)) + n.exp // digits before the decimal point
 	switch {
 	case n.exp >= 0 && n.exp <= 21:
-		b.WriteString(d)
-		b.WriteString(strings.Repeat("0", int(n.exp)))
-	case n.exp < 0 && -n.exp < int64(len(d)):
-		p := len(d) + int(n.exp)
-		b.WriteString(d[:p])
-		b.WriteByte('.')
-		b.WriteString(d[p:])
-	case n.exp < 0 && -n.exp <= int64(len(d))+6:
-		b.WriteString("0.")
-		b.WriteString(strings.Repeat("0", int(-n.exp)-len(d)))
-		b.WriteString(d)
-	default:
-		b.WriteString(d[:1])
-		if len(d) > 1 {
-			b.WriteByte('.')
-			b.WriteString(d[1:])
-		}
-		b.WriteByte('e')
-		b.WriteString(strconv.FormatInt(n.exp+int64(len(d))-1, 10))
+		return sign + d + strings.Repeat("0", int(n.exp))
+	case n.exp < 0 && point > 0:
+		return sign + d[:point] + "." + d[point:]
+	case n.exp < 0 && point >= -6:
+		return sign + "0." + strings.Repeat("0", int(-point)) + d
+	case len(d) > 1:
+		d = d[:1] + "." + d[1:]
 	}
-	return b.String()
+	return sign + d + "e" + strconv.FormatInt(point-1, 10)
 }
 
 // toInt returns n as a non-negative int for length-like keywords, saturating
 // at math.MaxInt. ok is false for negative or fractional values.
 func (n number) toInt() (int, bool) {
-	if !n.isInt() || n.neg && !n.isZero() {
+	if !n.isInt() || n.neg {
 		return 0, false
-	}
-	if n.isZero() {
-		return 0, true
 	}
 	if !n.small {
 		return math.MaxInt, true
 	}
-	v, ok := scaleU(n.coef, n.exp)
-	if !ok || v > math.MaxInt {
-		return math.MaxInt, true
-	}
-	return int(v), true
+	return int(min(scaleU(n.coef, n.exp), math.MaxInt)), true
 }
 
-// longIsMultiple is isMultiple for a with more than 19 significant digits
-// and d with at most 19: a's digits are reduced modulo d's one at a time,
-// in time linear in their number, where big.Int's SetString is quadratic
-// (three million digits took 15 s).
-func longIsMultiple(a, d *number) bool {
-	k := a.exp - d.exp
-	if k < 0 {
-		// d×10^-k | a's digits would need them to end in a zero; they
-		// never do.
+// digitsMod returns the value of the decimal digits modulo m, reducing one
+// digit at a time: linear in their number, where big.Int's SetString is
+// quadratic (three million digits took 15 s).
+func digitsMod(digits string, m uint64) uint64 {
+	var r uint64
+	for i := 0; i < len(digits); i++ {
+		x := mulmod10(r, m)
+		s := x + uint64(digits[i]-'0')
+		if s < x {
+			// Wrapped past 2^64, so m > 2^64-10 and x+digit < 2m: one
+			// subtraction of m (modulo 2^64) leaves the remainder.
+			s -= m
+		}
+		r = s % m
+	}
+	return r
+}
+
+// parseAny is parseNumber for any literal, whose grammar jsonnum.Scan
+// checks: the digits before and after the point make the coefficient, kept
+// as a string past 19 significant ones.
+func parseAny(s string, n *number) bool {
+	if end, _, _, ok := jsonnum.Scan(s, 0); !ok || end != len(s) {
 		return false
 	}
-	var r uint64
-	for i := 0; i < len(a.digits); i++ {
-		x := mulmod10(r, d.coef)
-		s := x + uint64(a.digits[i]-'0')
-		if s < x {
-			// Wrapped past 2^64, so d > 2^64-10 and x+digit < 2d: one
-			// subtraction of d (modulo 2^64) leaves the remainder.
-			s -= d.coef
-		}
-		r = s % d.coef
+	mant, e10 := strings.TrimPrefix(s, "-"), int64(0)
+	if i := strings.IndexAny(mant, "eE"); i >= 0 {
+		e, _ := strconv.ParseInt(mant[i+1:], 10, 64) // ±MaxInt64 past int64
+		mant, e10 = mant[:i], max(-maxExp, min(e, maxExp))
 	}
-	if k > 64 {
-		k = 64 // as in isMultiple: every factor 2 and 5 of d.coef is covered
+	whole, frac, _ := strings.Cut(mant, ".")
+	all := strings.TrimLeft(whole+frac, "0")
+	sig := strings.TrimRight(all, "0")
+	exp := e10 - int64(len(frac)) + int64(len(all)-len(sig))
+	switch {
+	case sig == "":
+		*n = number{small: true}
+	case len(sig) > 19:
+		*n = number{neg: s[0] == '-', digits: sig, exp: exp}
+	default:
+		coef, _ := strconv.ParseUint(sig, 10, 64)
+		*n = number{neg: s[0] == '-', small: true, coef: coef, exp: exp}
 	}
-	for ; k > 0 && r != 0; k-- {
-		r = mulmod10(r, d.coef)
-	}
-	return r == 0
+	return true
 }

@@ -1,6 +1,10 @@
 package schema
 
 import (
+	"math/big"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -125,5 +129,74 @@ func TestIsMultiple(t *testing.T) {
 				t.Errorf("isMultiple(%s, %s) = %v, want %v", tt.a, tt.d, got, tt.want)
 			}
 		})
+	}
+}
+
+// randomLiteral returns a JSON number literal of 1 to 25 significant digits
+// drawn from few distinct ones (so that equal and near values are common),
+// with a point or an exponent at times.
+func randomLiteral(r *rand.Rand) string {
+	var b strings.Builder
+	if r.IntN(3) == 0 {
+		b.WriteByte('-')
+	}
+	digits := 1 + r.IntN(25)
+	b.WriteByte(byte('1' + r.IntN(3)))
+	for range digits - 1 {
+		b.WriteByte("0019"[r.IntN(4)])
+	}
+	s := b.String()
+	switch r.IntN(3) {
+	case 1:
+		if p := len(s) - r.IntN(digits); p < len(s) && s[p-1] != '-' {
+			s = s[:p] + "." + s[p:]
+		}
+	case 2:
+		s += "e" + strconv.Itoa(r.IntN(41)-20)
+	}
+	return s
+}
+
+// TestCmpNumberAgainstRat compares cmpNumber with exact rational
+// arithmetic on random literals, short and long, equal and near.
+func TestCmpNumberAgainstRat(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200_000 {
+		a, b := randomLiteral(r), randomLiteral(r)
+		if r.IntN(4) == 0 {
+			b = a + "0" // equal to a when a has a point
+		}
+		want := ratOf(t, a).Cmp(ratOf(t, b))
+		if got := cmpNumber(num(t, a), num(t, b)); got != want {
+			t.Fatalf("cmpNumber(%s, %s) = %d, want %d", a, b, got, want)
+		}
+	}
+}
+
+// TestIsMultipleAgainstRat compares isMultiple with exact rational
+// arithmetic on random positive divisors, short and long, and on random
+// literals and multiples of them, and on powers of ten by divisors of many
+// factors 2 and 5.
+func TestIsMultipleAgainstRat(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	powers := []string{"1024", "0.0625", "3.2e-5", "48828125", "1180591620717411303424", "5.9604644775390625e-8",
+		"7450580596923828125", "9223372036854775808", "88817841970012523233890533447265625", "4096e-10"}
+	for range 50_000 {
+		d := strings.TrimPrefix(randomLiteral(r), "-")
+		a := randomLiteral(r)
+		switch r.IntN(3) {
+		case 0: // powers of ten against divisors made of many factors 2 and 5
+			d = powers[r.IntN(len(powers))]
+			a = "1e" + strconv.Itoa(r.IntN(120))
+		case 1:
+			m := new(big.Rat).SetInt64(r.Int64N(1e6) - 5e5)
+			a = new(big.Rat).Mul(ratOf(t, d), m).FloatString(30)
+			if strings.Contains(a, ".") {
+				a = strings.TrimRight(strings.TrimRight(a, "0"), ".")
+			}
+		}
+		if got, want := isMultiple(num(t, a), num(t, d)), bigIsMultiple(t, a, d); got != want {
+			t.Fatalf("isMultiple(%s, %s) = %v, want %v", a, d, got, want)
+		}
 	}
 }

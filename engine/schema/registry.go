@@ -71,15 +71,9 @@ func indexIDs(index map[string]*regDoc, d *regDoc, v any, base string, depth int
 	}
 }
 
-// AddDir registers every *.json file under dir as baseURI + its path
-// relative to dir (with forward slashes), or under its own $id when baseURI
-// is empty.
-func (r *Registry) AddDir(dir, baseURI string) error {
-	uriOf := func(name string, _ any) string { return baseURI + name }
-	if baseURI == "" {
-		uriOf = idOf
-	}
-	if err := r.addFS(os.DirFS(dir), uriOf); err != nil {
+// AddDir registers every *.json file under dir under its own $id.
+func (r *Registry) AddDir(dir string) error {
+	if err := r.addFS(os.DirFS(dir), idOf); err != nil {
 		return fmt.Errorf("reading schema dir: %w", err)
 	}
 	return nil

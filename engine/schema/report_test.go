@@ -255,7 +255,7 @@ func TestSharedReportsMatchFresh(t *testing.T) {
 func TestInstancePaths(t *testing.T) {
 	long := make([]any, 12346)
 	for i := range long {
-		long[i] = 0
+		long[i] = json.Number("0")
 	}
 	for _, i := range []int{0, 9, 10, 99, 100, 12345} {
 		long[i] = "x"
@@ -267,11 +267,11 @@ func TestInstancePaths(t *testing.T) {
 	}{
 		{"indices", `{"items":{"type":"integer"}}`, long, []string{"/0", "/9", "/10", "/99", "/100", "/12345"}},
 		{"declared keys", `{"properties":{"a/b":{"type":"string"},"m~n":{"type":"string"},"~/~":{"type":"string"},"p":{"type":"string"}}}`,
-			map[string]any{"a/b": 1, "m~n": 2, "~/~": 3, "p": 4}, []string{"/a~1b", "/m~0n", "/p", "/~0~1~0"}},
+			map[string]any{"a/b": json.Number("1"), "m~n": json.Number("2"), "~/~": json.Number("3"), "p": json.Number("4")}, []string{"/a~1b", "/m~0n", "/p", "/~0~1~0"}},
 		{"undeclared keys", `{"additionalProperties":{"type":"string"}}`,
-			map[string]any{"a/b": 1, "m~n": 2, "": 3}, []string{"/", "/a~1b", "/m~0n"}},
+			map[string]any{"a/b": json.Number("1"), "m~n": json.Number("2"), "": json.Number("3")}, []string{"/", "/a~1b", "/m~0n"}},
 		{"pattern keys", `{"patternProperties":{"^x":{"type":"string"}}}`,
-			map[string]any{"x/1": 1, "x~": 2}, []string{"/x~11", "/x~0"}},
+			map[string]any{"x/1": json.Number("1"), "x~": json.Number("2")}, []string{"/x~11", "/x~0"}},
 		{"shared ancestors", `{"properties":{"lines":{"items":{"properties":{"q":{"minimum":1},"r/s":{"items":{"minimum":1}}}}}}}`,
 			map[string]any{"lines": []any{
 				map[string]any{"q": json.Number("0"), "r/s": []any{json.Number("0"), json.Number("1"), json.Number("0")}},

@@ -211,9 +211,9 @@ type Described struct {
 }
 
 // Evaluate evaluates instance, a value decoded with json.Decoder.UseNumber
-// (map[string]any, []any, string, bool, nil, json.Number; float64 and Go
-// integers are accepted too). It returns ErrTooComplex when the evaluation
-// exceeds the step limit, and an error for values of other Go types.
+// (map[string]any, []any, string, bool, nil, json.Number; float64 is
+// accepted too). It returns ErrTooComplex when the evaluation exceeds the
+// step limit, and an error for values of other Go types.
 func (s *Schema) Evaluate(instance any) (*Result, error) {
 	return s.EvaluateContext(context.Background(), instance)
 }

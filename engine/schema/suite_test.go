@@ -49,8 +49,9 @@ func readSuiteFile(t *testing.T, path, name string) []suiteCase {
 }
 
 var suiteRegistry = sync.OnceValues(func() (*Registry, error) {
+	// the remotes have no $id: each is registered under the URL the suite serves it at
 	r := NewRegistry()
-	return r, r.AddDir(filepath.Join(suiteDir, "remotes"), "http://localhost:1234/")
+	return r, r.addFS(os.DirFS(filepath.Join(suiteDir, "remotes")), func(name string, _ any) string { return "http://localhost:1234/" + name })
 })
 
 // runSuiteCase reports "" when the case behaves as the suite expects, else

@@ -28,32 +28,22 @@ const (
 )
 
 // Keywords of each draft (core, applicators, validation, meta-data, format,
-// content), plus the other draft's definitions container, which is common
-// and harmless.
+// content): those the two share, with both definitions containers (the
+// other draft's is common and harmless), then each draft's own.
 var (
-	keywords2020 = []string{
-		"$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$comment", "$defs",
-		"prefixItems", "items", "contains", "additionalProperties", "properties", "patternProperties",
-		"dependentSchemas", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
-		"unevaluatedItems", "unevaluatedProperties",
+	keywordsBoth = []string{
+		"$schema", "$id", "$ref", "$comment", "$defs", "definitions",
+		"items", "contains", "additionalProperties", "properties", "patternProperties", "dependencies",
+		"propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
 		"type", "const", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-		"maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains", "minContains",
-		"maxProperties", "minProperties", "required", "dependentRequired",
-		"title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples",
-		"format", "contentEncoding", "contentMediaType", "contentSchema",
-		"definitions", "dependencies",
-	}
-	keywords7 = []string{
-		"$schema", "$id", "$ref", "$comment", "definitions",
-		"items", "additionalItems", "contains", "additionalProperties", "properties", "patternProperties",
-		"dependencies", "propertyNames", "if", "then", "else", "allOf", "anyOf", "oneOf", "not",
-		"type", "const", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-		"maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems",
-		"maxProperties", "minProperties", "required",
-		"title", "description", "default", "readOnly", "writeOnly", "examples",
+		"maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxProperties", "minProperties",
+		"required", "title", "description", "default", "readOnly", "writeOnly", "examples",
 		"format", "contentEncoding", "contentMediaType",
-		"$defs",
 	}
+	keywords2020 = slices.Concat(keywordsBoth, []string{"$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary",
+		"prefixItems", "dependentSchemas", "unevaluatedItems", "unevaluatedProperties", "maxContains", "minContains",
+		"dependentRequired", "deprecated", "contentSchema"})
+	keywords7 = slices.Concat(keywordsBoth, []string{"additionalItems"})
 )
 
 // keywordTypos lists the likely typos among the members of one schema

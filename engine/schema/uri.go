@@ -52,15 +52,11 @@ func unescapeToken(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 }
 
-// walkPointer returns the value at RFC 6901 pointer ptr inside v.
+// walkPointer returns the value at RFC 6901 pointer ptr inside v. ptr is
+// not the root's: its callers append to a schema's pointer a '/' and a
+// token, or a fragment that starts with '/'.
 func walkPointer(v any, ptr string) (any, bool) {
-	if ptr == "" {
-		return v, true
-	}
-	if ptr[0] != '/' {
-		return nil, false
-	}
-	for _, tok := range strings.Split(ptr[1:], "/") {
+	for _, tok := range strings.Split(ptr, "/")[1:] {
 		tok = unescapeToken(tok)
 		switch x := v.(type) {
 		case map[string]any:
