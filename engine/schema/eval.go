@@ -12,8 +12,8 @@ import (
 )
 
 // evaluator is the state of one Evaluate call; Schema pools them. Strings
-// for the result (paths, messages) are appended to buf during and after the
-// evaluation and turned into one string at the end, so a valid instance
+// for the result (paths, messages) are appended to buf as failures are
+// recorded and turned into one string at the end, so a valid instance
 // costs a handful of allocations whatever its size.
 type evaluator struct {
 	Budget   // the steps spent and allowed, and the context
@@ -31,7 +31,8 @@ type evaluator struct {
 
 	nodes         []*node // the schema's, by id
 	passed, total int
-	fails         []failure
+	fails         []failRec
+	last          failure   // the failure whose Report the last spans hold (zero when none)
 	pend          []pending // object()'s property values, a stack
 	spans         []spans
 	buf           []byte
@@ -84,21 +85,22 @@ func (e *evaluator) appendDescPath(b []byte, d *descRec) []byte {
 	return append(b, e.buf[d.s0:d.s1]...)
 }
 
-// failure is a failed check as the evaluator records it; result turns it
-// into a Failure.
+// failure is a failed check as a keyword reports it to fail.
 type failure struct {
 	kw kwID // the keyword reported
 	// at is the keyword whose location is reported, when not kw: an
 	// applicator's for a false subschema (kw kwFalse) under it. kwSelf, the
 	// zero value, means kw itself, or the schema's own location for kwFalse.
-	at     kwID
-	node   int32    // the failing schema's id (evaluator.nodes)
-	p0, p1 int32    // instance path in buf, set by fail
-	report int32    // set by result: the index of the failure's Report
-	a, b   int      // the keyword's figures: a length, indices, counts (report.go)
-	v      any      // the instance value
-	names  []string // the missing, extra or invalid property names
+	at    kwID
+	node  int32    // the failing schema's id (evaluator.nodes)
+	a, b  int      // the keyword's figures: a length, indices, counts (report.go)
+	v     any      // the instance value
+	names []string // the missing, extra or invalid property names
 }
+
+// failRec is a recorded failure: its instance path in buf and the index of
+// its Report's spans. It holds nothing of the instance.
+type failRec struct{ p0, p1, report int32 }
 
 // location is the keyword whose location r reports, or kwSelf for the
 // schema's own.
@@ -111,21 +113,21 @@ func (r *failure) location() kwID {
 
 // mark is a restore point for branches whose outcome is discarded.
 type mark struct {
-	passed, total, fails, buf, described, decls int
-	omitted, omittedKw                          int
+	passed, total, fails, spans, buf, described, decls int
+	omitted, omittedKw                                 int
 }
 
 func (e *evaluator) mark() mark {
-	return mark{e.passed, e.total, len(e.fails), len(e.buf), len(e.described), len(e.decls), e.omitted, len(e.omittedKw)}
+	return mark{e.passed, e.total, len(e.fails), len(e.spans), len(e.buf), len(e.described), len(e.decls), e.omitted, len(e.omittedKw)}
 }
 
 func (e *evaluator) rollback(m mark) {
 	e.gen++ // cached paths may lie in the discarded part of buf
 	e.passed, e.total = m.passed, m.total
-	// The discarded records are cleared, not only cut off: release clears
-	// up to the lengths, and what lies past them must hold no instance.
-	clear(e.fails[m.fails:])
 	e.fails = e.fails[:m.fails]
+	if len(e.spans) > m.spans {
+		e.spans, e.last = e.spans[:m.spans], failure{}
+	}
 	e.buf = e.buf[:m.buf]
 	clear(e.described[m.described:])
 	e.described = e.described[:m.described]
@@ -141,7 +143,7 @@ func (e *evaluator) reset(s *Schema) {
 	e.useScope = s.useScope
 	e.nodes = s.nodes
 	e.passed, e.total = 0, 0
-	e.fails = e.fails[:0]
+	e.fails, e.spans, e.last = e.fails[:0], e.spans[:0], failure{}
 	e.pend = e.pend[:0]
 	e.buf = e.buf[:0]
 	e.described = e.described[:0]
@@ -151,7 +153,7 @@ func (e *evaluator) reset(s *Schema) {
 
 // release drops references into the instance before pooling.
 func (e *evaluator) release() {
-	clear(e.fails)
+	e.last = failure{}
 	clear(e.described)
 	clear(e.pend[:cap(e.pend)]) // object leaves values past the length
 	clear(e.scope)
@@ -181,8 +183,9 @@ func (e *evaluator) pass(count bool) {
 	}
 }
 
-// fail counts a failed check and records r at location f (past keep,
-// only counts it). Nothing is recorded when count is false.
+// fail counts a failed check and records r at location f with its
+// Report (past keep, only counts it). Nothing is recorded when count is
+// false.
 func (e *evaluator) fail(count bool, f *frame, r failure) {
 	if !count {
 		return
@@ -192,8 +195,8 @@ func (e *evaluator) fail(count bool, f *frame, r failure) {
 		e.omit(r.kw)
 		return
 	}
-	r.p0, r.p1 = e.path(f)
-	e.fails = append(e.fails, r)
+	p0, p1 := e.path(f)
+	e.fails = append(e.fails, failRec{p0, p1, e.report(&r)})
 }
 
 // recording reports whether a failed check counted now would be recorded
