@@ -415,41 +415,42 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		return e.number(n, v, f, count)
 	}
 	valid := true
-	if n.types != 0 {
-		if typeMatches(n.types, v, false) {
+	check := func(ok bool, kw kwID, a int) bool {
+		if ok {
 			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwType, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
+			return true
 		}
-	}
-	if n.enum != nil {
-		if n.enum.has(v) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwEnum, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if n.hasConst {
-		if jsonEqual(n.constVal, v) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwConst, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if x, ok := v.(string); ok && n.anyStr && !e.str(n, x, f, count) {
+		e.fail(count, f, failure{kw: kw, node: n.id, v: v, a: a})
 		valid = false
+		return count
+	}
+	if n.types != 0 && !check(typeMatches(n.types, v, false), kwType, 0) {
+		return false
+	}
+	if n.enum != nil && !check(n.enum.has(v), kwEnum, 0) {
+		return false
+	}
+	if n.hasConst && !check(jsonEqual(n.constVal, v), kwConst, 0) {
+		return false
+	}
+	s, ok := v.(string)
+	if !ok || !n.anyStr {
+		return valid
+	}
+	if n.minLength >= 0 || n.maxLength >= 0 {
+		l := utf8.RuneCountInString(s)
+		if n.minLength >= 0 && !check(l >= n.minLength, kwMinLength, l) {
+			return false
+		}
+		if n.maxLength >= 0 && !check(l <= n.maxLength, kwMaxLength, l) {
+			return false
+		}
+	}
+	if n.pattern != nil && !check(n.pattern.match(s), kwPattern, 0) {
+		return false
+	}
+	if n.formatAssert {
+		check(format.Valid(n.format, s), kwFormat, 0)
 	}
 	return valid
 }
@@ -507,58 +508,18 @@ func typeMatches(types uint8, v any, isInt bool) bool {
 	return types&typeNumber != 0 || (isInt && types&typeInteger != 0)
 }
 
-func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
-	valid := true
-	if n.minLength >= 0 || n.maxLength >= 0 {
-		l := utf8.RuneCountInString(s)
-		if n.minLength >= 0 {
-			if l >= n.minLength {
-				e.pass(count)
-			} else {
-				e.fail(count, f, failure{kw: kwMinLength, node: n.id, v: s, a: l})
-				if !count {
-					return false
-				}
-				valid = false
-			}
-		}
-		if n.maxLength >= 0 {
-			if l <= n.maxLength {
-				e.pass(count)
-			} else {
-				e.fail(count, f, failure{kw: kwMaxLength, node: n.id, v: s, a: l})
-				if !count {
-					return false
-				}
-				valid = false
-			}
-		}
-	}
-	if n.pattern != nil {
-		if n.pattern.match(s) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwPattern, node: n.id, v: s})
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if n.formatAssert {
-		if format.Valid(n.format, s) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwFormat, node: n.id, v: s})
-			valid = false
-		}
-	}
-	return valid
-}
-
 // inPlace evaluates the applicators that apply to the same location.
 func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bool {
 	valid := true
+	check := func(ok bool, kw kwID, a, b int) bool {
+		if ok {
+			e.pass(count)
+			return true
+		}
+		e.fail(count, f, failure{kw: kw, node: n.id, v: v, a: a, b: b})
+		valid = false
+		return count
+	}
 	for _, s := range n.allOf {
 		if !e.eval(s, v, f, count, ann) {
 			if !count {
@@ -577,14 +538,8 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 				}
 			}
 		}
-		if matched > 0 {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwAnyOf, node: n.id, v: v, a: len(n.anyOf)})
-			if !count {
-				return false
-			}
-			valid = false
+		if !check(matched > 0, kwAnyOf, len(n.anyOf), 0) {
+			return false
 		}
 	}
 	if n.oneOf != nil {
@@ -599,28 +554,16 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 				}
 			}
 		}
-		if first >= 0 && second < 0 {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwOneOf, node: n.id, v: v, a: first, b: second})
-			if !count {
-				return false
-			}
-			valid = false
+		if !check(first >= 0 && second < 0, kwOneOf, first, second) {
+			return false
 		}
 	}
 	if n.not != nil {
 		m := e.mark()
 		matched := e.eval(n.not, v, f, false, nil)
 		e.rollback(m)
-		if !matched {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwNot, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
+		if !check(!matched, kwNot, 0, 0) {
+			return false
 		}
 	}
 	if n.ifN != nil {
