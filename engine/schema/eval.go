@@ -355,11 +355,14 @@ func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool 
 
 func (e *evaluator) body(n *node, v any, f *frame, count bool, ann *annot) bool {
 	valid := true
-	if n.ref != nil && !e.eval(n.ref, v, f, count, ann) {
-		if !count {
-			return false
-		}
-		valid = false
+	// goOn notes an outcome in valid and reports whether to go on:
+	// without count, the first failure decides.
+	goOn := func(ok bool) bool {
+		valid = valid && ok
+		return ok || count
+	}
+	if n.ref != nil && !goOn(e.eval(n.ref, v, f, count, ann)) {
+		return false
 	}
 	if n.dynRef != nil {
 		t := n.dynRef
@@ -371,24 +374,15 @@ func (e *evaluator) body(n *node, v any, f *frame, count bool, ann *annot) bool 
 				}
 			}
 		}
-		if !e.eval(t, v, f, count, ann) {
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if !e.value(n, v, f, count) {
-		if !count {
+		if !goOn(e.eval(t, v, f, count, ann)) {
 			return false
 		}
-		valid = false
 	}
-	if n.inPlace && !e.inPlace(n, v, f, count, ann) {
-		if !count {
-			return false
-		}
-		valid = false
+	if !goOn(e.value(n, v, f, count)) {
+		return false
+	}
+	if n.inPlace && !goOn(e.inPlace(n, v, f, count, ann)) {
+		return false
 	}
 	switch x := v.(type) {
 	case map[string]any:
@@ -511,21 +505,21 @@ func typeMatches(types uint8, v any, isInt bool) bool {
 // inPlace evaluates the applicators that apply to the same location.
 func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bool {
 	valid := true
+	goOn := func(ok bool) bool { // as in body
+		valid = valid && ok
+		return ok || count
+	}
 	check := func(ok bool, kw kwID, a, b int) bool {
 		if ok {
 			e.pass(count)
-			return true
+		} else {
+			e.fail(count, f, failure{kw: kw, node: n.id, v: v, a: a, b: b})
 		}
-		e.fail(count, f, failure{kw: kw, node: n.id, v: v, a: a, b: b})
-		valid = false
-		return count
+		return goOn(ok)
 	}
 	for _, s := range n.allOf {
-		if !e.eval(s, v, f, count, ann) {
-			if !count {
-				return false
-			}
-			valid = false
+		if !goOn(e.eval(s, v, f, count, ann)) {
+			return false
 		}
 	}
 	if n.anyOf != nil {
@@ -573,11 +567,8 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if cond {
 			next = n.thenN
 		}
-		if next != nil && !e.eval(next, v, f, count, ann) {
-			if !count {
-				return false
-			}
-			valid = false
+		if next != nil && !goOn(e.eval(next, v, f, count, ann)) {
+			return false
 		}
 	}
 	if n.depSchemas != nil {
@@ -586,11 +577,8 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 				if _, has := obj[d.prop]; !has {
 					continue
 				}
-				if !e.eval(d.n, v, f, count, ann) {
-					if !count {
-						return false
-					}
-					valid = false
+				if !goOn(e.eval(d.n, v, f, count, ann)) {
+					return false
 				}
 			}
 		}
