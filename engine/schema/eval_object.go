@@ -220,7 +220,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if !ok && n.patProps != nil {
 			ok = true
 			for k := range obj {
-				if n.property(k) == nil && !n.matchesPattern(k) {
+				if !n.declares(k) {
 					ok = false
 					break
 				}
@@ -238,7 +238,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		}
 	} else if n.addl != nil {
 		if !goOn(e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
-			if n.property(k) != nil || n.matchesPattern(k) {
+			if n.declares(k) {
 				return true, false
 			}
 			return e.child(n.addl, v, f, k, -1, count), true
@@ -331,15 +331,6 @@ func (e *evaluator) patternKey(n *node, k string, cv any, f *frame, count bool, 
 	return
 }
 
-func (n *node) matchesPattern(k string) bool {
-	for i := range n.patProps {
-		if n.patProps[i].p.match(k) {
-			return true
-		}
-	}
-	return false
-}
-
 func missingOf(obj map[string]any, names []string) []string {
 	var out []string
 	for _, r := range names {
@@ -353,7 +344,7 @@ func missingOf(obj map[string]any, names []string) []string {
 func undeclaredOf(obj map[string]any, n *node) []string {
 	var out []string
 	for k := range obj {
-		if n.property(k) == nil && !n.matchesPattern(k) {
+		if !n.declares(k) {
 			out = append(out, k)
 		}
 	}
