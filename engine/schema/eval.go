@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -272,7 +273,7 @@ func keySegment(key string) int {
 func appendSegment(b []byte, key string, idx int) []byte {
 	b = append(b, '/')
 	if idx >= 0 {
-		return appendIndex(b, idx)
+		return strconv.AppendInt(b, int64(idx), 10)
 	}
 	if idx == plainKey || keySegment(key) == plainKey {
 		return append(b, key...)
@@ -288,25 +289,6 @@ func appendSegment(b []byte, key string, idx int) []byte {
 		}
 	}
 	return b
-}
-
-// appendIndex appends the decimal digits of the array index i >= 0. Paths
-// are built once per failure, and most indices have one or two digits:
-// those are written directly, the rest digit by digit from the right.
-func appendIndex(b []byte, i int) []byte {
-	switch {
-	case i < 10:
-		return append(b, byte('0'+i))
-	case i < 100:
-		return append(b, byte('0'+i/10), byte('0'+i%10))
-	}
-	var d [20]byte // the digits of the largest int
-	k := len(d)
-	for ; i > 0; i /= 10 {
-		k--
-		d[k] = byte('0' + i%10)
-	}
-	return append(b, d[k:]...)
 }
 
 // eval applies n to v at location f. count selects whether the checks are
