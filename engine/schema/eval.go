@@ -447,10 +447,7 @@ func (e *evaluator) number(n *node, v any, f *frame, count bool) bool {
 // recordNumber counts the checks of n on the number v at location f that
 // held and records those in failed, in numChecks' order.
 func (e *evaluator) recordNumber(n *node, v any, f *frame, count bool, held int, failed uint8) {
-	if count {
-		e.total += held
-		e.passed += held
-	}
+	e.held(held, count)
 	for m := failed; m != 0; m &= m - 1 {
 		e.fail(count, f, failure{kw: numChecks[bits.TrailingZeros8(m)], node: n.id, v: v})
 	}
