@@ -275,20 +275,10 @@ func appendSegment(b []byte, key string, idx int) []byte {
 	if idx >= 0 {
 		return strconv.AppendInt(b, int64(idx), 10)
 	}
-	if idx == plainKey || keySegment(key) == plainKey {
+	if idx == plainKey {
 		return append(b, key...)
 	}
-	for j := 0; j < len(key); j++ {
-		switch c := key[j]; c {
-		case '~':
-			b = append(b, '~', '0')
-		case '/':
-			b = append(b, '~', '1')
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
+	return append(b, escapeToken(key)...)
 }
 
 // eval applies n to v at location f. count selects whether the checks are
