@@ -219,18 +219,10 @@ func (e *evaluator) omit(kw kwID) {
 // building it on first use. It is small enough to inline: a pointer built
 // before costs no call.
 func (e *evaluator) path(f *frame) (p0, p1 int32) {
-	if f.pgen != e.gen+1 {
-		e.buildPath(f)
+	if f.pgen <= e.gen { // built before the last rollback, or never
+		e.buf = e.appendPath(e.buf, f, int32(len(e.buf)))
 	}
 	return f.p0, f.p1
-}
-
-// buildPath appends the pointer of location f to buf (appendPath). It
-// stays out of line so that path inlines.
-//
-//go:noinline
-func (e *evaluator) buildPath(f *frame) {
-	e.buf = e.appendPath(e.buf, f, int32(len(e.buf)))
 }
 
 // appendPath appends the pointer of location f to b, which is buf holding
