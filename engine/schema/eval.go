@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -12,8 +13,8 @@ import (
 )
 
 // evaluator is the state of one Evaluate call; Schema pools them. Strings
-// for the result (paths, messages) are appended to buf during and after the
-// evaluation and turned into one string at the end, so a valid instance
+// for the result (paths, messages) are appended to buf as failures are
+// recorded and turned into one string at the end, so a valid instance
 // costs a handful of allocations whatever its size.
 type evaluator struct {
 	Budget   // the steps spent and allowed, and the context
@@ -31,7 +32,8 @@ type evaluator struct {
 
 	nodes         []*node // the schema's, by id
 	passed, total int
-	fails         []failure
+	fails         []failRec
+	last          failure   // the failure whose Report the last spans hold (zero when none)
 	pend          []pending // object()'s property values, a stack
 	spans         []spans
 	buf           []byte
@@ -84,21 +86,22 @@ func (e *evaluator) appendDescPath(b []byte, d *descRec) []byte {
 	return append(b, e.buf[d.s0:d.s1]...)
 }
 
-// failure is a failed check as the evaluator records it; result turns it
-// into a Failure.
+// failure is a failed check as a keyword reports it to fail.
 type failure struct {
 	kw kwID // the keyword reported
 	// at is the keyword whose location is reported, when not kw: an
 	// applicator's for a false subschema (kw kwFalse) under it. kwSelf, the
 	// zero value, means kw itself, or the schema's own location for kwFalse.
-	at     kwID
-	node   int32    // the failing schema's id (evaluator.nodes)
-	p0, p1 int32    // instance path in buf, set by fail
-	report int32    // set by result: the index of the failure's Report
-	a, b   int      // the keyword's figures: a length, indices, counts (report.go)
-	v      any      // the instance value
-	names  []string // the missing, extra or invalid property names
+	at    kwID
+	node  int32    // the failing schema's id (evaluator.nodes)
+	a, b  int      // the keyword's figures: a length, indices, counts (report.go)
+	v     any      // the instance value
+	names []string // the missing, extra or invalid property names
 }
+
+// failRec is a recorded failure: its instance path in buf and the index of
+// its Report's spans. It holds nothing of the instance.
+type failRec struct{ p0, p1, report int32 }
 
 // location is the keyword whose location r reports, or kwSelf for the
 // schema's own.
@@ -111,21 +114,21 @@ func (r *failure) location() kwID {
 
 // mark is a restore point for branches whose outcome is discarded.
 type mark struct {
-	passed, total, fails, buf, described, decls int
-	omitted, omittedKw                          int
+	passed, total, fails, spans, buf, described, decls int
+	omitted, omittedKw                                 int
 }
 
 func (e *evaluator) mark() mark {
-	return mark{e.passed, e.total, len(e.fails), len(e.buf), len(e.described), len(e.decls), e.omitted, len(e.omittedKw)}
+	return mark{e.passed, e.total, len(e.fails), len(e.spans), len(e.buf), len(e.described), len(e.decls), e.omitted, len(e.omittedKw)}
 }
 
 func (e *evaluator) rollback(m mark) {
 	e.gen++ // cached paths may lie in the discarded part of buf
 	e.passed, e.total = m.passed, m.total
-	// The discarded records are cleared, not only cut off: release clears
-	// up to the lengths, and what lies past them must hold no instance.
-	clear(e.fails[m.fails:])
 	e.fails = e.fails[:m.fails]
+	if len(e.spans) > m.spans {
+		e.spans, e.last = e.spans[:m.spans], failure{}
+	}
 	e.buf = e.buf[:m.buf]
 	clear(e.described[m.described:])
 	e.described = e.described[:m.described]
@@ -141,7 +144,7 @@ func (e *evaluator) reset(s *Schema) {
 	e.useScope = s.useScope
 	e.nodes = s.nodes
 	e.passed, e.total = 0, 0
-	e.fails = e.fails[:0]
+	e.fails, e.spans, e.last = e.fails[:0], e.spans[:0], failure{}
 	e.pend = e.pend[:0]
 	e.buf = e.buf[:0]
 	e.described = e.described[:0]
@@ -151,7 +154,7 @@ func (e *evaluator) reset(s *Schema) {
 
 // release drops references into the instance before pooling.
 func (e *evaluator) release() {
-	clear(e.fails)
+	e.last = failure{}
 	clear(e.described)
 	clear(e.pend[:cap(e.pend)]) // object leaves values past the length
 	clear(e.scope)
@@ -181,8 +184,9 @@ func (e *evaluator) pass(count bool) {
 	}
 }
 
-// fail counts a failed check and records r at location f (past keep,
-// only counts it). Nothing is recorded when count is false.
+// fail counts a failed check and records r at location f with its
+// Report (past keep, only counts it). Nothing is recorded when count is
+// false.
 func (e *evaluator) fail(count bool, f *frame, r failure) {
 	if !count {
 		return
@@ -192,8 +196,8 @@ func (e *evaluator) fail(count bool, f *frame, r failure) {
 		e.omit(r.kw)
 		return
 	}
-	r.p0, r.p1 = e.path(f)
-	e.fails = append(e.fails, r)
+	p0, p1 := e.path(f)
+	e.fails = append(e.fails, failRec{p0, p1, e.report(&r)})
 }
 
 // recording reports whether a failed check counted now would be recorded
@@ -215,18 +219,10 @@ func (e *evaluator) omit(kw kwID) {
 // building it on first use. It is small enough to inline: a pointer built
 // before costs no call.
 func (e *evaluator) path(f *frame) (p0, p1 int32) {
-	if f.pgen != e.gen+1 {
-		e.buildPath(f)
+	if f.pgen <= e.gen { // built before the last rollback, or never
+		e.buf = e.appendPath(e.buf, f, int32(len(e.buf)))
 	}
 	return f.p0, f.p1
-}
-
-// buildPath appends the pointer of location f to buf (appendPath). It
-// stays out of line so that path inlines.
-//
-//go:noinline
-func (e *evaluator) buildPath(f *frame) {
-	e.buf = e.appendPath(e.buf, f, int32(len(e.buf)))
 }
 
 // appendPath appends the pointer of location f to b, which is buf holding
@@ -269,41 +265,12 @@ func keySegment(key string) int {
 func appendSegment(b []byte, key string, idx int) []byte {
 	b = append(b, '/')
 	if idx >= 0 {
-		return appendIndex(b, idx)
+		return strconv.AppendInt(b, int64(idx), 10)
 	}
-	if idx == plainKey || keySegment(key) == plainKey {
+	if idx == plainKey {
 		return append(b, key...)
 	}
-	for j := 0; j < len(key); j++ {
-		switch c := key[j]; c {
-		case '~':
-			b = append(b, '~', '0')
-		case '/':
-			b = append(b, '~', '1')
-		default:
-			b = append(b, c)
-		}
-	}
-	return b
-}
-
-// appendIndex appends the decimal digits of the array index i >= 0. Paths
-// are built once per failure, and most indices have one or two digits:
-// those are written directly, the rest digit by digit from the right.
-func appendIndex(b []byte, i int) []byte {
-	switch {
-	case i < 10:
-		return append(b, byte('0'+i))
-	case i < 100:
-		return append(b, byte('0'+i/10), byte('0'+i%10))
-	}
-	var d [20]byte // the digits of the largest int
-	k := len(d)
-	for ; i > 0; i /= 10 {
-		k--
-		d[k] = byte('0' + i%10)
-	}
-	return append(b, d[k:]...)
+	return append(b, escapeToken(key)...)
 }
 
 // eval applies n to v at location f. count selects whether the checks are
@@ -352,11 +319,14 @@ func (e *evaluator) eval(n *node, v any, f *frame, count bool, ann *annot) bool 
 
 func (e *evaluator) body(n *node, v any, f *frame, count bool, ann *annot) bool {
 	valid := true
-	if n.ref != nil && !e.eval(n.ref, v, f, count, ann) {
-		if !count {
-			return false
-		}
-		valid = false
+	// goOn notes an outcome in valid and reports whether to go on:
+	// without count, the first failure decides.
+	goOn := func(ok bool) bool {
+		valid = valid && ok
+		return ok || count
+	}
+	if n.ref != nil && !goOn(e.eval(n.ref, v, f, count, ann)) {
+		return false
 	}
 	if n.dynRef != nil {
 		t := n.dynRef
@@ -368,24 +338,15 @@ func (e *evaluator) body(n *node, v any, f *frame, count bool, ann *annot) bool 
 				}
 			}
 		}
-		if !e.eval(t, v, f, count, ann) {
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if !e.value(n, v, f, count) {
-		if !count {
+		if !goOn(e.eval(t, v, f, count, ann)) {
 			return false
 		}
-		valid = false
 	}
-	if n.inPlace && !e.inPlace(n, v, f, count, ann) {
-		if !count {
-			return false
-		}
-		valid = false
+	if !goOn(e.value(n, v, f, count)) {
+		return false
+	}
+	if n.inPlace && !goOn(e.inPlace(n, v, f, count, ann)) {
+		return false
 	}
 	switch x := v.(type) {
 	case map[string]any:
@@ -412,41 +373,42 @@ func (e *evaluator) value(n *node, v any, f *frame, count bool) bool {
 		return e.number(n, v, f, count)
 	}
 	valid := true
-	if n.types != 0 {
-		if typeMatches(n.types, v, false) {
+	check := func(ok bool, kw kwID, a int) bool {
+		if ok {
 			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwType, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
+			return true
 		}
-	}
-	if n.enum != nil {
-		if n.enum.has(v) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwEnum, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if n.hasConst {
-		if jsonEqual(n.constVal, v) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwConst, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if x, ok := v.(string); ok && n.anyStr && !e.str(n, x, f, count) {
+		e.fail(count, f, failure{kw: kw, node: n.id, v: v, a: a})
 		valid = false
+		return count
+	}
+	if n.types != 0 && !check(typeMatches(n.types, v, false), kwType, 0) {
+		return false
+	}
+	if n.enum != nil && !check(n.enum.has(v), kwEnum, 0) {
+		return false
+	}
+	if n.hasConst && !check(jsonEqual(n.constVal, v), kwConst, 0) {
+		return false
+	}
+	s, ok := v.(string)
+	if !ok || !n.anyStr {
+		return valid
+	}
+	if n.minLength >= 0 || n.maxLength >= 0 {
+		l := utf8.RuneCountInString(s)
+		if n.minLength >= 0 && !check(l >= n.minLength, kwMinLength, l) {
+			return false
+		}
+		if n.maxLength >= 0 && !check(l <= n.maxLength, kwMaxLength, l) {
+			return false
+		}
+	}
+	if n.pattern != nil && !check(n.pattern.match(s), kwPattern, 0) {
+		return false
+	}
+	if n.formatAssert {
+		check(format.Valid(n.format, s), kwFormat, 0)
 	}
 	return valid
 }
@@ -467,10 +429,7 @@ func (e *evaluator) number(n *node, v any, f *frame, count bool) bool {
 // recordNumber counts the checks of n on the number v at location f that
 // held and records those in failed, in numChecks' order.
 func (e *evaluator) recordNumber(n *node, v any, f *frame, count bool, held int, failed uint8) {
-	if count {
-		e.total += held
-		e.passed += held
-	}
+	e.held(held, count)
 	for m := failed; m != 0; m &= m - 1 {
 		e.fail(count, f, failure{kw: numChecks[bits.TrailingZeros8(m)], node: n.id, v: v})
 	}
@@ -504,64 +463,24 @@ func typeMatches(types uint8, v any, isInt bool) bool {
 	return types&typeNumber != 0 || (isInt && types&typeInteger != 0)
 }
 
-func (e *evaluator) str(n *node, s string, f *frame, count bool) bool {
-	valid := true
-	if n.minLength >= 0 || n.maxLength >= 0 {
-		l := utf8.RuneCountInString(s)
-		if n.minLength >= 0 {
-			if l >= n.minLength {
-				e.pass(count)
-			} else {
-				e.fail(count, f, failure{kw: kwMinLength, node: n.id, v: s, a: l})
-				if !count {
-					return false
-				}
-				valid = false
-			}
-		}
-		if n.maxLength >= 0 {
-			if l <= n.maxLength {
-				e.pass(count)
-			} else {
-				e.fail(count, f, failure{kw: kwMaxLength, node: n.id, v: s, a: l})
-				if !count {
-					return false
-				}
-				valid = false
-			}
-		}
-	}
-	if n.pattern != nil {
-		if n.pattern.match(s) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwPattern, node: n.id, v: s})
-			if !count {
-				return false
-			}
-			valid = false
-		}
-	}
-	if n.formatAssert {
-		if format.Valid(n.format, s) {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwFormat, node: n.id, v: s})
-			valid = false
-		}
-	}
-	return valid
-}
-
 // inPlace evaluates the applicators that apply to the same location.
 func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bool {
 	valid := true
+	goOn := func(ok bool) bool { // as in body
+		valid = valid && ok
+		return ok || count
+	}
+	check := func(ok bool, kw kwID, a, b int) bool {
+		if ok {
+			e.pass(count)
+		} else {
+			e.fail(count, f, failure{kw: kw, node: n.id, v: v, a: a, b: b})
+		}
+		return goOn(ok)
+	}
 	for _, s := range n.allOf {
-		if !e.eval(s, v, f, count, ann) {
-			if !count {
-				return false
-			}
-			valid = false
+		if !goOn(e.eval(s, v, f, count, ann)) {
+			return false
 		}
 	}
 	if n.anyOf != nil {
@@ -574,14 +493,8 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 				}
 			}
 		}
-		if matched > 0 {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwAnyOf, node: n.id, v: v, a: len(n.anyOf)})
-			if !count {
-				return false
-			}
-			valid = false
+		if !check(matched > 0, kwAnyOf, len(n.anyOf), 0) {
+			return false
 		}
 	}
 	if n.oneOf != nil {
@@ -596,28 +509,16 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 				}
 			}
 		}
-		if first >= 0 && second < 0 {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwOneOf, node: n.id, v: v, a: first, b: second})
-			if !count {
-				return false
-			}
-			valid = false
+		if !check(first >= 0 && second < 0, kwOneOf, first, second) {
+			return false
 		}
 	}
 	if n.not != nil {
 		m := e.mark()
 		matched := e.eval(n.not, v, f, false, nil)
 		e.rollback(m)
-		if !matched {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwNot, node: n.id, v: v})
-			if !count {
-				return false
-			}
-			valid = false
+		if !check(!matched, kwNot, 0, 0) {
+			return false
 		}
 	}
 	if n.ifN != nil {
@@ -627,11 +528,8 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 		if cond {
 			next = n.thenN
 		}
-		if next != nil && !e.eval(next, v, f, count, ann) {
-			if !count {
-				return false
-			}
-			valid = false
+		if next != nil && !goOn(e.eval(next, v, f, count, ann)) {
+			return false
 		}
 	}
 	if n.depSchemas != nil {
@@ -640,11 +538,8 @@ func (e *evaluator) inPlace(n *node, v any, f *frame, count bool, ann *annot) bo
 				if _, has := obj[d.prop]; !has {
 					continue
 				}
-				if !e.eval(d.n, v, f, count, ann) {
-					if !count {
-						return false
-					}
-					valid = false
+				if !goOn(e.eval(d.n, v, f, count, ann)) {
+					return false
 				}
 			}
 		}

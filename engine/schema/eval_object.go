@@ -105,19 +105,22 @@ type pending struct {
 
 func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
 	valid := true
-	check := func(ok bool, kw kwID, names []string) bool {
+	goOn := func(ok bool) bool { // as in body
+		valid = valid && ok
+		return ok || count
+	}
+	check := func(ok bool, kw, at kwID, names []string) bool {
 		if ok {
 			e.pass(count)
-			return true
+		} else {
+			e.fail(count, f, failure{kw: kw, at: at, node: n.id, v: obj, names: names})
 		}
-		e.fail(count, f, failure{kw: kw, node: n.id, v: obj, names: names})
-		valid = false
-		return count
+		return goOn(ok)
 	}
-	if n.minProps >= 0 && !check(len(obj) >= n.minProps, kwMinProperties, nil) {
+	if n.minProps >= 0 && !check(len(obj) >= n.minProps, kwMinProperties, kwSelf, nil) {
 		return false
 	}
-	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, kwMaxProperties, nil) {
+	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, kwMaxProperties, kwSelf, nil) {
 		return false
 	}
 	// Every name of properties is looked up once. A leaf whose checks all
@@ -164,7 +167,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if !ok && e.recording(count) {
 			missing = missingOf(obj, n.required)
 		}
-		if !check(ok, kwRequired, missing) {
+		if !check(ok, kwRequired, kwSelf, missing) {
 			return false
 		}
 	}
@@ -184,36 +187,30 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 				}
 			}
 		}
-		if !check(ok, n.depRequiredKw, missing) {
+		if !check(ok, n.depRequiredKw, kwSelf, missing) {
 			return false
 		}
 	}
 	for k, end := base, len(e.pend); k < end; k++ {
 		d := e.pend[k] // a copy: the evaluation below pushes on e.pend
 		p := &n.props[d.i]
-		if d.failed != 0 {
+		ok := d.failed == 0
+		if ok {
+			ok = e.descend(p.n, d.v, f, p.name, p.seg, count)
+		} else {
 			e.numberFailed(p, d, f, count)
-			if !count {
-				return false
-			}
-			valid = false
-		} else if !e.descend(p.n, d.v, f, p.name, p.seg, count) {
-			if !count {
-				return false
-			}
-			valid = false
+		}
+		if !goOn(ok) {
+			return false
 		}
 	}
 	if present > 0 {
 		f.descents++
 	}
-	if n.patProps != nil && !e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
+	if n.patProps != nil && !goOn(e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
 		return e.patternKey(n, k, v, f, count, ann)
-	}) {
-		if !count {
-			return false
-		}
-		valid = false
+	})) {
+		return false
 	}
 	if n.props != nil || n.patProps != nil {
 		e.decls = append(e.decls, declRec{node: n.id, present: int32(present), props: n.props != nil, patProps: n.patProps != nil})
@@ -223,7 +220,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if !ok && n.patProps != nil {
 			ok = true
 			for k := range obj {
-				if n.property(k) == nil && !n.matchesPattern(k) {
+				if !n.declares(k) {
 					ok = false
 					break
 				}
@@ -233,29 +230,20 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if !ok && e.recording(count) {
 			extra = undeclaredOf(obj, n)
 		}
-		if ok {
-			e.pass(count)
-		} else {
-			e.fail(count, f, failure{kw: kwFalse, at: kwAdditionalProperties, node: n.id, v: obj, names: extra})
-			if !count {
-				return false
-			}
-			valid = false
+		if !check(ok, kwFalse, kwAdditionalProperties, extra) {
+			return false
 		}
 		if ann != nil {
 			ann.allProps = true
 		}
 	} else if n.addl != nil {
-		if !e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
-			if n.property(k) != nil || n.matchesPattern(k) {
+		if !goOn(e.eachKey(obj, f, count, func(k string, v any) (bool, bool) {
+			if n.declares(k) {
 				return true, false
 			}
 			return e.child(n.addl, v, f, k, -1, count), true
-		}) {
-			if !count {
-				return false
-			}
-			valid = false
+		})) {
+			return false
 		}
 		if ann != nil {
 			ann.allProps = true
@@ -275,7 +263,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			}
 		}
 		slices.Sort(bad)
-		if !check(bad == nil, kwPropertyNames, bad) {
+		if !check(bad == nil, kwPropertyNames, kwSelf, bad) {
 			return false
 		}
 	}
@@ -343,15 +331,6 @@ func (e *evaluator) patternKey(n *node, k string, cv any, f *frame, count bool, 
 	return
 }
 
-func (n *node) matchesPattern(k string) bool {
-	for i := range n.patProps {
-		if n.patProps[i].p.match(k) {
-			return true
-		}
-	}
-	return false
-}
-
 func missingOf(obj map[string]any, names []string) []string {
 	var out []string
 	for _, r := range names {
@@ -365,7 +344,7 @@ func missingOf(obj map[string]any, names []string) []string {
 func undeclaredOf(obj map[string]any, n *node) []string {
 	var out []string
 	for k := range obj {
-		if n.property(k) == nil && !n.matchesPattern(k) {
+		if !n.declares(k) {
 			out = append(out, k)
 		}
 	}
@@ -375,14 +354,17 @@ func undeclaredOf(obj map[string]any, n *node) []string {
 
 func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) bool {
 	valid := true
+	goOn := func(ok bool) bool { // as in body
+		valid = valid && ok
+		return ok || count
+	}
 	check := func(ok bool, kw, at kwID, a, b int) bool {
 		if ok {
 			e.pass(count)
-			return true
+		} else {
+			e.fail(count, f, failure{kw: kw, at: at, node: n.id, v: arr, a: a, b: b})
 		}
-		e.fail(count, f, failure{kw: kw, at: at, node: n.id, v: arr, a: a, b: b})
-		valid = false
-		return count
+		return goOn(ok)
 	}
 	if n.minItems >= 0 && !check(len(arr) >= n.minItems, kwMinItems, kwMinItems, 0, 0) {
 		return false
@@ -401,11 +383,8 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 	}
 	np := min(len(n.prefix), len(arr))
 	for i := 0; i < np; i++ {
-		if !e.child(n.prefix[i], arr[i], f, "", i, count) {
-			if !count {
-				return false
-			}
-			valid = false
+		if !goOn(e.child(n.prefix[i], arr[i], f, "", i, count)) {
+			return false
 		}
 	}
 	if np > 0 {
@@ -421,11 +400,8 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 					continue
 				}
 			}
-			if !e.descend(n.items, arr[i], f, "", i, count) {
-				if !count {
-					return false
-				}
-				valid = false
+			if !goOn(e.descend(n.items, arr[i], f, "", i, count)) {
+				return false
 			}
 		}
 		f.descents++
@@ -436,11 +412,8 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 	if n.itemsFalse && !check(len(arr) <= len(n.prefix), kwFalse, n.itemsKw, len(n.prefix), 0) {
 		return false
 	}
-	if n.contains != nil && !e.containsCheck(n, arr, f, count, ann) {
-		if !count {
-			return false
-		}
-		valid = false
+	if n.contains != nil && !goOn(e.containsCheck(n, arr, f, count, ann)) {
+		return false
 	}
 	if n.unevalItemsFalse || n.unevalItems != nil {
 		first := -1
@@ -459,11 +432,8 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 				if ann.hasItem(i) {
 					continue
 				}
-				if !e.child(n.unevalItems, arr[i], f, "", i, count) {
-					if !count {
-						return false
-					}
-					valid = false
+				if !goOn(e.child(n.unevalItems, arr[i], f, "", i, count)) {
+					return false
 				}
 			}
 			f.descents++

@@ -134,16 +134,8 @@ type depSchema struct {
 
 // declares reports whether n's properties or patternProperties name key.
 func (n *node) declares(key string) bool {
-	if n.propMap != nil {
-		if _, ok := n.propMap[key]; ok {
-			return true
-		}
-	} else {
-		for i := range n.props {
-			if n.props[i].name == key {
-				return true
-			}
-		}
+	if n.property(key) != nil {
+		return true
 	}
 	for i := range n.patProps {
 		if n.patProps[i].p.match(key) {

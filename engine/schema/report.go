@@ -12,10 +12,11 @@ import (
 // foundLimit bounds the quoted instance in Found and messages.
 const foundLimit = 80
 
-// spans are one Report's strings, as offsets into the evaluator's buffer,
-// and the failure that reads so first.
+// spans are one Report's keyword and failing schema, and its strings as
+// offsets into the evaluator's buffer.
 type spans struct {
-	first                    int32 // the index of the first failure that reads so
+	kw                       kwID
+	node                     int32
 	kwLoc                    int32 // kwLocNode, kwLocInBuf or an index into the node's kwLocs
 	kwLocAt, exp, found, msg [2]int32
 }
@@ -25,11 +26,9 @@ const (
 	kwLocInBuf = -2 // the keyword location is kwLocAt
 )
 
-// result formats the recorded failures and the described objects with
-// undeclared keys. The failures' strings are slices of one copy of the
-// evaluator's buffer, made only when something failed; a failure that
-// reads like the one before it (a list repeating one mistake) shares its
-// Report.
+// result builds the Result of the recorded failures and the described
+// objects with undeclared keys. The failures' strings are slices of one
+// copy of the evaluator's buffer, made only when something failed.
 func (e *evaluator) result(valid bool) *Result {
 	res := &Result{Valid: valid, Passed: e.passed, Total: e.total, Described: len(e.described)}
 	if e.omitted > 0 {
@@ -39,22 +38,12 @@ func (e *evaluator) result(valid bool) *Result {
 		}
 	}
 	if fails := e.fails; len(fails) > 0 {
-		e.spans = e.spans[:0]
-		for i := range fails {
-			r := &fails[i]
-			if i > 0 && sameReport(r, &fails[i-1]) {
-				r.report = fails[i-1].report
-			} else {
-				r.report = e.formatFailure(i)
-			}
-		}
 		all := string(e.buf)
 		rs := make([]Report, len(e.spans))
 		for k := range e.spans {
 			sp, rp := &e.spans[k], &rs[k]
-			r := &e.fails[sp.first]
-			rp.Keyword = r.kw.String()
-			rp.KeywordLocation = keywordLocation(e.nodes[r.node], sp, all)
+			rp.Keyword = sp.kw.String()
+			rp.KeywordLocation = keywordLocation(e.nodes[sp.node], sp, all)
 			rp.Expected = all[sp.exp[0]:sp.exp[1]]
 			rp.Found = all[sp.found[0]:sp.found[1]]
 			rp.Message = all[sp.msg[0]:sp.msg[1]]
@@ -95,6 +84,21 @@ func keywordLocation(n *node, sp *spans, all string) string {
 	return n.kwLocs[sp.kwLoc].loc
 }
 
+// report returns the index of r's Report spans: the last ones when r reads
+// like the failure that made them (an agent repeating one mistake down a
+// list), else new ones formatted into buf.
+func (e *evaluator) report(r *failure) int32 {
+	if shareReports && sameReport(r, &e.last) {
+		return int32(len(e.spans) - 1)
+	}
+	e.last = *r
+	return e.formatFailure(r)
+}
+
+// shareReports is false only in TestSharedReportsMatchFresh, which
+// formats every failure afresh to hold the shared Reports to.
+var shareReports = true
+
 // sameReport reports whether failures r and q read the same but for their
 // paths: the same assertion failing the same way on an equal scalar value
 // (an agent that repeats one mistake in every line of a list). The strings
@@ -115,12 +119,11 @@ func sameReport(r, q *failure) bool {
 	return false
 }
 
-// formatFailure appends the strings of failure i's report to buf and
+// formatFailure appends the strings of failure r's report to buf and
 // returns the index of their spans.
-func (e *evaluator) formatFailure(i int) int32 {
-	r := &e.fails[i]
+func (e *evaluator) formatFailure(r *failure) int32 {
 	k := int32(len(e.spans))
-	e.spans = append(e.spans, spans{first: int32(i), kwLoc: kwLocNode})
+	e.spans = append(e.spans, spans{kw: r.kw, node: r.node, kwLoc: kwLocNode})
 	s := &e.spans[k]
 	n := e.nodes[r.node]
 	at := r.location()

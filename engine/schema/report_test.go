@@ -134,10 +134,8 @@ func TestReleaseKeepsNoInstance(t *testing.T) {
 			t.Errorf("described[%d] still holds %q", i, d.undeclared)
 		}
 	}
-	for i, r := range e.fails[:cap(e.fails)] {
-		if r.v != nil {
-			t.Errorf("fails[%d] still holds %v", i, r.v)
-		}
+	if e.last.v != nil {
+		t.Errorf("the last failure still holds %v", e.last.v)
 	}
 	if cap(e.pend) == 0 {
 		t.Fatal("no value waited for object's ordered pass; the test no longer exercises it")
@@ -154,17 +152,17 @@ func TestReleaseKeepsNoInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.reset(s)
-	if res, err := e.run(s.root, mustDecode(t, `{"o":1}`)); err != nil || res.Valid || e.fails[0].names == nil {
+	if res, err := e.run(s.root, mustDecode(t, `{"o":1}`)); err != nil || res.Valid || e.last.names == nil {
 		t.Fatalf("run: %v, %+v", err, res)
 	}
 	e.release()
-	if r := e.fails[0]; r.v != nil || r.names != nil {
-		t.Errorf("fails[0] still holds %v, %q", r.v, r.names)
+	if r := e.last; r.v != nil || r.names != nil {
+		t.Errorf("the last failure still holds %v, %q", r.v, r.names)
 	}
 }
 
 // TestSharedReportsMatchFresh holds the sharing of formatted failures
-// (result's sameReport) to formatting each one afresh: over every case of
+// (report's sameReport) to formatting each one afresh: over every case of
 // the suite's required tests and documents built to repeat failures, each
 // failure's strings must equal those of its own formatting.
 func TestSharedReportsMatchFresh(t *testing.T) {
@@ -215,35 +213,34 @@ func TestSharedReportsMatchFresh(t *testing.T) {
 		if err != nil {
 			continue // the suite's invalid-schema cases
 		}
-		e := &evaluator{}
-		e.reset(s)
-		res, err := e.run(s.root, d.data)
+		res, err := s.Evaluate(d.data)
 		if err != nil {
 			continue
 		}
+		shareReports = false
+		fresh, err := s.Evaluate(d.data)
+		shareReports = true
+		if err != nil || len(fresh.Failures) != len(res.Failures) {
+			t.Fatalf("%s: formatted afresh: %v, %d failures, want %d", d.name, err, len(fresh.Failures), len(res.Failures))
+		}
 		sharedHere := 0
-		for i := range e.fails {
-			if k := e.fails[i].report; int(e.spans[k].first) != i {
+		for i, got := range res.Failures {
+			if i > 0 && got.Report == res.Failures[i-1].Report {
 				sharedHere++ // its report is an earlier failure's
 			}
+			if want := fresh.Failures[i]; got.InstancePath != want.InstancePath || *got.Report != *want.Report {
+				t.Errorf("%s: failure %d at %s reads %+v, formatted afresh %+v", d.name, i, got.InstancePath, *got.Report, *want.Report)
+			}
 		}
-		for i := range e.fails {
-			// The report as result set it, then i formatted on its own.
-			e.spans = e.spans[:0]
-			sp := e.spans[e.formatFailure(i)]
-			str := func(s [2]int32) string { return string(e.buf[s[0]:s[1]]) }
-			got := res.Failures[i]
-			want := Report{Keyword: e.fails[i].kw.String(), KeywordLocation: keywordLocation(e.nodes[e.fails[i].node], &sp, string(e.buf)),
-				Expected: str(sp.exp), Found: str(sp.found), Message: str(sp.msg)}
-			if *got.Report != want {
-				t.Errorf("%s: failure %d at %s reads %+v, formatted afresh %+v", d.name, i, got.InstancePath, *got.Report, want)
+		for i := 1; i < len(fresh.Failures); i++ {
+			if fresh.Failures[i].Report == fresh.Failures[i-1].Report {
+				t.Fatalf("%s: failures %d and %d share a Report with sharing off", d.name, i-1, i)
 			}
 		}
 		if d.share != nil && *d.share != (sharedHere > 0) {
 			t.Errorf("%s: %d failures shared their strings, want sharing %v", d.name, sharedHere, *d.share)
 		}
 		shared += sharedHere
-		e.release()
 	}
 	t.Logf("%d documents, %d failures that shared their strings", len(docs), shared)
 }
