@@ -87,41 +87,7 @@ func exactNumber(lit string) bool {
 	if err != nil {
 		return false
 	}
-	a, ok1 := normDecimal(lit)
-	b, ok2 := normDecimal(strconv.FormatFloat(f, 'e', -1, 64))
-	return ok1 && ok2 && a == b
-}
-
-// decimal is a number as sign, significant digits (no leading or trailing
-// zeros) and the power of ten of the last digit. Zero is the zero decimal, so
-// -0 equals 0.
-type decimal struct {
-	neg    bool
-	digits string
-	exp    int
-}
-
-func normDecimal(s string) (decimal, bool) {
-	var d decimal
-	if strings.HasPrefix(s, "-") {
-		d.neg, s = true, s[1:]
-	}
-	mant, expText, hasExp := strings.Cut(strings.ToLower(s), "e")
-	if hasExp {
-		e, err := strconv.Atoi(expText)
-		if err != nil || e > 1e6 || e < -1e6 {
-			return decimal{}, false
-		}
-		d.exp = e
-	}
-	intPart, frac, _ := strings.Cut(mant, ".")
-	digits := strings.TrimLeft(intPart+frac, "0")
-	d.exp -= len(frac)
-	trimmed := strings.TrimRight(digits, "0")
-	d.exp += len(digits) - len(trimmed)
-	if trimmed == "" {
-		return decimal{}, true
-	}
-	d.digits = trimmed
-	return d, true
+	neg, digits, exp, ok := jsonnum.Decimal(lit, nil)
+	fneg, fdigits, fexp, fok := jsonnum.Decimal(strconv.FormatFloat(f, 'e', -1, 64), nil)
+	return ok && fok && neg == fneg && bytes.Equal(digits, fdigits) && exp == fexp
 }

@@ -140,6 +140,9 @@ func TestExactNumber(t *testing.T) {
 		{"1e2", true}, {"100", true}, {"2.5E-3", true}, {"9007199254740993", false},
 		{"9007199254740992", true}, {"1e-400", false}, {"0.1000000000000000000001", false},
 		{"1e400", false}, {"0.30000000000000004", true}, {"0.3000000000000000444", false},
+		{"1." + strings.Repeat("0", 900), true}, {"1" + strings.Repeat("0", 9) + "e-9", true},
+		{"0." + strings.Repeat("0", 900) + "5e901", true}, {"0." + strings.Repeat("3", 900), false},
+		{"-5e-324", true}, {"1e-1000001", false}, {"0e1000001", false},
 	}
 	for _, tt := range tests {
 		if got := exactNumber(tt.lit); got != tt.want {

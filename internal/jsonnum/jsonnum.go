@@ -9,7 +9,6 @@
 package jsonnum
 
 import (
-	"bytes"
 	"math"
 	"math/big"
 	"strconv"
@@ -43,9 +42,9 @@ func ParseFloat(s string) (float64, error) {
 // numbers, which strconv converts quickly).
 func parseTiny(s string) (f float64, ok bool) {
 	var buf [64]byte
-	neg, digits, exp, ok := decompose(s, buf[:0])
-	if !ok {
-		return 0, false
+	neg, digits, exp, ok := Decimal(s, buf[:0])
+	if !ok || len(digits) == 0 {
+		return 0, false // strconv decides
 	}
 	// The decimal exponent of the leading digit decides the range. Below
 	// 10^-325 a literal is under half the smallest subnormal (2^-1075,
@@ -127,11 +126,16 @@ func skipDigits[T string | []byte](s T, i int) int {
 	return i
 }
 
-// decompose splits s, an RFC 8259 number (Scan), into its sign and value
-// digits × 10^exp, digits being its significant digits without leading
-// zeros, appended to buf. ok is false for zero, for anything that is not
-// such a number, and for more than maxExactDigits significant digits.
-func decompose(s string, buf []byte) (neg bool, digits []byte, exp int, ok bool) {
+// maxExp bounds the exponent Decimal takes: past it a literal shorter than
+// a megabyte is zero or out of range, which strconv decides quickly.
+const maxExp = 1_000_000
+
+// Decimal splits s, an RFC 8259 number (Scan), into its sign and value
+// digits × 10^exp: digits are its significant digits without leading or
+// trailing zeros, appended to buf; zero has none and exp 0. ok is false
+// when s is not such a number, its exponent lies beyond ±10^6, or it has
+// more than maxExactDigits significant digits.
+func Decimal(s string, buf []byte) (neg bool, digits []byte, exp int, ok bool) {
 	if end, _, _, valid := Scan(s, 0); !valid || end != len(s) {
 		return false, nil, 0, false
 	}
@@ -141,18 +145,29 @@ func decompose(s string, buf []byte) (neg bool, digits []byte, exp int, ok bool)
 	}
 	if e >= 0 {
 		mantissa = s[:e]
-		// Past ±10^7 the literal is far outside the range either way (Atoi
-		// gives the nearest int on overflow).
-		n, _ := strconv.Atoi(s[e+1:])
-		exp = max(-10_000_000, min(n, 10_000_000))
+		n, err := strconv.Atoi(s[e+1:])
+		if err != nil || n < -maxExp || n > maxExp {
+			return false, nil, 0, false
+		}
+		exp = n
 	}
 	whole, frac, _ := strings.Cut(strings.TrimPrefix(mantissa, "-"), ".")
+	if mantissa[len(mantissa)-1] == '0' { // trailing zeros; most literals have none
+		if frac = strings.TrimRight(frac, "0"); frac == "" {
+			t := strings.TrimRight(whole, "0")
+			exp += len(whole) - len(t)
+			whole = t
+		}
+	}
 	exp -= len(frac)
 	if whole = strings.TrimLeft(whole, "0"); whole == "" {
 		frac = strings.TrimLeft(frac, "0")
 	}
-	if n := len(whole) + len(frac); n == 0 || n > maxExactDigits {
-		return false, nil, 0, false // zero (strconv decides), or too long
+	switch n := len(whole) + len(frac); {
+	case n == 0:
+		return s[0] == '-', buf, 0, true
+	case n > maxExactDigits:
+		return false, nil, 0, false
 	}
 	return s[0] == '-', append(append(buf, whole...), frac...), exp, true
 }
@@ -161,12 +176,12 @@ func decompose(s string, buf []byte) (neg bool, digits []byte, exp int, ok bool)
 // of magnitude below 10^-307 (the subnormal range, where strconv is slow)
 // rounds to zero as a float64: round to nearest, ties to even, so exactly
 // when its magnitude is at most 2^-1075. decided is false for any other
-// literal, for zero itself, and for literals of more than maxExactDigits
-// significant digits; ParseFloat answers those.
+// literal, for zero itself, and for those Decimal refuses; ParseFloat
+// answers those.
 func TinyIsZero(s string) (zero, decided bool) {
 	var buf [64]byte
-	_, digits, exp, ok := decompose(s, buf[:0])
-	if !ok {
+	_, digits, exp, ok := Decimal(s, buf[:0])
+	if !ok || len(digits) == 0 {
 		return false, false
 	}
 	halfLead, halfDigits := halfMinSubnormal()
@@ -178,9 +193,8 @@ func TinyIsZero(s string) (zero, decided bool) {
 	case lead > halfLead:
 		return false, true
 	}
-	// Same leading exponent: compare the significant digits (trailing
-	// zeros do not change the value).
-	return string(bytes.TrimRight(digits, "0")) <= halfDigits, true
+	// Same leading exponent: compare the significant digits.
+	return string(digits) <= halfDigits, true
 }
 
 // halfMinSubnormal is 2^-1075 = 5^1075 × 10^-1075, half the smallest

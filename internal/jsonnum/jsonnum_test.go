@@ -128,6 +128,30 @@ func BenchmarkParseFloat(b *testing.B) {
 	}
 }
 
+// TestDecimal: significant digits without leading or trailing zeros, zero
+// as no digits, and refusals outside the grammar and the bounds.
+func TestDecimal(t *testing.T) {
+	for _, tt := range []struct {
+		lit    string
+		neg    bool
+		digits string
+		exp    int
+		ok     bool
+	}{
+		{"0", false, "", 0, true}, {"-0.000e-5", true, "", 0, true}, {"100", false, "1", 2, true},
+		{"-10.50", true, "105", -1, true}, {"0.0500", false, "5", -2, true}, {"1.5E+3", false, "15", 2, true},
+		{"1." + strings.Repeat("0", 900), false, "1", 0, true}, {"2e-1000000", false, "2", -1000000, true},
+		{"2e1000001", false, "", 0, false}, {"1" + strings.Repeat("1", 800), false, "", 0, false},
+		{"1.", false, "", 0, false}, {"+1", false, "", 0, false}, {"01", false, "", 0, false}, {"", false, "", 0, false},
+	} {
+		neg, digits, exp, ok := Decimal(tt.lit, nil)
+		if ok != tt.ok || ok && (neg != tt.neg || string(digits) != tt.digits || exp != tt.exp) {
+			t.Errorf("Decimal(%.40s) = %v, %q, %d, %v; want %v, %q, %d, %v",
+				tt.lit, neg, digits, exp, ok, tt.neg, tt.digits, tt.exp, tt.ok)
+		}
+	}
+}
+
 // TestTinyIsZero holds TinyIsZero to ParseFloat: around 2^-1075 (the last
 // literal that rounds to zero), across the subnormal range, with signs,
 // fractions and trailing zeros, and undecided outside it.
