@@ -28,12 +28,42 @@ const maxExactDigits = 800
 const maxSubnormal = 1 << 52
 
 // ParseFloat returns strconv.ParseFloat(s, 64): the same bits and the same
-// error (nil or not) for every s.
+// error (nil or not) for every s, except that it reads right a literal with
+// more than 800 digits before its point or exponent, which strconv misreads
+// (see pointFirst).
 func ParseFloat(s string) (float64, error) {
 	if f, ok := parseTiny(s); ok {
 		return f, nil
 	}
-	return strconv.ParseFloat(s, 64)
+	return strconv.ParseFloat(pointFirst(s), 64)
+}
+
+// pointFirst returns s, or for an RFC 8259 number with more than 800 digits
+// before its point or exponent, the same number with the point before its
+// first digit: strconv's exact path keeps 800 digits and puts the point
+// after the last one kept, so "1" followed by 900 zeros and "e-900" reads
+// as 1e-101 (golang/go#42436).
+func pointFirst(s string) string {
+	if len(s) <= maxExactDigits+1 {
+		return s
+	}
+	if end, _, _, ok := Scan(s, 0); !ok || end != len(s) {
+		return s
+	}
+	sign, digits := "", s
+	if s[0] == '-' {
+		sign, digits = "-", s[1:]
+	}
+	whole := skipDigits(digits, 0)
+	if whole <= maxExactDigits {
+		return s
+	}
+	mantissa, expText, _ := strings.Cut(strings.ToLower(digits), "e")
+	exp, err := strconv.Atoi(expText)
+	if expText != "" && (err != nil || exp < -maxExp || exp > maxExp) {
+		return s // far outside the range either way: strconv's 0 or Inf is right
+	}
+	return sign + "0." + strings.Replace(mantissa, ".", "", 1) + "e" + strconv.Itoa(exp+whole)
 }
 
 // parseTiny converts a decimal literal -?D*(.D*)?([eE][+-]?D+)? whose value

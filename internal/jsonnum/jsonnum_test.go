@@ -12,14 +12,72 @@ import (
 	"time"
 )
 
-// same checks ParseFloat(s) against strconv.ParseFloat(s, 64).
+// same checks ParseFloat(s) against strconv.ParseFloat(s, 64), or against
+// big.Rat's nearest float64 for a literal with more than 800 digits before
+// its point, which strconv misreads (golang/go#42436).
 func same(t testing.TB, s string) {
 	t.Helper()
 	want, werr := strconv.ParseFloat(s, 64)
+	if longWhole(s) {
+		want, werr = ratFloat(t, s)
+	}
 	got, gerr := ParseFloat(s)
 	if math.Float64bits(got) != math.Float64bits(want) || (werr == nil) != (gerr == nil) {
-		t.Errorf("ParseFloat(%q) = %v (%x), %v; strconv says %v (%x), %v",
+		t.Errorf("ParseFloat(%q) = %v (%x), %v; want %v (%x), %v",
 			s, got, math.Float64bits(got), gerr, want, math.Float64bits(want), werr)
+	}
+}
+
+// longWhole reports whether s is a JSON number with more than 800 digits
+// before its point and an exponent of at most 5 digits (big.Rat's size).
+func longWhole(s string) bool {
+	if end, _, _, ok := Scan(s, 0); !ok || end != len(s) {
+		return false
+	}
+	digits := strings.TrimPrefix(s, "-")
+	_, exp, _ := strings.Cut(strings.ToLower(digits), "e")
+	return skipDigits(digits, 0) > 800 && len(strings.TrimLeft(exp, "+-")) <= 5
+}
+
+// ratFloat is the float64 nearest to s, a JSON number, ties to even, with
+// strconv's range error past the largest double.
+func ratFloat(t testing.TB, s string) (float64, error) {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		t.Fatalf("big.Rat cannot read %q", s)
+	}
+	f, _ := r.Float64()
+	if math.IsInf(f, 0) {
+		return f, strconv.ErrRange
+	}
+	if f == 0 && r.Sign() < 0 {
+		f = math.Copysign(0, -1)
+	}
+	return f, nil
+}
+
+// TestParseFloatLongWhole holds literals with more than 800 digits before
+// the point, which strconv.ParseFloat misreads by the digits past 800.
+func TestParseFloatLongWhole(t *testing.T) {
+	zeros := strings.Repeat("0", 900)
+	for _, c := range []struct {
+		lit  string
+		want float64
+	}{
+		{"1" + zeros + "e-900", 1},
+		{"1" + zeros[:801] + "e-801", 1},
+		{"-12" + zeros + ".5e-901", -1.2},
+		{"1" + zeros + ".000E-899", 10},
+		{"1" + zeros, math.Inf(1)},
+		{strings.Repeat("9", 1000) + "e-1000", 1},
+		{"25" + zeros + "e-1231", 0}, // 2.5e-330: under the smallest subnormal
+		{"1" + zeros + "e-1200", 1e-300},
+	} {
+		got, err := ParseFloat(c.lit)
+		if got != c.want || (err == nil) != !math.IsInf(c.want, 0) {
+			t.Errorf("ParseFloat(%.12s… (%d bytes)) = %v, %v; want %v", c.lit, len(c.lit), got, err, c.want)
+		}
+		same(t, c.lit)
 	}
 }
 
