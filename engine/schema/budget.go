@@ -220,7 +220,7 @@ func longNumSteps(n *node, lit json.Number) int {
 	case n.multipleOf.n.small:
 		steps += len(lit) / 8
 	default:
-		w := (len(lit)+int(n.multipleOf.n.ndigits()))/19 + 1
+		w := (len(lit)+len(n.multipleOf.n.digits))/19 + 1
 		steps += w * w / 64
 	}
 	return steps

@@ -105,9 +105,6 @@ func (n number) isZero() bool { return n.small && n.coef == 0 }
 // isInt reports whether n has no fractional part (1.0 and 1e2 are integers).
 func (n number) isInt() bool { return n.isZero() || n.exp >= 0 }
 
-// ndigits is the number of significant digits.
-func (n number) ndigits() int64 { return int64(len(n.digitString())) }
-
 // digitString returns the significant digits (slow path only).
 func (n number) digitString() string {
 	if !n.small {
