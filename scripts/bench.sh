@@ -10,6 +10,9 @@
 #   BASE=<commit>  also runs BenchmarkVerify of that commit, round by round
 #                  beside this tree's, for before/after figures
 #   QUICK=1        one short round and no peer: the CI smoke run
+#   CPU=<n>        pin each benchmark run to core n with one thread
+#                  (taskset, -test.cpu 1): steadier ratios to the floor on a
+#                  shared host, and no collector work on a second core
 # needs: go, python3; for the peer, python3 with jsonschema and cryptography
 # (installed from Debian, python3-jsonschema and python3-cryptography, when
 # missing and run as root with apt-get).
@@ -71,9 +74,11 @@ if [ -n "${BASE:-}" ]; then
 	(cd "$work/base" && go test -c -o "$work/before.test" ./tools/)
 fi
 
+pin=()
+if [ -n "${CPU:-}" ]; then pin=(taskset -c "$CPU"); fi
 run() { # binary label pattern
-	(cd tools && "$1" -test.run '^$' -test.bench "$3" -test.benchtime "$benchtime" -test.count 1) |
-		sed -n "s/^Benchmark/$2 Benchmark/p"
+	(cd tools && "${pin[@]}" "$1" -test.run '^$' -test.bench "$3" -test.benchtime "$benchtime" -test.count 1 \
+		${CPU:+-test.cpu 1}) | sed -n "s/^Benchmark/$2 Benchmark/p"
 }
 for round in $(seq "$rounds"); do
 	echo "round $round/$rounds" >&2
