@@ -47,23 +47,13 @@ func pointFirst(s string) string {
 	if len(s) <= maxExactDigits+1 {
 		return s
 	}
-	if end, _, _, ok := Scan(s, 0); !ok || end != len(s) {
-		return s
-	}
-	sign, digits := "", s
-	if s[0] == '-' {
-		sign, digits = "-", s[1:]
-	}
+	mantissa, exp, ok := mantissaExp(s)
+	digits := strings.TrimPrefix(mantissa, "-")
 	whole := skipDigits(digits, 0)
-	if whole <= maxExactDigits {
-		return s
+	if !ok || whole <= maxExactDigits {
+		return s // also past ±maxExp, far outside the range: strconv's 0 or Inf is right
 	}
-	mantissa, expText, _ := strings.Cut(strings.ToLower(digits), "e")
-	exp, err := strconv.Atoi(expText)
-	if expText != "" && (err != nil || exp < -maxExp || exp > maxExp) {
-		return s // far outside the range either way: strconv's 0 or Inf is right
-	}
-	return sign + "0." + strings.Replace(mantissa, ".", "", 1) + "e" + strconv.Itoa(exp+whole)
+	return mantissa[:len(mantissa)-len(digits)] + "0." + strings.Replace(digits, ".", "", 1) + "e" + strconv.Itoa(exp+whole)
 }
 
 // parseTiny converts a decimal literal -?D*(.D*)?([eE][+-]?D+)? whose value
@@ -156,9 +146,30 @@ func skipDigits[T string | []byte](s T, i int) int {
 	return i
 }
 
-// maxExp bounds the exponent Decimal takes: past it a literal shorter than
+// maxExp bounds the exponent mantissaExp takes: past it a literal shorter than
 // a megabyte is zero or out of range, which strconv decides quickly.
 const maxExp = 1_000_000
+
+// mantissaExp splits s, an RFC 8259 number (Scan), at its exponent: the
+// mantissa as written and the exponent, 0 when there is none. ok is false
+// when s is not such a number or its exponent lies beyond ±maxExp.
+func mantissaExp(s string) (mantissa string, exp int, ok bool) {
+	if end, _, _, valid := Scan(s, 0); !valid || end != len(s) {
+		return "", 0, false
+	}
+	e := strings.IndexByte(s, 'e')
+	if e < 0 {
+		e = strings.IndexByte(s, 'E')
+	}
+	if e < 0 {
+		return s, 0, true
+	}
+	n, err := strconv.Atoi(s[e+1:])
+	if err != nil || n < -maxExp || n > maxExp {
+		return "", 0, false
+	}
+	return s[:e], n, true
+}
 
 // Decimal splits s, an RFC 8259 number (Scan), into its sign and value
 // digits × 10^exp: digits are its significant digits without leading or
@@ -166,20 +177,9 @@ const maxExp = 1_000_000
 // when s is not such a number, its exponent lies beyond ±10^6, or it has
 // more than maxExactDigits significant digits.
 func Decimal(s string, buf []byte) (neg bool, digits []byte, exp int, ok bool) {
-	if end, _, _, valid := Scan(s, 0); !valid || end != len(s) {
+	mantissa, exp, ok := mantissaExp(s)
+	if !ok {
 		return false, nil, 0, false
-	}
-	mantissa, e := s, strings.IndexByte(s, 'e')
-	if e < 0 {
-		e = strings.IndexByte(s, 'E')
-	}
-	if e >= 0 {
-		mantissa = s[:e]
-		n, err := strconv.Atoi(s[e+1:])
-		if err != nil || n < -maxExp || n > maxExp {
-			return false, nil, 0, false
-		}
-		exp = n
 	}
 	whole, frac, _ := strings.Cut(strings.TrimPrefix(mantissa, "-"), ".")
 	if mantissa[len(mantissa)-1] == '0' { // trailing zeros; most literals have none
