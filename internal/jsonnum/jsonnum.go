@@ -53,7 +53,8 @@ func pointFirst(s string) string {
 	if !ok || whole <= maxExactDigits {
 		return s // also past ±maxExp, far outside the range: strconv's 0 or Inf is right
 	}
-	return mantissa[:len(mantissa)-len(digits)] + "0." + strings.Replace(digits, ".", "", 1) + "e" + strconv.Itoa(exp+whole)
+	sign := mantissa[:len(mantissa)-len(digits)] // "-" or ""
+	return sign + "0." + strings.Replace(digits, ".", "", 1) + "e" + strconv.Itoa(exp+whole)
 }
 
 // parseTiny converts a decimal literal -?D*(.D*)?([eE][+-]?D+)? whose value
