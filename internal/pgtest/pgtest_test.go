@@ -17,6 +17,9 @@ func TestMain(m *testing.M) { os.Exit(Main(m)) }
 // its unix socket (and no TCP port), and checks that Stop ends the server and removes its
 // folder.
 func TestClusterLifecycle(t *testing.T) {
+	if why := skipReason(); why != "" {
+		t.Skip(why)
+	}
 	c, err := Start()
 	if err != nil {
 		t.Fatalf("Start() error = %v", err)
@@ -135,5 +138,30 @@ func TestFailedStartRemovesItsFolder(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("left in the temporary folder after a failed Start: %v", left)
+	}
+}
+
+// TestSkipReason: without server binaries a test is skipped with a message
+// naming how to run it, unless RequiredEnv makes PostgreSQL required.
+func TestSkipReason(t *testing.T) {
+	for _, tc := range []struct {
+		name, bin, required string
+		skip                bool
+	}{
+		{"missing, not required", "/nonexistent-pg-bin", "", true},
+		{"missing, required", "/nonexistent-pg-bin", "1", false},
+		{"missing, required set to another value", "/nonexistent-pg-bin", "yes", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(BinEnv, tc.bin)
+			t.Setenv(RequiredEnv, tc.required)
+			why := skipReason()
+			if (why != "") != tc.skip {
+				t.Fatalf("skipReason() = %q, want skip %v", why, tc.skip)
+			}
+			if tc.skip && !strings.Contains(why, RequiredEnv+"=1") {
+				t.Errorf("skipReason() = %q, does not name %s=1", why, RequiredEnv)
+			}
+		})
 	}
 }
