@@ -19,7 +19,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -98,37 +97,6 @@ func TestReadmeInstallFromCheckout(t *testing.T) {
 	if !strings.Contains(stdout, "\nusage: verifier [--http ADDR]") || !strings.Contains(stdout, "\ncommands:\n") {
 		t.Errorf("verifier help did not print the usage:\n%s", stdout)
 	}
-}
-
-// The release binary the archive test packs, stamped as the release
-// configuration does.
-var stamped struct {
-	sync.Mutex
-	bins map[stamp]string
-}
-
-// buildStamped builds the command with the release build's ldflags and s's
-// values, once per test binary and stamp.
-func buildStamped(t *testing.T, s stamp) string {
-	t.Helper()
-	buildVerifier(t) // makes built.dir, which TestMain removes
-	stamped.Lock()
-	defer stamped.Unlock()
-	if bin, ok := stamped.bins[s]; ok {
-		return bin
-	}
-	bin := filepath.Join(built.dir, fmt.Sprintf("verifier-%d", len(stamped.bins)), "verifier")
-	ldflags := "-s -w -X main.version=" + s.version + " -X main.commit=" + s.commit + " -X main.date=" + s.date
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -ldflags %q: %v\n%s", ldflags, err, out)
-	}
-	if stamped.bins == nil {
-		stamped.bins = map[stamp]string{}
-	}
-	stamped.bins[s] = bin
-	return bin
 }
 
 // fakeCurl stands for curl on PATH: it copies each URL's file from

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,27 +208,49 @@ func TestVersionShowsBuildInfoCommit(t *testing.T) {
 	}
 }
 
+// stamped holds the binaries built by buildStamped.
+var stamped struct {
+	sync.Mutex
+	bins map[stamp]string
+}
+
+// buildStamped builds the command with the release build's ldflags and s's
+// values, once per test binary and stamp.
+func buildStamped(t *testing.T, s stamp) string {
+	t.Helper()
+	buildVerifier(t) // makes built.dir, which TestMain removes
+	stamped.Lock()
+	defer stamped.Unlock()
+	if bin, ok := stamped.bins[s]; ok {
+		return bin
+	}
+	bin := filepath.Join(built.dir, fmt.Sprintf("verifier-%d", len(stamped.bins)), "verifier")
+	ldflags := "-s -w -X main.version=" + s.version + " -X main.commit=" + s.commit + " -X main.date=" + s.date
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "go", "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build -ldflags %q: %v\n%s", ldflags, err, out)
+	}
+	if stamped.bins == nil {
+		stamped.bins = map[stamp]string{}
+	}
+	stamped.bins[s] = bin
+	return bin
+}
+
 // TestReleaseLdflags builds the binary with the ldflags the release
 // configuration passes and checks that each stamp shows: in --version, and
 // the version in every answer's verifier_version.
 func TestReleaseLdflags(t *testing.T) {
-	const (
-		ver = "1.2.3"
-		sha = "0123456789abcdef0123456789abcdef01234567"
-		at  = "2026-12-07T10:00:00Z"
-	)
-	bin := filepath.Join(t.TempDir(), "verifier")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	s := stamp{"1.2.3", "0123456789abcdef0123456789abcdef01234567", "2026-12-07T10:00:00Z"}
+	bin := buildStamped(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ldflags := "-s -w -X main.version=" + ver + " -X main.commit=" + sha + " -X main.date=" + at
-	if out, err := exec.CommandContext(ctx, "go", "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -ldflags %q: %v\n%s", ldflags, err, out)
-	}
 	out, err := exec.CommandContext(ctx, bin, "--version").Output()
 	if err != nil {
 		t.Fatalf("verifier --version: %v", err)
 	}
-	for _, want := range []string{"verifier " + ver + "\n", "commit:   " + sha + "\n", "date:     " + at + "\n"} {
+	for _, want := range []string{"verifier " + s.version + "\n", "commit:   " + s.commit + "\n", "date:     " + s.date + "\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("verifier --version printed\n%s\nwant a line %q", out, strings.TrimSpace(want))
 		}
@@ -240,7 +263,7 @@ func TestReleaseLdflags(t *testing.T) {
 	var got struct {
 		Version string `json:"verifier_version"`
 	}
-	if err := json.Unmarshal(answer, &got); err != nil || got.Version != ver {
-		t.Errorf("the answer's verifier_version = %q (%v), want %q", got.Version, err, ver)
+	if err := json.Unmarshal(answer, &got); err != nil || got.Version != s.version {
+		t.Errorf("the answer's verifier_version = %q (%v), want %q", got.Version, err, s.version)
 	}
 }
