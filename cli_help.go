@@ -81,7 +81,7 @@ func showHelp(w io.Writer, help commandHelp, fs *flag.FlagSet) error {
 func usageError(stderr io.Writer, help commandHelp) error {
 	fmt.Fprintln(stderr, help.usage)
 	name, _, _ := strings.Cut(strings.TrimPrefix(help.usage, "usage: verifier "), " ")
-	if name == "" || strings.HasPrefix(name, "[") {
+	if name == "" || name == "help" || strings.HasPrefix(name, "[") {
 		fmt.Fprintln(stderr, "run 'verifier help' for the commands and flags")
 	} else {
 		fmt.Fprintf(stderr, "run 'verifier help %s' for its flags\n", name)

@@ -11,7 +11,7 @@ import (
 type buildDescription struct {
 	Version  string // verifier_version, as every answer carries it
 	Commit   string // the source commit, "" when unknown
-	Date     string // the release build's date, else the commit's time; "" when unknown
+	Date     string // the stamped build date, else the commit's time (vcs.time); "" when unknown
 	Modified bool   // the checkout had uncommitted changes
 	Go       string // the Go release that built the binary
 	Platform string // GOOS/GOARCH
@@ -55,10 +55,7 @@ func describeBuild(s stamp, info *debug.BuildInfo) buildDescription {
 
 // thisBuild describes the running binary.
 func thisBuild() buildDescription {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		info = nil
-	}
+	info, _ := debug.ReadBuildInfo() // nil when the binary carries none
 	return describeBuild(stamp{version, commit, date}, info)
 }
 

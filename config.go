@@ -25,17 +25,9 @@ var version, commit, date string
 // sourceVersion is the version of this source tree between releases.
 const sourceVersion = "0.1.0-dev"
 
-// verifierVersion is verifier_version in every answer.
-func verifierVersion() string {
-	if version != "" {
-		return version
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return sourceVersion
-	}
-	return versionOf(info)
-}
+// verifierVersion is verifier_version in every answer: the stamped
+// version, else the one the build info gives (see versionOf).
+func verifierVersion() string { return thisBuild().Version }
 
 // versionOf derives the version from a binary's build info. A build from a
 // checkout reports sourceVersion: `go build` stamps VCS data (the commit,
