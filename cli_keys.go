@@ -10,17 +10,29 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 )
 
+// keysHelp is `verifier keys`'s help.
+var keysHelp = commandHelp{
+	usage: "usage: verifier keys show|rotate [--data-dir DIR]",
+	about: "show prints the public keys of the key store in --data-dir ({\"publicKeys\": [...]}) and creates\n" +
+		"nothing; rotate makes a new current signing key, keeps the old public keys published, and prints\n" +
+		"the new one (restart running servers to sign with it). VERIFIER_SIGNING_KEY, when set, is the key.",
+}
+
 // runKeys is `verifier keys show|rotate [--data-dir DIR]`.
 func runKeys(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	usage := "usage: verifier keys show|rotate [--data-dir DIR]"
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
-		return exitError{2}
-	}
-	fs := newFlagSet("keys "+args[0], stderr)
+	fs := newFlagSet("keys", stderr)
 	dataDir := fs.String("data-dir", defaultDataDir(getenv), "folder holding keys/")
-	if err := fs.Parse(args[1:]); err != nil {
-		return exitError{2}
+	switch {
+	case len(args) > 0 && isHelpFlag(args[0]):
+		return showHelp(stdout, keysHelp, fs)
+	case len(args) == 0 || (args[0] != "show" && args[0] != "rotate"):
+		return usageError(stderr, keysHelp)
+	}
+	if err := parseFlags(fs, args[1:], keysHelp, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageError(stderr, keysHelp)
 	}
 	switch args[0] {
 	case "show":
@@ -43,8 +55,7 @@ func runKeys(args []string, stdout, stderr io.Writer, getenv func(string) string
 		fmt.Fprintf(stderr, "new current key %s; restart running servers to sign with it\n", pub.KeyVersion)
 		return printJSON(stdout, pub)
 	}
-	fmt.Fprintln(stderr, usage)
-	return exitError{2}
+	return usageError(stderr, keysHelp)
 }
 
 func printJSON(w io.Writer, v any) error {

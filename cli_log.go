@@ -15,16 +15,20 @@ import (
 	"github.com/verifier-dev/verifier/tools"
 )
 
+// logHelp is `verifier log audit`'s help.
+var logHelp = commandHelp{
+	usage: "usage: verifier log audit --url URL [--agent ID] [--state FILE] [--log-key VKEY] [--max-records N] [--json]",
+	about: "Audits a service's transparency log: fetches its signed checkpoint and every record, checks that the\n" +
+		"log only grew since the checkpoint saved in --state, and with --agent replays that agent's logged\n" +
+		"verdicts against its signed trust record. Exit 0 when every check held, 1 when one failed, 2 for a\n" +
+		"usage error.",
+}
+
 // runLog is `verifier log audit --url URL [--agent ID] [--state FILE]
 // [--log-key VKEY] [--max-records N] [--json]`: audit a service's
 // transparency log, and an agent's trust record against it. Exit 0 when
 // every check held, 1 when one failed, 2 for a usage error.
 func runLog(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	usage := "usage: verifier log audit --url URL [--agent ID] [--state FILE] [--log-key VKEY] [--max-records N] [--json]"
-	if len(args) == 0 || args[0] != "audit" {
-		fmt.Fprintln(stderr, usage)
-		return exitError{2}
-	}
 	fs := newFlagSet("log audit", stderr)
 	baseURL := fs.String("url", "", "the service's base URL (its agent card and /log/ routes)")
 	agent := fs.String("agent", "", "also audit this agent's signed trust record: replay its logged verdicts and recompute the score")
@@ -32,9 +36,17 @@ func runLog(ctx context.Context, args []string, stdout, stderr io.Writer, getenv
 	logKey := fs.String("log-key", "", "the log's note verifier key (default: params.transparencyLog.verifierKey of the service's agent card)")
 	maxRecords := fs.Int64("max-records", tools.DefaultAuditMaxRecords, "refuse to audit a log of more records")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 || *baseURL == "" || *maxRecords < 1 {
-		fmt.Fprintln(stderr, usage)
-		return exitError{2}
+	switch {
+	case len(args) > 0 && isHelpFlag(args[0]):
+		return showHelp(stdout, logHelp, fs)
+	case len(args) == 0 || args[0] != "audit":
+		return usageError(stderr, logHelp)
+	}
+	if err := parseFlags(fs, args[1:], logHelp, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 || *baseURL == "" || *maxRecords < 1 {
+		return usageError(stderr, logHelp)
 	}
 	if !strings.HasPrefix(*baseURL, "http://") && !strings.HasPrefix(*baseURL, "https://") {
 		fmt.Fprintln(stderr, "verifier log audit: --url must be an http:// or https:// URL")

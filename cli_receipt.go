@@ -18,15 +18,20 @@ import (
 	"github.com/verifier-dev/verifier/tools"
 )
 
+// receiptHelp is `verifier receipt verify`'s help.
+var receiptHelp = commandHelp{
+	usage: "usage: verifier receipt verify [--key BASE64 | --card FILE | --data-dir DIR] [--request REQUEST.json]\n" +
+		"                               [--log-proof PROOF.json | --log URL] [--log-key VKEY] [--json] RECEIPT.json",
+	about: "Checks a receipt offline: its signature against the signer's key (--key, the keys --card publishes,\n" +
+		"a local key store, else the key the receipt carries, which proves it intact but not who signed it);\n" +
+		"with --request, its hashes and verdict; with --log-proof or --log, its inclusion in the issuer's\n" +
+		"transparency log. Exit 0 only when every check held.",
+}
+
 // runReceipt is `verifier receipt verify [--key B64 | --card FILE |
 // --data-dir DIR] [--request REQUEST.json] [--json] RECEIPT.json`. Exit 0
 // only when every check held.
 func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	usage := "usage: verifier receipt verify [--key BASE64 | --card FILE | --data-dir DIR] [--request REQUEST.json] [--log-proof PROOF.json | --log URL] [--log-key VKEY] [--json] RECEIPT.json"
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(stderr, usage)
-		return exitError{2}
-	}
 	fs := newFlagSet("receipt verify", stderr)
 	key := fs.String("key", "", "the signer's Ed25519 public key, standard base64")
 	card := fs.String("card", "", "a saved agent card (agent-card.json) publishing the signer's keys")
@@ -38,9 +43,17 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 	logKey := fs.String("log-key", "", "the log's note verifier key (default: params.transparencyLog.verifierKey of --card, or of the card at --log)")
 	var ef engineFlags
 	ef.register(fs)
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, usage)
-		return exitError{2}
+	switch {
+	case len(args) > 0 && isHelpFlag(args[0]):
+		return showHelp(stdout, receiptHelp, fs)
+	case len(args) == 0 || args[0] != "verify":
+		return usageError(stderr, receiptHelp)
+	}
+	if err := parseFlags(fs, args[1:], receiptHelp, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError(stderr, receiptHelp)
 	}
 	receipt, err := readInputFile("the receipt", fs.Arg(0))
 	if err != nil {

@@ -9,24 +9,31 @@ import (
 	"github.com/verifier-dev/verifier/store"
 )
 
+// storeHelp is `verifier store copy`'s help.
+var storeHelp = commandHelp{
+	usage: "usage: verifier store copy --from FILE --to postgres://… [--sample N]",
+	about: "Copies every verdict, agent, payment id and allowance counter of a bbolt store (the server using it\n" +
+		"stopped) into a PostgreSQL database, then compares the counts and a sample of receipts byte for byte.",
+}
+
 // runStore is `verifier store copy --from FILE --to postgres://…`.
 func runStore(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	usage := "usage: verifier store copy --from FILE --to postgres://… [--sample N]"
-	if len(args) == 0 || args[0] != "copy" {
-		fmt.Fprintln(stderr, usage)
-		return exitError{2}
-	}
 	fs := newFlagSet("store copy", stderr)
 	from := fs.String("from", "", "the bbolt store file to copy ("+storeFile+" in a data dir; the server using it must be stopped)")
 	to := fs.String("to", getenv("VERIFIER_STORE"), "the PostgreSQL database to copy into, postgres://… (env VERIFIER_STORE)")
 	sample := fs.Int("sample", store.DefaultCopySample, "receipts compared byte for byte after the copy, besides the first and the last")
-	if err := fs.Parse(args[1:]); err != nil {
-		return exitError{2}
+	switch {
+	case len(args) > 0 && isHelpFlag(args[0]):
+		return showHelp(stdout, storeHelp, fs)
+	case len(args) == 0 || args[0] != "copy":
+		return usageError(stderr, storeHelp)
+	}
+	if err := parseFlags(fs, args[1:], storeHelp, stdout, stderr); err != nil {
+		return err
 	}
 	switch {
 	case fs.NArg() > 0:
-		fmt.Fprintln(stderr, usage)
-		return exitError{2}
+		return usageError(stderr, storeHelp)
 	case *from == "":
 		return errors.New("store copy: --from is required (the bbolt file to copy)")
 	case !store.IsPostgresURL(*to):

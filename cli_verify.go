@@ -15,6 +15,14 @@ import (
 // maxCLIRequest bounds one request read by the CLI.
 const maxCLIRequest = 64 << 20
 
+// verifyHelp is `verifier verify`'s help.
+var verifyHelp = commandHelp{
+	usage: "usage: verifier verify [--data-dir DIR] [--jsonl] [flags] [FILE|-]",
+	about: "Verifies the request in FILE (or stdin) and prints the signed answer; with --jsonl, one request per\n" +
+		"line and one answer (or error) per line. Exit 0: all passed; 1: a verdict failed; 2: a request was\n" +
+		"invalid. It reads only the key store in --data-dir, never the database, so it runs beside a server.",
+}
+
 // runVerify is `verifier verify [--data-dir DIR] [--jsonl] [FILE|-]`. It
 // reads only the key store, never the database, so it runs beside a server
 // on the same data dir. Exit 0: all passed; 1: a verdict failed; 2: a
@@ -25,12 +33,11 @@ func runVerify(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	jsonl := fs.Bool("jsonl", false, "read one request per line and print one answer per line")
 	var ef engineFlags
 	ef.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: verifier verify [--data-dir DIR] [--jsonl] [FILE|-]")
-		fs.PrintDefaults()
+	if err := parseFlags(fs, args, verifyHelp, stdout, stderr); err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitError{2}
+	if fs.NArg() > 1 {
+		return usageError(stderr, verifyHelp)
 	}
 	in := stdin
 	if name := fs.Arg(0); name != "" && name != "-" {

@@ -15,24 +15,19 @@ import (
 	"github.com/verifier-dev/verifier/tools"
 )
 
-// buildVersion is set with -ldflags "-X main.buildVersion=…" by a release
-// build; it overrides every other source of the version.
-var buildVersion = ""
+// version, commit and date are stamped by a release build:
+//
+//	-ldflags "-X main.version=1.2.3 -X main.commit=<sha> -X main.date=<RFC 3339>"
+//
+// Each one set overrides what the binary's build info says.
+var version, commit, date string
 
 // sourceVersion is the version of this source tree between releases.
 const sourceVersion = "0.1.0-dev"
 
-// version is verifier_version in every answer.
-func version() string {
-	if buildVersion != "" {
-		return buildVersion
-	}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return sourceVersion
-	}
-	return versionOf(info)
-}
+// verifierVersion is verifier_version in every answer: the stamped
+// version, else the one the build info gives (see versionOf).
+func verifierVersion() string { return thisBuild().Version }
 
 // versionOf derives the version from a binary's build info. A build from a
 // checkout reports sourceVersion: `go build` stamps VCS data (the commit,
@@ -115,5 +110,5 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 
 // service builds the shared core for a mode.
 func service(v *engine.Verifier, keys *signing.KeyStore, publicURL string) *tools.Service {
-	return &tools.Service{Engine: v, Keys: keys, Version: version(), PublicURL: publicURL}
+	return &tools.Service{Engine: v, Keys: keys, Version: verifierVersion(), PublicURL: publicURL}
 }

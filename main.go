@@ -9,6 +9,8 @@
 //	verifier log audit --url URL      audit a service's transparency log (and --agent ID's trust record)
 //	verifier keys show|rotate         key management
 //	verifier store copy --from F --to postgres://…   move a bbolt history into PostgreSQL
+//	verifier version                  version, commit, Go release, platform (also --version)
+//	verifier help [COMMAND]           usage; every command also takes --help
 package main
 
 import (
@@ -42,6 +44,15 @@ func main() {
 
 // run is the whole program, for tests: args without the program name.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	if err := dispatch(ctx, args, stdin, stdout, stderr, getenv); !errors.Is(err, errHelpShown) {
+		return err
+	}
+	return nil
+}
+
+// dispatch runs the command args name, or the server. A command asked for
+// its help prints it and returns errHelpShown.
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "verify":
@@ -55,8 +66,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case "store":
 			return runStore(ctx, args[1:], stdout, stderr, getenv)
 		case "version":
-			fmt.Fprintln(stdout, version())
-			return nil
+			return runVersion(args[1:], stdout, stderr)
+		case "help":
+			return runHelp(ctx, args[1:], stdout, stderr, getenv)
 		}
 	}
 	return runServer(ctx, args, stdin, stdout, stderr, getenv)

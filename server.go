@@ -112,25 +112,29 @@ func (f *serverFlags) check() error {
 	return nil
 }
 
+// serverFlagSet is the program's own flag set: the server's flags and
+// --version.
+func serverFlagSet(stderr io.Writer, getenv func(string) string, f *serverFlags, showVersion *bool) *flag.FlagSet {
+	fs := newFlagSet("verifier", stderr)
+	f.register(fs, getenv)
+	fs.BoolVar(showVersion, "version", false, "print the version, commit, Go release and platform, and exit")
+	return fs
+}
+
 // runServer serves MCP over stdio, or HTTP with --http.
 func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	fs := newFlagSet("verifier", stderr)
 	var f serverFlags
-	f.register(fs, getenv)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: verifier [--http ADDR] [--data-dir DIR] [--public-url URL] [flags]\n       verifier verify|receipt|keys|version …")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return exitError{2}
+	var showVersion bool
+	fs := serverFlagSet(stderr, getenv, &f, &showVersion)
+	if err := parseFlags(fs, args, rootHelp(), stdout, stderr); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "verifier: unknown command %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitError{2}
+		return usageError(stderr, rootHelp())
+	}
+	if showVersion {
+		return thisBuild().write(stdout)
 	}
 	if err := f.check(); err != nil {
 		return err
