@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/verifier-dev/verifier/store"
 )
 
 // TestAllowanceExactUnderConcurrency: 1000 parallel requests against an
@@ -271,5 +273,34 @@ func TestAllowanceGivenBackWhenNotAnswered(t *testing.T) {
 	defer s.Close()
 	if a, err := s.PeekAllowance(ctx, req.Client, c.Now(), 2); err != nil || a.Remaining != 0 {
 		t.Errorf("after a restart: %+v, %v; want the 2 answered calls used", a, err)
+	}
+}
+
+// TestAllowanceMessage: free_trial.message in each state: how to start and
+// what is left; once used up, the hosted service's sentence (ending with
+// payment, or with payment off the refusal); no allowance at all.
+func TestAllowanceMessage(t *testing.T) {
+	resets := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name      string
+		a         store.Allowance
+		paymentOn bool
+		want      string
+	}{
+		{"calls left", store.Allowance{Remaining: 3, Limit: 5, Resets: resets}, true,
+			"Free during launch. No sign-up, API key or wallet: call verify_schema over MCP, or POST /verify/schema, and the free checks are used first. " +
+				"This client has 3 of 5 free checks left for today (REST and MCP share them); they reset at 2026-03-02T00:00:00Z."},
+		{"used up, payment on", store.Allowance{Remaining: 0, Limit: 5, Resets: resets}, true,
+			"Free during launch. This client's 5 free checks for today are used up (REST and MCP share them); they reset at 2026-03-02T00:00:00Z. Payment applies until then."},
+		{"used up, payment off", store.Allowance{Remaining: 0, Limit: 5, Resets: resets.In(time.FixedZone("x", 3600))}, false,
+			"Free during launch. This client's 5 free checks for today are used up (REST and MCP share them); they reset at 2026-03-02T00:00:00Z. Verifications are refused until then."},
+		{"no allowance", store.Allowance{Limit: 0, Resets: resets}, true,
+			"This deployment has no free allowance: every verification is paid with x402."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := allowanceMessage(tt.a, tt.paymentOn); got != tt.want {
+				t.Errorf("allowanceMessage = %q\nwant %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -93,15 +93,17 @@ type FreeTrial struct {
 	RemainingCallsToday  int       `json:"remaining_calls_today"`
 	ResetsAt             time.Time `json:"resets_at"`
 	// Client says how a client is identified, and that REST and MCP share
-	// one allowance.
+	// one allowance, in the hosted service's words (FreeTrialClient).
 	Client string `json:"client"`
 	// RESTFree: the REST verify routes are free within the same allowance
 	// (always, here; the member is the hosted service's).
 	RESTFree bool `json:"rest_free"`
-	// Launch says how to start using the allowance: no sign-up, key or
-	// wallet.
-	Launch string `json:"launch"`
-	// Message is the allowance in one sentence, with what is left today.
+	// Launch is true, as in the hosted service's body: verification is free
+	// during launch (within the allowance). False only on a deployment
+	// without a free allowance.
+	Launch bool `json:"launch"`
+	// Message is the allowance in words: how to start, what is left today
+	// and when it resets; once used up, the hosted service's sentence.
 	Message string `json:"message"`
 	// Code is CodeFreeTrialExhausted once the allowance is used up.
 	Code string `json:"code,omitempty"`
@@ -129,7 +131,10 @@ const (
 	FreeTrialVia       = "mcp+rest"
 	FreeTrialTransport = "streamable-http"
 	FreeTrialTool      = "verify_schema"
-	freeTrialLaunch    = "No sign-up, API key or wallet: call verify_schema over MCP, or POST /verify/schema, and the free calls are used first."
+	// FreeTrialClient is free_trial.client, the hosted service's sentence.
+	// The address is the one ClientID reads: IPv6 cut to its /64, and
+	// behind --trust-proxy the last X-Forwarded-For entry (README).
+	FreeTrialClient = "identified by request IP address; the same address's REST and MCP verification calls share one allowance"
 )
 
 // Error is the service's one error shape (SPEC §6, §7): every refusal — by

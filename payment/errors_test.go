@@ -32,7 +32,7 @@ func TestErrorJSON(t *testing.T) {
 		}, `{"code":"payment_required","status":402,"retryable":false,"charged":"unknown","message":"pay",` +
 			`"next_actions":[{"action":"pay","using":"x402"}],"free_trial":{"available":false,"via":"mcp+rest",` +
 			`"transport":"","url":"","tool":"","calls_per_client_per_day":0,"remaining_calls_today":0,` +
-			`"resets_at":"0001-01-01T00:00:00Z","client":"","rest_free":false,"launch":"","message":"",` +
+			`"resets_at":"0001-01-01T00:00:00Z","client":"","rest_free":false,"launch":false,"message":"",` +
 			`"max_free_body_bytes":0,"covers":"` + freeCovers + `"},"x402Version":2,"error":"payment required",` +
 			`"accepts":null}`},
 	} {

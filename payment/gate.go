@@ -691,7 +691,7 @@ func (g *Gate) freeTrial(a store.Allowance, reason string) *FreeTrial {
 	ft := &FreeTrial{
 		Available: a.Remaining > 0, Via: FreeTrialVia, Transport: FreeTrialTransport, Tool: FreeTrialTool,
 		CallsPerClientPerDay: a.Limit, RemainingCallsToday: a.Remaining, ResetsAt: a.Resets.UTC(),
-		Client: g.clientRule(), RESTFree: true, Launch: freeTrialLaunch, Message: allowanceMessage(a),
+		Client: FreeTrialClient, RESTFree: true, Launch: a.Limit > 0, Message: allowanceMessage(a, g.PaymentOn()),
 		MaxFreeBodyBytes: g.cfg.FreeTierMaxBody, Covers: freeCovers,
 	}
 	if a.Remaining == 0 {
@@ -702,22 +702,24 @@ func (g *Gate) freeTrial(a store.Allowance, reason string) *FreeTrial {
 	return ft
 }
 
-// clientRule is FreeTrial.Client: how this gate tells clients apart.
-func (g *Gate) clientRule() string {
-	by := "the connection's remote address"
-	if g.cfg.TrustProxy {
-		by = "the last X-Forwarded-For entry, the one the trusted proxy appended"
-	}
-	return "A client is identified by its IP address (IPv6 by its /64), taken from " + by + "; verify_schema over MCP and the REST verify routes share one allowance."
-}
-
-// allowanceMessage is FreeTrial.Message: the allowance in one sentence.
-func allowanceMessage(a store.Allowance) string {
+// allowanceMessage is FreeTrial.Message. Once the allowance is used up it
+// is the hosted service's sentence; paymentOn says whether payment (or,
+// with payment off, a refusal) applies until the reset.
+func allowanceMessage(a store.Allowance, paymentOn bool) string {
 	if a.Limit <= 0 {
 		return "This deployment has no free allowance: every verification is paid with x402."
 	}
-	return fmt.Sprintf("Each client gets %d free verifications per UTC day (verify_schema over MCP, POST /verify/schema and POST /verify/deliverable); %d left today, resetting at %s.",
-		a.Limit, a.Remaining, a.Resets.UTC().Format(time.RFC3339))
+	resets := a.Resets.UTC().Format(time.RFC3339)
+	if a.Remaining <= 0 {
+		until := "Payment applies until then."
+		if !paymentOn {
+			until = "Verifications are refused until then."
+		}
+		return fmt.Sprintf("Free during launch. This client's %d free checks for today are used up (REST and MCP share them); they reset at %s. %s",
+			a.Limit, resets, until)
+	}
+	return fmt.Sprintf("Free during launch. No sign-up, API key or wallet: call verify_schema over MCP, or POST /verify/schema, and the free checks are used first. "+
+		"This client has %d of %d free checks left for today (REST and MCP share them); they reset at %s.", a.Remaining, a.Limit, resets)
 }
 
 // refusal402 builds a 402 carrying PaymentRequired (x402Error in its error

@@ -52,6 +52,19 @@ type Route struct {
 	OutputExample json.RawMessage
 }
 
+// ServiceName is the bazaar resource.serviceName of every paid route: the
+// hosted service's name, as verify.service has it.
+const ServiceName = "Agent Output Verifier"
+
+// tags are the bazaar resource.tags of a kind of route (at most 5, each
+// printable ASCII of at most 32 characters, as the spec bounds them).
+func (k Kind) tags() []string {
+	if k == KindScore {
+		return []string{"reputation", "trust-score", "ai-agents", "receipts"}
+	}
+	return []string{"verification", "json-schema", "ai-agents", "receipts", "escrow"}
+}
+
 func (r Route) resource() *Resource {
 	res := r.Resource
 	if res.URL == "" && r.Tool != "" {
@@ -59,6 +72,12 @@ func (r Route) resource() *Resource {
 	}
 	if res.MimeType == "" {
 		res.MimeType = "application/json"
+	}
+	if res.ServiceName == "" {
+		res.ServiceName = ServiceName
+	}
+	if res.Tags == nil {
+		res.Tags = r.Kind.tags()
 	}
 	return &res
 }
@@ -75,7 +94,9 @@ func (r Route) bazaar() Extension {
 		if len(toolSchema) == 0 {
 			toolSchema = json.RawMessage(`{"type":"object"}`)
 		}
-		input["type"], input["tool"], input["inputSchema"], input["transport"] = "mcp", r.Tool, toolSchema, "streamable-http"
+		// toolName, as the spec and @x402/extensions name it (its
+		// validateDiscoveryExtensionSpec refuses an entry without it).
+		input["type"], input["toolName"], input["inputSchema"], input["transport"] = "mcp", r.Tool, toolSchema, "streamable-http"
 		if r.Resource.Description != "" {
 			input["description"] = r.Resource.Description
 		}
@@ -84,13 +105,13 @@ func (r Route) bazaar() Extension {
 		}
 		inputSchema = map[string]any{
 			"type":        map[string]any{"type": "string", "const": "mcp"},
-			"tool":        map[string]any{"type": "string", "const": r.Tool},
+			"toolName":    map[string]any{"type": "string", "const": r.Tool},
 			"description": map[string]any{"type": "string"},
 			"transport":   map[string]any{"type": "string", "enum": []string{"streamable-http", "sse"}},
 			"inputSchema": map[string]any{"type": "object"},
 			"example":     map[string]any{"type": "object"},
 		}
-		required = []string{"type", "tool", "inputSchema"}
+		required = []string{"type", "toolName", "inputSchema"}
 	case r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch:
 		body := any(map[string]any{})
 		if len(r.Example) > 0 {

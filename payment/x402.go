@@ -33,11 +33,18 @@ const SchemeExact = "exact"
 // payload is about 1 KiB, a Solana one about 2 KiB.
 const MaxHeaderBytes = 32 << 10
 
-// Resource describes the paid resource (PaymentRequired.resource).
+// Resource describes the paid resource (PaymentRequired.resource). The
+// last three members are the bazaar extension's service metadata
+// (specs/extensions/bazaar.md, "Service Metadata on resource"), which a
+// facilitator catalog shows: printable ASCII, serviceName and each tag at
+// most 32 characters, at most 5 tags, iconUrl an absolute http(s) URL.
 type Resource struct {
-	URL         string `json:"url"`
-	Description string `json:"description,omitempty"`
-	MimeType    string `json:"mimeType,omitempty"`
+	URL         string   `json:"url"`
+	Description string   `json:"description,omitempty"`
+	MimeType    string   `json:"mimeType,omitempty"`
+	ServiceName string   `json:"serviceName,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+	IconURL     string   `json:"iconUrl,omitempty"`
 }
 
 // PaymentRequirements is one way to pay (an entry of accepts). Amount is a

@@ -6,26 +6,79 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 )
 
-// AgentCard is the A2A 1.0 agent card of the service, published at
-// /.well-known/agent-card.json (and the older /.well-known/agent.json).
+// AgentCard is the service's A2A agent card, published at
+// /.well-known/agent-card.json (and the older /.well-known/agent.json). It
+// is an A2A 1.0 card (supportedInterfaces) that also carries the members
+// the A2A 0.3 schema requires (protocolVersion, url, preferredTransport,
+// additionalInterfaces), so that clients of either version read it. The
+// interfaces are custom bindings, named by URI as A2A 1.0 §5.8 asks: MCP
+// streamable HTTP (BindingMCP) and the REST routes of /openapi.json
+// (BindingREST). The service serves no A2A JSON-RPC, gRPC or HTTP+JSON
+// binding, so an A2A client needs a transport for one of these.
 type AgentCard struct {
 	Name                string           `json:"name"`
 	Description         string           `json:"description"`
 	SupportedInterfaces []AgentInterface `json:"supportedInterfaces"`
-	Version             string           `json:"version"`
-	DocumentationURL    string           `json:"documentationUrl"`
-	Capabilities        AgentCaps        `json:"capabilities"`
-	DefaultInputModes   []string         `json:"defaultInputModes"`
-	DefaultOutputModes  []string         `json:"defaultOutputModes"`
-	Skills              []AgentSkill     `json:"skills"`
+	// ProtocolVersion is the A2A 0.3 member: the version whose card
+	// members url, preferredTransport and additionalInterfaces follow
+	// (A2AV03).
+	ProtocolVersion string `json:"protocolVersion"`
+	// URL and PreferredTransport are A2A 0.3's main interface: the first
+	// of SupportedInterfaces.
+	URL                string `json:"url"`
+	PreferredTransport string `json:"preferredTransport"`
+	// AdditionalInterfaces are SupportedInterfaces in A2A 0.3's form.
+	AdditionalInterfaces []AgentInterfaceV03 `json:"additionalInterfaces"`
+	Version              string              `json:"version"`
+	DocumentationURL     string              `json:"documentationUrl"`
+	Capabilities         AgentCaps           `json:"capabilities"`
+	DefaultInputModes    []string            `json:"defaultInputModes"`
+	DefaultOutputModes   []string            `json:"defaultOutputModes"`
+	Skills               []AgentSkill        `json:"skills"`
 }
 
-// AgentInterface is one way to reach the service. The bindings are not A2A
-// ones: "MCP" is MCP streamable HTTP, "REST" the JSON routes of /openapi.json.
+// The card's protocol versions and binding URIs.
+const (
+	// A2AV10 is the A2A version of each supportedInterfaces entry.
+	A2AV10 = "1.0"
+	// A2AV03 is the card's top-level protocolVersion (A2A 0.3's member).
+	A2AV03 = "0.3.0"
+	// BindingMCP names MCP's streamable HTTP transport, the one /mcp
+	// serves, by the MCP specification's URI for it.
+	BindingMCP = "https://modelcontextprotocol.io/specification/2025-06-18/basic/transports#streamable-http"
+	// BindingREST names this service's own JSON routes (described by
+	// /openapi.json), in the URN namespace of its attestation extension.
+	BindingREST = "urn:json-schema-verifier:binding:rest:v1"
+)
+
+// AgentInterface is one way to reach the service (A2A 1.0): URL, the
+// binding's URI (BindingMCP, BindingREST) and the A2A version (A2AV10).
 type AgentInterface struct {
 	URL             string `json:"url"`
 	ProtocolBinding string `json:"protocolBinding"`
 	ProtocolVersion string `json:"protocolVersion"`
+}
+
+// AgentInterfaceV03 is an AgentInterface in A2A 0.3's form.
+type AgentInterfaceV03 struct {
+	URL       string `json:"url"`
+	Transport string `json:"transport"`
+}
+
+// SetInterfaces sets the card's interfaces in both forms: A2A 1.0's
+// supportedInterfaces, and A2A 0.3's url and preferredTransport (the first
+// interface) and additionalInterfaces (all of them, the first included, as
+// the 0.3 schema advises).
+func (c *AgentCard) SetInterfaces(interfaces ...AgentInterface) {
+	c.SupportedInterfaces = interfaces
+	c.ProtocolVersion = A2AV03
+	c.AdditionalInterfaces = nil
+	for _, in := range interfaces {
+		c.AdditionalInterfaces = append(c.AdditionalInterfaces, AgentInterfaceV03{URL: in.URL, Transport: in.ProtocolBinding})
+	}
+	if len(interfaces) > 0 {
+		c.URL, c.PreferredTransport = interfaces[0].URL, interfaces[0].ProtocolBinding
+	}
 }
 
 // AgentCaps are the card's capabilities: no streaming or push, and the

@@ -107,7 +107,7 @@ function assertPaymentRequired(result, { tool, amount, code }) {
   assert.ok(pr.accepts[0].maxTimeoutSeconds > 0);
   const input = pr.extensions?.bazaar?.info?.input;
   assert.equal(input?.type, "mcp");
-  assert.equal(input?.tool, tool);
+  assert.equal(input?.toolName, tool);
   assert.equal(result._meta?.code, code, `_meta.code of ${JSON.stringify(result._meta)}`);
   assert.equal(result._meta?.error?.charged, false);
   assert.equal(result._meta?.["x402/payment-response"], undefined);

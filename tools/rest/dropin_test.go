@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -158,15 +159,21 @@ func TestFreeTrialMembers(t *testing.T) {
 		} else if _, err := time.Parse(time.RFC3339, resets); err != nil {
 			t.Errorf("free_trial.resets_at %q: %v", resets, err)
 		}
-		client, _ := ft["client"].(string)
-		if !strings.Contains(client, "IP address") || !strings.Contains(client, "MCP") || !strings.Contains(client, "REST") {
-			t.Errorf("free_trial.client = %q, want how a client is identified and that MCP and REST share the allowance", client)
+		if ft["client"] != payment.FreeTrialClient {
+			t.Errorf("free_trial.client = %q, want the hosted service's %q", ft["client"], payment.FreeTrialClient)
 		}
-		if msg, _ := ft["message"].(string); !strings.Contains(msg, "1 free verifications per UTC day") {
-			t.Errorf("free_trial.message = %q, want the allowance sentence", msg)
+		if ft["launch"] != true {
+			t.Errorf("free_trial.launch = %v, want true (the hosted body's boolean)", ft["launch"])
 		}
-		if launch, _ := ft["launch"].(string); launch == "" {
-			t.Error("free_trial.launch is empty")
+		msg, _ := ft["message"].(string)
+		if exhausted {
+			want := "Free during launch. This client's 1 free checks for today are used up (REST and MCP share them); they reset at " +
+				fmt.Sprint(ft["resets_at"]) + ". Payment applies until then."
+			if msg != want {
+				t.Errorf("free_trial.message = %q, want the hosted sentence %q", msg, want)
+			}
+		} else if !strings.HasPrefix(msg, "Free during launch. No sign-up, API key or wallet") || !strings.Contains(msg, fmt.Sprintf("%d of 1 free checks left", remaining)) {
+			t.Errorf("free_trial.message = %q, want how to start and what is left today", msg)
 		}
 		if code, has := ft["code"]; exhausted != has || (exhausted && code != payment.CodeFreeTrialExhausted) {
 			t.Errorf("free_trial.code = %v (present %v), want free_trial_exhausted only when used up (%v)", code, has, exhausted)

@@ -16,9 +16,6 @@ import (
 	"github.com/verifier-dev/verifier/tools"
 )
 
-// a2aProtocolVersion is the A2A version whose card shape this is.
-const a2aProtocolVersion = "1.0"
-
 // NewAgentCard builds the service's agent card, advertising svc.PublicURL.
 func NewAgentCard(svc *tools.Service) (*tools.AgentCard, error) {
 	vectors, err := RequestHashVectors()
@@ -27,15 +24,11 @@ func NewAgentCard(svc *tools.Service) (*tools.AgentCard, error) {
 	}
 	base := svc.BaseURL()
 	modes := []string{"application/json"}
-	return &tools.AgentCard{
+	card := &tools.AgentCard{
 		Name: "Agent Output Verifier",
 		Description: "Checks an AI agent's structured output (an invoice, a deliverable, any JSON) against the buyer's JSON Schema " +
 			"and cross-field rules before anyone pays for it. Answers pass/fail, the share of checks passed and repair hints, " +
 			"with an Ed25519-signed receipt over RFC 8785 JSON that anyone can verify offline; keeps each agent's reputation and trust score.",
-		SupportedInterfaces: []tools.AgentInterface{
-			{URL: base + "/mcp", ProtocolBinding: "MCP", ProtocolVersion: a2aProtocolVersion},
-			{URL: base, ProtocolBinding: "REST", ProtocolVersion: a2aProtocolVersion},
-		},
 		Version:          svc.Version,
 		DocumentationURL: base + "/docs",
 		Capabilities: tools.AgentCaps{Extensions: []tools.AttestationExtension{{
@@ -82,7 +75,12 @@ func NewAgentCard(svc *tools.Service) (*tools.AgentCard, error) {
 				OutputModes: modes,
 			},
 		},
-	}, nil
+	}
+	card.SetInterfaces(
+		tools.AgentInterface{URL: base + "/mcp", ProtocolBinding: tools.BindingMCP, ProtocolVersion: tools.A2AV10},
+		tools.AgentInterface{URL: base, ProtocolBinding: tools.BindingREST, ProtocolVersion: tools.A2AV10},
+	)
+	return card, nil
 }
 
 // RequestHashVectors returns the three request-hash vectors of SPEC §5 (the
