@@ -136,9 +136,16 @@ func (v *Verifier) NewAnswer(req *Request, out *Outcome, meta AnswerMeta) *Answe
 	}
 	a.Verify.Canonicalization = Canonicalization
 	a.Verify.HashAlgorithm = HashAlgorithm
-	if out.Pass {
+	switch {
+	case out.Pass && out.Warnings() > 0:
+		// The buyer pays for an output whose warnings (flags of severity
+		// "warning") it has read: a rule checked but not enforced, or a
+		// misspelt keyword that checked nothing.
+		a.NextActions = []NextAction{{Action: "attach_receipt", For: "seller"}, {Action: "review_warnings", For: "buyer"},
+			{Action: "proceed_to_payment", For: "buyer"}}
+	case out.Pass:
 		a.NextActions = []NextAction{{Action: "attach_receipt", For: "seller"}, {Action: "proceed_to_payment", For: "buyer"}}
-	} else {
+	default:
 		a.NextActions = []NextAction{{Action: "repair_and_reverify", Using: "hints"}}
 	}
 	if req.Detail == DetailCompact {

@@ -101,8 +101,8 @@ func decodeMembers(names []string, raw *requestMembers, decoded *decodedMembers,
 		field := slices.Index(topLevelFields, name)
 		if field < 0 {
 			if !p.skip() { // when the list is full, memberName is spared
-				p.add(memberName("", name, i), "is not a known field",
-					"Remove it; the fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail.")
+				p.add(memberName("", name, i), "is not a known field", unknownFix(name, topLevelFields,
+					"The fields are: task_id, agent_id, expected_schema, submitted_output, strict_content_check, bounds, rules, enforce_rules, detail."))
 			}
 			continue
 		}

@@ -88,6 +88,12 @@ type seen struct {
 // FindingsTotal is the number of failed checks, kept or omitted.
 func (o *Outcome) FindingsTotal() int { return o.seen.all }
 
+// Warnings is the number of findings that did not block, kept or omitted:
+// the failed checks the answer flags with severity "warning" (a rule, bound
+// or content check whose gate is off) and the likely misspelt schema
+// keywords (CheckUnknownKeyword).
+func (o *Outcome) Warnings() int { return o.seen.all - o.seen.blocking }
+
 // BlockingChecks names the checks that failed blocking, each once, in the
 // order they first failed (summary.blocking_checks), omitted findings'
 // among them; never nil.

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/verifier-dev/verifier/engine/schema"
 	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
@@ -159,13 +160,34 @@ func (p *problems) skip() bool {
 }
 
 // addUnknown records the problem of each key of m that is not in known,
-// named under parent by memberName, by its position among m's sorted keys.
-func (p *problems) addUnknown(parent string, m map[string]any, known []string, problem, fix string) {
+// named under parent by memberName, by its position among m's sorted keys;
+// the fix is unknownFix's.
+func (p *problems) addUnknown(parent string, m map[string]any, known []string, problem, members string) {
 	for j, k := range sortedKeys(m) {
 		if !slices.Contains(known, k) && !p.skip() {
-			p.add(memberName(parent, k, j), problem, fix)
+			p.add(memberName(parent, k, j), problem, unknownFix(k, known, members))
 		}
 	}
+}
+
+// unknownFix is the fix of an unknown member name, one of whose siblings
+// are known: remove it, or, when it is a near miss of a known one
+// (schema.ClosestName: enforceRules, expectedSchma), rename it. members
+// says what the known ones are. It names only a known member, never the
+// unknown one.
+func unknownFix(name string, known []string, members string) string {
+	if s, ok := schema.ClosestName(name, known); ok {
+		return "Remove it, or rename it: did you mean `" + s + "`? " + members
+	}
+	return "Remove it; " + lowerFirst(members)
+}
+
+// lowerFirst is s with its first letter in lower case.
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // count is how many problems were found, listed or not.
@@ -341,7 +363,7 @@ func (v *Verifier) decodeBounds(val any, p *problems) []Bound {
 			p.add(field, "must be an object", "Send {\"min\": …, \"max\": …, \"if_present\": false}.")
 			continue
 		}
-		p.addUnknown(field, entry, boundFields, "is not a known bound field", "Remove it; a bound has min, max and if_present.")
+		p.addUnknown(field, entry, boundFields, "is not a known bound field", "A bound has min, max and if_present.")
 		before := p.count()
 		b := Bound{Key: key, Path: path, decoded: entry}
 		b.Min, b.Max = decodeLimit(entry, "min", field, p), decodeLimit(entry, "max", field, p)
@@ -442,7 +464,7 @@ func decodeRule(obj map[string]any, field string, p *problems) (Rule, bool) {
 	before := p.count()
 	r := Rule{Tolerance: DefaultTolerance, decoded: obj}
 	p.addUnknown(field, obj, ruleFields, "is not a known rule field",
-		"Remove it; a rule has type, field, equals_field, equals, other_field, value, in_field, values, tolerance and if_present.")
+		"A rule has type, field, equals_field, equals, other_field, value, in_field, values, tolerance and if_present.")
 	typ, isString := obj["type"].(string)
 	targets, known := ruleTargets[typ]
 	switch {

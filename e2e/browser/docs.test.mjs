@@ -83,3 +83,24 @@ test('/docs lists every route and sends a verification, all from the server', as
   assert.ok(requests.includes(`${base}/docs/swagger-ui-bundle.js`), 'the page loaded its assets from the server');
   assert.deepEqual(problems, []);
 });
+
+test('/docs spaces the header cells of the error table', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${server.base}/docs`);
+  const table = page.locator('.swagger-ui .info table').first();
+  await table.waitFor({ timeout: 20000 });
+  // The gap between one header cell's text and the next one's, in pixels.
+  const cells = await table.locator('thead th').evaluateAll((ths) => ths.map((th) => {
+    const range = document.createRange();
+    range.selectNodeContents(th);
+    const r = range.getBoundingClientRect();
+    return { text: th.textContent.trim(), left: r.left, right: r.right };
+  }));
+  assert.deepEqual(cells.map((c) => c.text), ['code', 'HTTP', 'retryable', 'meaning']);
+  for (let i = 1; i < cells.length; i++) {
+    const gap = cells[i].left - cells[i - 1].right;
+    assert.ok(gap >= 12, `"${cells[i - 1].text}" and "${cells[i].text}" are ${gap.toFixed(1)} px apart`);
+  }
+  await context.close();
+});

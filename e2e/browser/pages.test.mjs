@@ -233,8 +233,9 @@ test('/check verifies receipts in the browser and sends nothing pasted', async (
   assertStayedHome(seen, '/check');
   assertNotSent(seen, marker);
   // After loading, the only requests were for the agent card and, by the
-  // receipt's verification_id, its log proof and stored compact receipt.
-  const after = seen.slice(loaded).map((r) => new URL(r.url).pathname);
+  // receipt's verification_id, its log proof and stored compact receipt
+  // (and the page's icon, which the browser may fetch late).
+  const after = seen.slice(loaded).map((r) => new URL(r.url).pathname).filter((p) => p !== '/docs/favicon.svg');
   assert.ok(after.length > 0 && after.every((p) => p === '/.well-known/agent-card.json' || /^\/(log\/proof|receipts)\/[0-9a-f-]{36}$/.test(p)),
     `requests after loading: ${after}`);
   assert.deepEqual(problems, []);
@@ -331,7 +332,7 @@ test('/check verifies a receipt\'s inclusion in this server\'s transparency log,
   assertNotSent(seen, marker);
   assertNotSent(seen, proofMarker);
   const after = seen.slice(loaded).map((r) => new URL(r.url).pathname);
-  assert.ok(after.every((p) => ['/.well-known/agent-card.json', `/log/proof/${id}`, `/receipts/${id}`].includes(p)), `requests after loading: ${after}`);
+  assert.ok(after.every((p) => ['/docs/favicon.svg', '/.well-known/agent-card.json', `/log/proof/${id}`, `/receipts/${id}`].includes(p)), `requests after loading: ${after}`);
   assert.deepEqual(problems, []);
 });
 
@@ -473,4 +474,81 @@ test('/agents/{agent_id} shows the counts and one chart mark per day', async () 
   assert.equal(await page.locator('h1').textContent(), 'No record for this agent');
   await context.close();
   assertStayedHome(seen, '/agents');
+});
+
+test('an agent page\'s receipt link opens /check with that receipt loaded and checked', async () => {
+  const agent = `e2e-link-${randomUUID().slice(0, 8)}`;
+  const marker = `marker-${randomUUID()}`;
+  const answer = JSON.parse(await verify(invoice(marker, agent, 135.5)));
+  const id = answer.verification_id;
+  const context = await browser.newContext();
+  const seen = watch(context);
+  const problems = [];
+  const page = await context.newPage();
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`); });
+  await page.goto(`${server.base}/agents/${agent}`);
+  const link = page.locator(`#recent a[href="/check?id=${id}"]`);
+  assert.equal(await link.count(), 1, 'the verdict links /check with its verification_id');
+  await link.click();
+  await page.waitForURL(`${server.base}/check?id=${id}`);
+  await page.waitForFunction(() => !document.querySelector('#result').hidden && !document.querySelector('#check').disabled);
+  // The receipt in the form is the one this server stored, byte for byte.
+  const stored = await (await fetch(`${server.base}/receipts/${id}`)).text();
+  assert.equal(await page.getByRole('textbox', { name: /^Receipt/ }).inputValue(), stored);
+  const verdict = (await page.locator('#verdict').textContent()).trim();
+  assert.match(verdict, /^✓ valid/, verdict);
+  assert.equal(await page.locator('#checks li[data-check="Log inclusion"]').getAttribute('data-state'), 'held');
+  assert.match(await page.locator('#load-status').textContent(), new RegExp(`Loaded the receipt with verification_id ${id}`));
+  await screenshots(page, 'check-from-agent-link');
+  // From the agent page on, the page asked this server for the receipt, the
+  // card and the log proof only.
+  const paths = seen.map((r) => new URL(r.url).pathname);
+  const fromCheck = paths.slice(paths.indexOf('/check'));
+  assert.ok(fromCheck.every((p) => ['/check', '/docs/pages.css', '/docs/check.js', '/docs/canonicalize.js', '/docs/logcheck.js',
+    '/docs/favicon.svg', '/favicon.ico', '/.well-known/agent-card.json', `/receipts/${id}`, `/log/proof/${id}`].includes(p)), `requests: ${fromCheck}`);
+  assert.ok(fromCheck.includes(`/receipts/${id}`));
+
+  assert.deepEqual(problems, []);
+
+  // An id this server never issued (the browser logs the 404): said so,
+  // nothing checked; an id that is not a plain one is not echoed.
+  await page.goto(`${server.base}/check?id=${randomUUID()}`);
+  await page.locator('#load-status').filter({ hasText: 'stored no receipt' }).waitFor();
+  assert.equal(await page.locator('#result').isHidden(), true);
+  const odd = `<b>${marker}</b>`;
+  await page.goto(`${server.base}/check?id=${encodeURIComponent(odd)}`);
+  await page.locator('#load-status').filter({ hasText: 'names no verification_id' }).waitFor();
+  assert.ok(!(await page.locator('main').textContent()).includes(marker), 'the page repeats the odd id');
+  await context.close();
+  assertStayedHome(seen, '/check?id=');
+  assertNotSent(seen.filter((r) => !new URL(r.url).pathname.startsWith('/check')), marker);
+});
+
+test('every page has a favicon the browser renders, and /favicon.ico is one', async () => {
+  const agent = `e2e-icon-${randomUUID().slice(0, 8)}`;
+  await verify(invoice(`m-${randomUUID()}`, agent, 135.5));
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  // decoded loads src as an image in the page and gives its natural size.
+  const decoded = (src) => page.evaluate((s) => new Promise((done) => {
+    const img = new Image();
+    img.onload = () => done({ w: img.naturalWidth, h: img.naturalHeight });
+    img.onerror = () => done(null);
+    img.src = s;
+  }), src);
+  for (const path of ['/', '/check', `/agents/${agent}`, '/agents/nobody', '/docs']) {
+    await page.goto(`${server.base}${path}`);
+    const href = await page.locator('link[rel="icon"]').evaluate((l) => l.href);
+    assert.equal(new URL(href).origin, server.base, `${path}: the icon is this server's`);
+    const res = await fetch(href);
+    assert.equal(res.status, 200, `${path}: GET ${href}`);
+    assert.equal(res.headers.get('content-type'), 'image/svg+xml', `${path}: the icon's type`);
+    const size = await decoded(href);
+    assert.ok(size && size.w > 0 && size.h > 0, `${path}: the browser renders ${href}: ${JSON.stringify(size)}`);
+  }
+  await page.goto(`${server.base}/`);
+  const ico = await decoded('/favicon.ico');
+  assert.ok(ico && ico.w > 0, `the browser renders /favicon.ico: ${JSON.stringify(ico)}`);
+  await context.close();
 });

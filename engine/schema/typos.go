@@ -3,6 +3,7 @@ package schema
 import (
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // KeywordTypo is a member of a schema object that is no keyword of its
@@ -64,6 +65,35 @@ func keywordTypos(obj map[string]any, ptr string, draft Draft) []KeywordTypo {
 	}
 	slices.SortFunc(out, func(a, b KeywordTypo) int { return strings.Compare(a.Keyword, b.Keyword) })
 	return out
+}
+
+// ClosestName is the name of known nearest to name by the measure of
+// keyword typos (within maxTypoDistance edits, 1 for short names), once
+// both are folded to lower case without '_' and '-', so that the camelCase,
+// snake_case and kebab-case spellings of a name are one: enforceRules and
+// Enforce-Rules are enforce_rules, expectedSchma is expected_schema. It
+// serves a request's unknown members, which are refused, with a likely
+// meaning.
+func ClosestName(name string, known []string) (string, bool) {
+	folded := make([]string, len(known))
+	for i, k := range known {
+		folded[i] = foldName(k)
+	}
+	kw, ok := closestKeyword(foldName(name), folded)
+	if !ok {
+		return "", false
+	}
+	return known[slices.Index(folded, kw)], true
+}
+
+// foldName is name in lower case without '_' and '-'.
+func foldName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, name)
 }
 
 // closestKeyword is the keyword of known nearest to member, when it is

@@ -202,14 +202,24 @@ func (c *toolCharge) Settle(ctx context.Context, v *tools.Verified, ans payment.
 
 func (c *toolCharge) Release() { c.adm.Release() }
 
-// verifyText renders a verification for a person: verdict, ratios, the
-// first hints and what to do next. It is built by appending, as fmt would
+// verifyText renders a verification for a person: verdict ("PASS with N
+// warnings" when a pass carries warnings), ratios, the first hints and what
+// to do next. It is built by appending, as fmt would
 // print it (%q is strconv.Quote, %g of a float64 strconv's shortest 'g'),
 // at a fraction of fmt's cost.
 func verifyText(v *tools.Verified) string {
 	out, req := v.Outcome, v.Request
 	b := make([]byte, 0, 512)
 	b = append(b, strings.ToUpper(out.Result())...)
+	warnings := out.Warnings()
+	if out.Pass && warnings > 0 {
+		b = strconv.AppendInt(append(b, " with "...), int64(warnings), 10)
+		if warnings == 1 {
+			b = append(b, " warning"...)
+		} else {
+			b = append(b, " warnings"...)
+		}
+	}
 	b = strconv.AppendQuote(append(b, ": task "...), req.TaskID)
 	if req.AgentID != nil {
 		b = strconv.AppendQuote(append(b, ", agent "...), *req.AgentID)
@@ -248,9 +258,12 @@ func verifyText(v *tools.Verified) string {
 	b = append(append(b, "Receipt: verification_id "...), v.Verdict.VerificationID...)
 	b = append(append(b, ", signed with Ed25519 key "...), v.Verdict.KeyVersion...)
 	b = append(b, "; the structured content is the signed answer.\n"...)
-	if out.Pass {
+	switch {
+	case out.Pass && warnings > 0:
+		b = append(b, "Next: attach this signed answer as the receipt (seller); review the warnings, then proceed to payment (buyer); verify_receipt checks it offline."...)
+	case out.Pass:
 		b = append(b, "Next: attach this signed answer as the receipt (seller), or proceed to payment (buyer); verify_receipt checks it offline."...)
-	} else {
+	default:
 		b = append(b, "Next: repair the output using the hints, then call verify_schema again with the same expected_schema, bounds and rules."...)
 	}
 	return string(b)

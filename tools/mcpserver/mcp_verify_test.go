@@ -20,12 +20,14 @@ func TestMCPVerifySchema(t *testing.T) {
 	svc := testkit.QuietService(t, true)
 	c := testkit.ConnectMCP(t, NewMCPServer(svc))
 	tests := []struct {
-		name       string
-		args       string
-		result     string
-		wantText   []string
-		wantFields []string // keys the structured answer must have
-		noFields   []string // keys it must not have
+		name          string
+		args          string
+		result        string
+		wantFirstLine string   // the text's first line, when set
+		wantText      []string // the text contains each
+		wantActions   []string // next_actions' actions, when set
+		wantFields    []string // keys the structured answer must have
+		noFields      []string // keys it must not have
 	}{
 		{
 			name: "pass", args: string(testkit.ReadTestdata(t, "invoice-pass.json")), result: "pass",
@@ -43,9 +45,32 @@ func TestMCPVerifySchema(t *testing.T) {
 			noFields: []string{"hints", "request_hash", "overall"},
 		},
 		{
+			name: "pass with warnings", result: "pass",
+			args: `{"task_id":"t-2","expected_schema":{"type":"object"},"submitted_output":{"a":2,"b":1},` +
+				`"rules":[{"type":"lte","field":"a","other_field":"b"},{"type":"gte","field":"b","value":5}]}`,
+			wantFirstLine: `PASS with 2 warnings: task "t-2": every blocking check held.`,
+			wantText:      []string{"Warnings (not blocking) (2 of 2)", "review the warnings, then proceed to payment"},
+			wantActions:   []string{"attach_receipt", "review_warnings", "proceed_to_payment"},
+		},
+		{
+			name: "pass with a misspelt keyword", result: "pass",
+			args:          `{"task_id":"t-3","expected_schema":{"type":"object","requried":["a"]},"submitted_output":{"a":1}}`,
+			wantFirstLine: `PASS with 1 warning: task "t-3": every blocking check held.`,
+			wantActions:   []string{"attach_receipt", "review_warnings", "proceed_to_payment"},
+		},
+		{
+			name: "compact pass with warnings", result: "pass",
+			args: `{"task_id":"t-4","detail":"compact","expected_schema":{"type":"object"},"submitted_output":{"a":2,"b":1},` +
+				`"rules":[{"type":"lte","field":"a","other_field":"b"}]}`,
+			wantFirstLine: `PASS with 1 warning: task "t-4": every blocking check held.`,
+			wantActions:   []string{"attach_receipt", "review_warnings", "proceed_to_payment"},
+		},
+		{
 			name: "boolean schema, null output", result: "pass",
-			args:     `{"task_id":"t-1","expected_schema":true,"submitted_output":null}`,
-			wantText: []string{"PASS: task \"t-1\": every blocking check held."},
+			args:          `{"task_id":"t-1","expected_schema":true,"submitted_output":null}`,
+			wantText:      []string{"PASS: task \"t-1\": every blocking check held."},
+			wantFirstLine: `PASS: task "t-1": every blocking check held.`,
+			wantActions:   []string{"attach_receipt", "proceed_to_payment"},
 		},
 	}
 	for _, tt := range tests {
@@ -57,6 +82,18 @@ func TestMCPVerifySchema(t *testing.T) {
 			ans := testkit.Structured(t, res)
 			if ans["result"] != tt.result {
 				t.Errorf("result = %v, want %s", ans["result"], tt.result)
+			}
+			if first, _, _ := strings.Cut(testkit.Text(res), "\n"); tt.wantFirstLine != "" && first != tt.wantFirstLine {
+				t.Errorf("first line = %q, want %q", first, tt.wantFirstLine)
+			}
+			if tt.wantActions != nil {
+				var actions []string
+				for _, a := range ans["next_actions"].([]any) {
+					actions = append(actions, a.(map[string]any)["action"].(string))
+				}
+				if diff := cmp.Diff(tt.wantActions, actions); diff != "" {
+					t.Errorf("next_actions (-want +got):\n%s", diff)
+				}
 			}
 			for _, want := range tt.wantText {
 				if !strings.Contains(testkit.Text(res), want) {
@@ -225,7 +262,14 @@ func verifyTextFmt(v *tools.Verified) string {
 	out, req := v.Outcome, v.Request
 	ratio := func(r engine.Ratio) string { return fmt.Sprintf("%d/%d (%g)", r.Passed, r.Total, r.Ratio) }
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: task %q", strings.ToUpper(out.Result()), req.TaskID)
+	fmt.Fprint(&b, strings.ToUpper(out.Result()))
+	switch n := out.Warnings(); {
+	case out.Pass && n == 1:
+		b.WriteString(" with 1 warning")
+	case out.Pass && n > 1:
+		fmt.Fprintf(&b, " with %d warnings", n)
+	}
+	fmt.Fprintf(&b, ": task %q", req.TaskID)
 	if req.AgentID != nil {
 		fmt.Fprintf(&b, ", agent %q", *req.AgentID)
 	}
@@ -248,9 +292,12 @@ func verifyTextFmt(v *tools.Verified) string {
 	}
 	fmt.Fprintf(&b, "Receipt: verification_id %s, signed with Ed25519 key %s; the structured content is the signed answer.\n",
 		v.Verdict.VerificationID, v.Verdict.KeyVersion)
-	if out.Pass {
+	switch {
+	case out.Pass && out.Warnings() > 0:
+		b.WriteString("Next: attach this signed answer as the receipt (seller); review the warnings, then proceed to payment (buyer); verify_receipt checks it offline.")
+	case out.Pass:
 		b.WriteString("Next: attach this signed answer as the receipt (seller), or proceed to payment (buyer); verify_receipt checks it offline.")
-	} else {
+	default:
 		b.WriteString("Next: repair the output using the hints, then call verify_schema again with the same expected_schema, bounds and rules.")
 	}
 	return b.String()

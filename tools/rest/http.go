@@ -275,6 +275,7 @@ func (h *HTTPHandler) routes() []HTTPRoute {
 		{Pattern: routeDocs, Handler: http.HandlerFunc(h.docsPage)},
 		{Pattern: routeDocsAsset, Handler: http.HandlerFunc(h.docsAsset)},
 		{Pattern: routeCheckPage, Handler: http.HandlerFunc(h.checkPage)},
+		{Pattern: routeFavicon, Handler: http.HandlerFunc(h.favicon)},
 		{Pattern: routeAgentPage, Handler: http.HandlerFunc(h.agentPage)},
 		{Pattern: routeMCP, Handler: h.mcpLimits(h.opts.MCP)},
 	}

@@ -32,10 +32,11 @@ const docsCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe
 // style, and the vendored Swagger UI with its licence; and those of the pages
 // for people (http_pages.go): their style, the scripts of /check (its
 // transparency log check in logcheck.js) and the vendored RFC 8785
-// canonicalizer they import, with its licence.
+// canonicalizer they import, with its licence; and the favicon every page
+// links to. openapi.json's /docs/{asset} lists the same names.
 func docsAssets() []string {
 	return []string{"init.js", "docs.css", "swagger-ui-bundle.js", "swagger-ui.css", "LICENSE",
-		"pages.css", "check.js", "logcheck.js", "canonicalize.js", "canonicalize.LICENSE"}
+		"pages.css", "check.js", "logcheck.js", "canonicalize.js", "canonicalize.LICENSE", "favicon.svg"}
 }
 
 // assetType is the content type of a docs asset, by extension.
@@ -45,6 +46,8 @@ func assetType(name string) string {
 		return "text/javascript; charset=utf-8"
 	case ".css":
 		return "text/css; charset=utf-8"
+	case ".svg":
+		return "image/svg+xml"
 	default:
 		return "text/plain; charset=utf-8"
 	}

@@ -252,21 +252,21 @@ func (s httpService) logProof(w http.ResponseWriter, r *http.Request, l store.Lo
 
 // The log routes' OpenAPI operations.
 const (
-	logCheckpointOperation = `{"operationId":"getLogCheckpoint","summary":"The transparency log's signed checkpoint",` +
+	logCheckpointOperation = `{"tags":["log"],"operationId":"getLogCheckpoint","summary":"The transparency log's signed checkpoint",` +
 		`"description":"A C2SP tlog-checkpoint (origin, tree size, base64 RFC 6962 root hash) as a C2SP signed note, signed by the log key the agent card publishes.",` +
 		`"security":[],"responses":{"200":{"description":"The checkpoint.","content":{"text/plain":{"schema":{"type":"string"}}}},` +
 		`"default":{"$ref":"#/components/responses/Error"}}}`
-	logTileOperation = `{"operationId":"getLogTile","summary":"A tile or entry bundle of the transparency log",` +
+	logTileOperation = `{"tags":["log"],"operationId":"getLogTile","summary":"A tile or entry bundle of the transparency log",` +
 		`"description":"C2SP tlog-tiles: <L>/<N>[.p/<W>] is a tile of RFC 6962 hashes, entries/<N>[.p/<W>] a bundle of entries, each the SHA-256 of a stored receipt's RFC 8785 form after a 2-byte big-endian length. Full tiles are immutable.",` +
 		`"security":[],"parameters":[{"name":"path","in":"path","required":true,"schema":{"type":"string"}}],` +
 		`"responses":{"200":{"description":"The tile.","content":{"application/octet-stream":{"schema":{"type":"string","format":"binary"}}}},` +
 		`"default":{"$ref":"#/components/responses/Error"}}}`
-	logProofOperation = `{"operationId":"getLogProof","summary":"A receipt's place in the transparency log",` +
+	logProofOperation = `{"tags":["log"],"operationId":"getLogProof","summary":"A receipt's place in the transparency log",` +
 		`"description":"The receipt's log index, its entry, an RFC 6962 inclusion proof and the signed checkpoint it is proved against.",` +
 		`"security":[],"parameters":[{"name":"verification_id","in":"path","required":true,"schema":{"type":"string"}}],` +
 		`"responses":{"200":{"description":"The inclusion proof.","content":{"application/json":{"schema":{"type":"object"}}}},` +
 		`"default":{"$ref":"#/components/responses/Error"}}}`
-	logReceiptsOperation = `{"operationId":"getLogReceipts","summary":"The stored receipts of a run of log records",` +
+	logReceiptsOperation = `{"tags":["log"],"operationId":"getLogReceipts","summary":"The stored receipts of a run of log records",` +
 		`"description":"<N>[.p/<W>] as an entry bundle's path: a JSON array of the stored compact receipts of records N·256 to N·256+W-1 (W = 256 when absent), byte for byte, in log order; record i's entry is the SHA-256 of receipt i's RFC 8785 form. verifier log audit maps every entry to its receipt with these. Full bundles are immutable.",` +
 		`"security":[],"parameters":[{"name":"path","in":"path","required":true,"schema":{"type":"string"}}],` +
 		`"responses":{"200":{"description":"The receipts.","content":{"application/json":{"schema":{"type":"array","items":{"type":"object"}}}}},` +

@@ -34,6 +34,7 @@ const pagesCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-s
 const (
 	routeCheckPage = "GET /check"
 	routeAgentPage = "GET /agents/{agent_id}"
+	routeFavicon   = "GET /favicon.ico"
 )
 
 // Bounds of the agent page: the recent verdicts it lists, and the verdicts
@@ -86,6 +87,13 @@ func (h *HTTPHandler) homePage(w http.ResponseWriter, r *http.Request) {
 
 func (h *HTTPHandler) checkPage(w http.ResponseWriter, r *http.Request) {
 	h.pages.check.ServeHTTP(w, r)
+}
+
+// favicon answers GET /favicon.ico, which browsers ask for where no page
+// links an icon (a JSON answer opened in a tab), with the SVG icon the pages
+// link (/docs/favicon.svg), as image/svg+xml.
+func (h *HTTPHandler) favicon(w http.ResponseWriter, r *http.Request) {
+	h.docs["favicon.svg"].ServeHTTP(w, r)
 }
 
 // notice is a page that says why there is nothing to show. It never

@@ -4,7 +4,9 @@
 // /.well-known/agent-card.json, for its public keys and its transparency
 // log key, and, with the receipt's verification_id alone, GET
 // /log/proof/{verification_id} (and GET /receipts/{verification_id}, when
-// the receipt is the full answer whose compact form the log holds).
+// the receipt is the full answer whose compact form the log holds). Opened
+// as /check?id={verification_id} (the agent page's receipt links), it
+// first loads the receipt this server stored under that id, and checks it.
 //
 // It does what SPEC §5 says a receipt check is: rebuild the signed document
 //   {"context", "algorithm", "key_version", "attested_at", "response"}
@@ -596,4 +598,42 @@ function init() {
   $('result').tabIndex = -1;
 }
 
+// A verification_id as this page accepts it from its URL: a UUID, or any
+// short plain token (the server decides whether it stored one).
+const ID_PATTERN = /^[A-Za-z0-9._-]{1,200}$/;
+
+// loadFromURL loads the receipt named by the page's ?id= from this server
+// (GET /receipts/{verification_id}) into the form and checks it. The
+// status line says what happened, without repeating an id it refused.
+async function loadFromURL() {
+  const id = new URLSearchParams(location.search).get('id');
+  if (id === null || id === '') return;
+  const status = $('load-status');
+  status.hidden = false;
+  if (!ID_PATTERN.test(id)) {
+    status.textContent = 'The address names no verification_id this page can load (?id= takes a verification_id, such as the UUID of a receipt). Paste the receipt below instead.';
+    return;
+  }
+  status.textContent = `Loading the receipt with verification_id ${id} from this server…`;
+  let res;
+  try {
+    res = await fetch(`/receipts/${encodeURIComponent(id)}`, { headers: { Accept: 'application/json' }, credentials: 'omit', cache: 'no-cache' });
+  } catch (e) {
+    status.textContent = `The receipt could not be loaded from this server (${e.message}). Paste it below instead.`;
+    return;
+  }
+  if (res.status === 404) {
+    status.textContent = `This server stored no receipt with verification_id ${id}. Paste the receipt below instead.`;
+    return;
+  }
+  if (!res.ok) {
+    status.textContent = `The receipt could not be loaded from this server (HTTP ${res.status}). Paste it below instead.`;
+    return;
+  }
+  $('receipt').value = await res.text();
+  status.textContent = `Loaded the receipt with verification_id ${id} from this server (GET /receipts/${id}); it is checked below.`;
+  $('check-form').requestSubmit();
+}
+
 init();
+loadFromURL();
