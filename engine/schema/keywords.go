@@ -234,20 +234,56 @@ func (k *kwCompiler) strings(kw string, v any) ([]string, error) {
 	return out, nil
 }
 
+// regex compiles the pattern src found at ptr, or reuses the schema's
+// earlier compilation of the same pattern. It measures the program first
+// (ecmaregex.Prepare) and refuses one over the per-pattern limit or
+// bringing the schema's patterns over their total limit; it charges the
+// compiler's budget a step per unit of size before compiling, so the step
+// limit and the deadline bound compilation as they bound evaluation. In a
+// check (compiler.check) nothing is compiled.
 func (k *kwCompiler) regex(ptr, src string) (*pattern, error) {
-	re, err := ecmaregex.Compile(src)
+	c := k.c
+	if p := c.patterns[src]; p != nil {
+		return p, nil
+	}
+	prog, err := ecmaregex.Prepare(src, c.opts.MaxPatternSize)
 	if err != nil {
 		// the regex package's message quotes parts of the pattern, and a
 		// schema's content is never echoed in an error (SPEC §6)
 		problem, fix := "pattern cannot be compiled: it is not a valid ECMA-262 regular expression", "correct the regular expression (ECMA-262 syntax)"
-		if errors.Is(err, ecmaregex.ErrUnsupported) {
+		switch {
+		case errors.Is(err, ecmaregex.ErrTooLarge):
+			problem = fmt.Sprintf("pattern cannot be compiled: it is too large (its compiled program would be over %d units, or over RE2's limits: repetition counts above 1000, nested counts multiplying past 1000)", c.opts.MaxPatternSize)
+			fix = fixTooLarge
+		case errors.Is(err, ecmaregex.ErrUnsupported):
 			problem = "pattern cannot be compiled: it needs backtracking (look-around or a back-reference)"
 			fix = "patterns run on RE2, which never backtracks: rewrite it without look-around or back-references"
 		}
-		return nil, k.c.errAt(k.loc.doc, ptr, problem, fix)
+		return nil, c.errAt(k.loc.doc, ptr, problem, fix)
 	}
-	return &pattern{src: src, re: re, fast: newFastMatcher(re)}, nil
+	if c.patternSize += prog.Size(); c.patternSize > c.opts.MaxPatternsSize {
+		return nil, c.errAt(k.loc.doc, ptr,
+			fmt.Sprintf("pattern cannot be compiled: the schema's patterns are too large together (their compiled programs would be over %d units)", c.opts.MaxPatternsSize),
+			"use fewer or smaller patterns: "+fixTooLarge)
+	}
+	if c.budget != nil && !c.budget.Charge(prog.Size()) {
+		return nil, c.budget.Err()
+	}
+	p := &pattern{src: src}
+	if !c.check {
+		re, err := prog.Compile()
+		if err != nil {
+			return nil, c.errAt(k.loc.doc, ptr, "pattern cannot be compiled: RE2 refused it", "simplify the regular expression")
+		}
+		p.re, p.fast = re, newFastMatcher(re)
+		compiledUnits.Add(int64(prog.Size()))
+	}
+	c.patterns[src] = p
+	return p, nil
 }
+
+// fixTooLarge is the fix of a pattern over a size limit.
+const fixTooLarge = "use smaller repetition counts (x{1,1000} compiles to a thousand copies of x, and nested counts multiply), or a looser pattern with maxLength for the length"
 
 func (k *kwCompiler) validation() error {
 	n := k.n
