@@ -53,11 +53,19 @@ func compileDoc(doc any, opts *Options, c *compiler) (*Schema, error) {
 	if err := c.checkMeta(doc); err != nil {
 		return nil, err
 	}
+	if c.check {
+		return s, nil
+	}
+	if err := c.compilePatterns(); err != nil {
+		return nil, err
+	}
+	s.size = s.heapSize()
 	return s, nil
 }
 
-// build compiles doc without the meta-schema check, with c's budget and
-// mode (a new compiler when nil).
+// build compiles doc without the meta-schema check and without compiling
+// its patterns' programs (compilePatterns), with c's budget and mode (a
+// new compiler when nil).
 func build(doc any, o Options, c *compiler) (*Schema, *compiler, error) {
 	if c == nil {
 		c = &compiler{}
@@ -71,7 +79,6 @@ func build(doc any, o Options, c *compiler) (*Schema, *compiler, error) {
 	slices.SortStableFunc(c.typos, func(a, b KeywordTypo) int { return strings.Compare(a.Pointer, b.Pointer) })
 	s := &Schema{root: root, nodes: c.nodes, maxSteps: o.MaxSteps, useScope: c.needDyn, typos: c.typos,
 		patternSize: c.patternSize}
-	s.size = s.heapSize()
 	return s, c, nil
 }
 
@@ -177,7 +184,10 @@ var metaSchemas = sync.OnceValues(func() (map[string]*Schema, error) {
 	out := map[string]*Schema{}
 	for _, uri := range []string{meta2020URI, meta7URI} {
 		// each meta-schema names its own draft with $schema
-		s, _, err := build(map[string]any{"$ref": uri}, (&Options{FormatAnnotationOnly: true}).withDefaults(), nil)
+		s, c, err := build(map[string]any{"$ref": uri}, (&Options{FormatAnnotationOnly: true}).withDefaults(), nil)
+		if err == nil {
+			err = c.compilePatterns()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("compiling meta-schema %s: %w", uri, err)
 		}
@@ -198,7 +208,11 @@ func (c *compiler) checkMeta(doc any) error {
 	if !ok {
 		o := c.opts
 		o.FormatAnnotationOnly = true
-		if ms, _, err = build(map[string]any{"$ref": dia.metaURI}, o, nil); err != nil {
+		var mc *compiler
+		if ms, mc, err = build(map[string]any{"$ref": dia.metaURI}, o, nil); err != nil {
+			return err
+		}
+		if err := mc.compilePatterns(); err != nil {
 			return err
 		}
 	}

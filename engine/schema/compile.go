@@ -40,10 +40,12 @@ type compiler struct {
 	needDyn   bool
 	typos     []KeywordTypo // likely misspelt keywords of the main document
 
-	// patterns are the compiled patterns by source, each compiled once;
-	// patternSize is the sum of their sizes (ecmaregex.Program.Size).
+	// patterns are the schema's patterns by source, each compiled once;
+	// patternSize is the sum of their sizes (ecmaregex.Program.Size);
+	// pending are those measured and not yet compiled.
 	patterns    map[string]*pattern
 	patternSize int
+	pending     []*pattern
 	// budget, when not nil, is charged a step per unit of pattern size
 	// before a pattern compiles.
 	budget *Budget

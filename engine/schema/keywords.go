@@ -234,13 +234,12 @@ func (k *kwCompiler) strings(kw string, v any) ([]string, error) {
 	return out, nil
 }
 
-// regex compiles the pattern src found at ptr, or reuses the schema's
-// earlier compilation of the same pattern. It measures the program first
-// (ecmaregex.Prepare) and refuses one over the per-pattern limit or
-// bringing the schema's patterns over their total limit; it charges the
-// compiler's budget a step per unit of size before compiling, so the step
-// limit and the deadline bound compilation as they bound evaluation. In a
-// check (compiler.check) nothing is compiled.
+// regex measures the pattern src found at ptr (ecmaregex.Prepare), or
+// reuses the schema's earlier pattern of the same source: it refuses a
+// pattern over the per-pattern limit or bringing the schema's patterns
+// over their total limit, before anything is compiled. The programs are
+// compiled once the whole schema is known to be valid and within the
+// limits (compiler.compilePatterns).
 func (k *kwCompiler) regex(ptr, src string) (*pattern, error) {
 	c := k.c
 	if p := c.patterns[src]; p != nil {
@@ -266,20 +265,30 @@ func (k *kwCompiler) regex(ptr, src string) (*pattern, error) {
 			fmt.Sprintf("pattern cannot be compiled: the schema's patterns are too large together (their compiled programs would be over %d units)", c.opts.MaxPatternsSize),
 			"use fewer or smaller patterns: "+fixTooLarge)
 	}
-	if c.budget != nil && !c.budget.Charge(prog.Size()) {
-		return nil, c.budget.Err()
-	}
-	p := &pattern{src: src}
-	if !c.check {
-		re, err := prog.Compile()
-		if err != nil {
-			return nil, c.errAt(k.loc.doc, ptr, "pattern cannot be compiled: RE2 refused it", "simplify the regular expression")
-		}
-		p.re, p.fast = re, newFastMatcher(re)
-		compiledUnits.Add(int64(prog.Size()))
-	}
+	p := &pattern{src: src, prog: prog}
 	c.patterns[src] = p
+	c.pending = append(c.pending, p)
 	return p, nil
+}
+
+// compilePatterns compiles the programs of the patterns the schema
+// measured, charging c.budget (when set) a step per unit of size before
+// each, so that the step limit and the deadline stop it as they stop an
+// evaluation; the error is then the budget's.
+func (c *compiler) compilePatterns() error {
+	for _, p := range c.pending {
+		if c.budget != nil && !c.budget.Charge(p.prog.Size()) {
+			return c.budget.Err()
+		}
+		re, err := p.prog.Compile()
+		if err != nil {
+			return fmt.Errorf("compiling a measured pattern: %w", err)
+		}
+		compiledUnits.Add(int64(p.prog.Size()))
+		p.re, p.fast, p.prog = re, newFastMatcher(re), ecmaregex.Program{}
+	}
+	c.pending = nil
+	return nil
 }
 
 // fixTooLarge is the fix of a pattern over a size limit.
