@@ -76,6 +76,7 @@ func stageError(err error, what, field, fix string) error {
 // The stages' fixes for a request past the step limit.
 const (
 	fixSchemaSteps  = "Simplify the schema (fewer nested combinators or references) or verify a smaller output."
+	fixPatternSteps = "Use fewer or smaller patterns: repetition counts multiply a pattern's compiled size (x{1,1000} is a thousand copies of x)."
 	fixBoundsSteps  = "Use fewer bounds over large arrays, or verify a smaller output."
 	fixRulesSteps   = "Use fewer rules over large arrays, or verify a smaller output."
 	fixContentSteps = "Verify a smaller output: the content checks read every value of it."

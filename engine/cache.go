@@ -67,6 +67,16 @@ func (c *lru[V]) put(key string, v V, cost int) {
 	}
 }
 
+// totalCost is the cost of the entries held.
+func (c *lru[V]) totalCost() int {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cost
+}
+
 func (c *lru[V]) len() int {
 	if c == nil {
 		return 0

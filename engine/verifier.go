@@ -11,19 +11,23 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/verifier-dev/verifier/engine/ecmaregex"
 	"github.com/verifier-dev/verifier/engine/schema"
 )
 
 // Verifier checks requests. It is safe for concurrent use.
 type Verifier struct {
-	opts  Options
-	cache *lru[*schema.Schema] // compiled schemas by schema hash
+	opts Options
+	// cache holds compiled schemas by schema hash, at most
+	// SchemaCacheBudget bytes of them by their Size.
+	cache *lru[*schema.Schema]
 	// schemaText and checksText remember, for Hashes, what small schemas
 	// and small bounds and rules give the hashes, by their bytes as sent.
 	schemaText *lru[canonicalSchema]
@@ -40,7 +44,7 @@ func New(opts *Options) *Verifier {
 		v.opts = *opts
 	}
 	if size := orDefault(v.opts.CacheSize, DefaultCacheSize); v.opts.CacheSize >= 0 {
-		v.cache = newLRU[*schema.Schema](size, 0) // bounded in size by the schema node limit
+		v.cache = newLRU[*schema.Schema](size, SchemaCacheBudget)
 		v.schemaText = newLRU[canonicalSchema](size, rememberBudget)
 		v.checksText = newLRU[canonicalChecks](size, rememberBudget)
 		v.checksDecoded = newLRU[decodedChecks](size, rememberBudget)
@@ -48,35 +52,113 @@ func New(opts *Options) *Verifier {
 	return v
 }
 
+// SchemaCacheBudget is the most heap the compiled schemas a Verifier
+// caches may hold together, by their accounted size (schema.Schema.Size,
+// compiled patterns included): 32 MiB. A schema larger than that is not
+// cached.
+const SchemaCacheBudget = 32 << 20
+
 // CachedSchemas reports how many compiled schemas the cache holds.
 func (v *Verifier) CachedSchemas() int {
 	return v.cache.len()
 }
 
+// CachedSchemaBytes reports the accounted size of the compiled schemas the
+// cache holds (at most SchemaCacheBudget).
+func (v *Verifier) CachedSchemaBytes() int64 {
+	return int64(v.cache.totalCost())
+}
+
 // CompileRequest compiles the request's expected_schema, reusing a cached
 // one with the same hash ("" skips the cache): it decodes the schema only
 // when the cache does not hold it already. Problems with the schema come
-// back as *InvalidRequestError.
+// back as *InvalidRequestError. Its patterns are bounded in size
+// (schema.Options.MaxPatternSize, MaxPatternsSize) but not charged to a
+// budget: CheckContext compiles within the request's budget.
 func (v *Verifier) CompileRequest(req *Request, schemaHash string) (*schema.Schema, error) {
+	return v.compile(req, schemaHash, nil)
+}
+
+// compile is CompileRequest charging b (when not nil) for the patterns'
+// compilation — CompileSteps again when the schema is cached, so that a
+// request costs the same steps either way. When b stops the compilation,
+// the error is stageError's.
+func (v *Verifier) compile(req *Request, schemaHash string, b *schema.Budget) (*schema.Schema, error) {
 	if s, ok := lookup(v.cache, schemaHash); ok {
+		if b != nil && !b.Charge(s.CompileSteps()) {
+			return nil, stageError(b.Err(), "compiling schema", "expected_schema", fixPatternSteps)
+		}
 		return s, nil
 	}
 	doc, err := req.SchemaDocument()
 	if err != nil {
 		return nil, err
 	}
-	s, err := schema.Compile(doc, &v.opts.Schema)
+	var s *schema.Schema
+	if b != nil {
+		s, err = schema.CompileWith(doc, &v.opts.Schema, b)
+	} else {
+		s, err = schema.Compile(doc, &v.opts.Schema)
+	}
 	if err != nil {
 		var se *schema.Error
 		if errors.As(err, &se) {
-			return nil, &InvalidRequestError{Fields: []FieldProblem{{
-				Field: schemaField(doc, se.Pointer), Problem: se.Problem, Fix: se.Fix,
-			}}}
+			return nil, schemaInvalid(doc, se)
+		}
+		if b != nil && b.Stopped() {
+			return nil, stageError(err, "compiling schema", "expected_schema", fixPatternSteps)
 		}
 		return nil, fmt.Errorf("compiling schema: %w", err)
 	}
-	v.cache.put(schemaHash, s, 0)
+	v.cache.put(schemaHash, s, int(min(s.Size(), SchemaCacheBudget+1)))
 	return s, nil
+}
+
+// CheckSchema reports the *InvalidRequestError compiling the request's
+// expected_schema would report, without compiling its patterns
+// (schema.Check): its cost is about linear in the schema as sent, however
+// large its patterns' programs would be. A schema the cache holds (by
+// schemaHash, "" for none) is valid. It is the check of a request that
+// may be refused before it is served (an unpaid one), which must not cost
+// what serving it would; nothing is cached.
+func (v *Verifier) CheckSchema(req *Request, schemaHash string) error {
+	if _, ok := lookup(v.cache, schemaHash); ok {
+		return nil
+	}
+	doc, err := req.SchemaDocument()
+	if err != nil {
+		return err
+	}
+	if err := schema.Check(doc, &v.opts.Schema); err != nil {
+		var se *schema.Error
+		if errors.As(err, &se) {
+			return schemaInvalid(doc, se)
+		}
+		return fmt.Errorf("checking schema: %w", err)
+	}
+	return nil
+}
+
+// CompileMemory is the heap compiling the request's schema may take
+// beyond what its size accounts for: its patterns' programs, up to the
+// schema's limit on them (schema.Options.MaxPatternsSize units of
+// ecmaregex.InstBytes, twice: compiling a program allocates about as much
+// again as it keeps). It is 0 for a schema without patterns, known from
+// its bytes as sent: no member named pattern or patternProperties, nor any
+// escape that could spell one.
+func (v *Verifier) CompileMemory(req *Request) int64 {
+	raw := req.raw[fieldSchema]
+	if !bytes.Contains(raw, []byte(`"pattern`)) && !bytes.Contains(raw, []byte(`\u`)) {
+		return 0
+	}
+	return 2 * ecmaregex.InstBytes * int64(orDefault(v.opts.Schema.MaxPatternsSize, schema.DefaultMaxPatternsSize))
+}
+
+// schemaInvalid is the request error of a schema that does not compile.
+func schemaInvalid(doc any, se *schema.Error) *InvalidRequestError {
+	return &InvalidRequestError{Fields: []FieldProblem{{
+		Field: schemaField(doc, se.Pointer), Problem: se.Problem, Fix: se.Fix,
+	}}}
 }
 
 // schemaField names a place inside expected_schema as a field path. A key
@@ -122,11 +204,11 @@ func (v *Verifier) Check(req *Request, schemaHash string) (*Outcome, error) {
 // counts the rest.
 func (v *Verifier) CheckContext(ctx context.Context, req *Request, schemaHash string) (*Outcome, error) {
 	keep := v.opts.listCap()
-	compiled, err := v.CompileRequest(req, schemaHash)
+	budget := schema.NewBudget(ctx, orDefault(v.opts.Schema.MaxSteps, schema.DefaultMaxSteps))
+	compiled, err := v.compile(req, schemaHash, &budget)
 	if err != nil {
 		return nil, err
 	}
-	budget := schema.NewBudget(ctx, compiled.MaxSteps())
 	res, err := compiled.EvaluateWith(req.SubmittedOutput, &budget, keep)
 	if err != nil {
 		return nil, stageError(err, "evaluating schema", "expected_schema", fixSchemaSteps)

@@ -77,7 +77,7 @@ func (s *Service) VerifyCall(ctx context.Context, call VerifyCall) (*Verified, e
 	}
 	var charge Charge = freeCharge{}
 	if call.Admit != nil {
-		if charge, err = call.Admit(size, func() *Error { return s.compileSchema(req) }); err != nil {
+		if charge, err = call.Admit(size, func() *Error { return s.checkSchema(req) }); err != nil {
 			return nil, err
 		}
 	}

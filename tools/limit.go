@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/verifier-dev/verifier/engine"
 )
 
 // BusyRetryAfter is the retry_after, in seconds, of the 503 a verification
@@ -46,6 +48,14 @@ const memoryPerRequest = 64 << 10
 // admitted for: MemoryPerBodyByte per byte, and at least 64 KiB.
 func ExpectedMemory(size int) int64 {
 	return max(MemoryPerBodyByte*int64(size), memoryPerRequest)
+}
+
+// requestMemory is the heap a verification of req is admitted for:
+// ExpectedMemory of its size, and the heap compiling its schema's patterns
+// may take (engine.Verifier.CompileMemory), which a short pattern can make
+// far more than its bytes.
+func (s *Service) requestMemory(req *engine.Request) int64 {
+	return ExpectedMemory(req.Size()) + s.Engine.CompileMemory(req)
 }
 
 // ShedReportEvery is the least time between two warnings of a Limiter that

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/engine/ecmaregex"
+	"github.com/verifier-dev/verifier/engine/schema"
 )
 
 func TestNewLimiter(t *testing.T) {
@@ -198,5 +202,33 @@ func TestExpectedMemory(t *testing.T) {
 		if got := ExpectedMemory(tt.size); got != tt.want {
 			t.Errorf("ExpectedMemory(%d) = %d, want %d", tt.size, got, tt.want)
 		}
+	}
+}
+
+// TestRequestMemoryCountsPatterns checks that a verification whose schema
+// may hold patterns is admitted for the heap compiling them may take, far
+// more than its bytes suggest, before anything compiles; one without
+// patterns for its size alone.
+func TestRequestMemoryCountsPatterns(t *testing.T) {
+	s := &Service{Engine: engine.New(nil)}
+	compiling := int64(2 * ecmaregex.InstBytes * schema.DefaultMaxPatternsSize)
+	for _, tt := range []struct {
+		name, schema string
+		want         int64
+	}{
+		{"no pattern", `{"type":"string","maxLength":5}`, ExpectedMemory(0)},
+		{"a pattern", `{"pattern":"^[a-z]{1,1000}$"}`, ExpectedMemory(0) + compiling},
+		{"patternProperties", `{"patternProperties":{"^x":true}}`, ExpectedMemory(0) + compiling},
+		{"a key spelt with an escape", `{"p\u0061ttern":"^[a-z]{1,1000}$"}`, ExpectedMemory(0) + compiling},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := s.Engine.DecodeRequest([]byte(`{"task_id":"t","expected_schema":` + tt.schema + `,"submitted_output":"a"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.requestMemory(req); got != tt.want {
+				t.Errorf("requestMemory = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }

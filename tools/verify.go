@@ -37,11 +37,11 @@ func (s *Service) Verify(ctx context.Context, body []byte) (*Verified, error) {
 // with storeVerdict, stores its verdict. With storeVerdict false the
 // verdict (its compact receipt included) is left for the caller to store: a
 // paid answer's verdict is stored with its settlement, once the answer is
-// released. It holds a slot of s.Limiter, and the memory its size is
-// expected to need, while it works, and fails with 503 unavailable when
+// released. It holds a slot of s.Limiter, and the memory it is expected
+// to need (requestMemory), while it works, and fails with 503 unavailable when
 // they cannot be had.
 func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeVerdict bool) (*Verified, error) {
-	release, busy := s.Limiter.Acquire(ctx, ExpectedMemory(req.Size()))
+	release, busy := s.Limiter.Acquire(ctx, s.requestMemory(req))
 	if busy != nil {
 		return nil, busy
 	}

@@ -23,6 +23,12 @@
 // Constructs that need backtracking (look-around, back-references) or that
 // RE2 cannot express otherwise are reported as ErrUnsupported.
 //
+// RE2's program grows with repetition counts, which multiply (x{1,1000}
+// is a thousand copies of x), so a short pattern can take megabytes and
+// milliseconds to compile. Prepare measures a pattern's program before
+// anything is compiled ([Program.Size]) and refuses one over a limit with
+// ErrTooLarge, so a caller can bound and charge compilation.
+//
 //	re, err := ecmaregex.Compile(`^\w+$`)
 //	if errors.Is(err, ecmaregex.ErrUnsupported) {
 //		// valid ECMA-262, but not runnable with RE2
@@ -33,6 +39,7 @@ package ecmaregex
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 )
 
@@ -40,6 +47,13 @@ import (
 // look-around, back-references, repetition counts above 1000, and the few
 // Unicode properties Go's tables do not carry.
 var ErrUnsupported = errors.New("pattern uses a construct RE2 cannot run")
+
+// ErrTooLarge reports a pattern whose RE2 program is too large: over the
+// limit given to Prepare, or over RE2's own limits (a repetition count
+// above 1000, nested repetitions whose counts multiply past 1000, groups
+// nested more than 1000 deep). An error wrapping it also wraps
+// ErrUnsupported: the pattern is valid ECMA-262 that will not be run.
+var ErrTooLarge = errors.New("pattern is too large")
 
 // ErrSyntax reports a pattern that is not a valid ECMA-262 regular
 // expression (with the u flag).
@@ -49,20 +63,21 @@ func unsupportedf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrUnsupported}, args...)...)
 }
 
+func tooLargef(format string, args ...any) error {
+	return fmt.Errorf("%w: %w: "+format, append([]any{ErrUnsupported, ErrTooLarge}, args...)...)
+}
+
 // Compile translates the ECMA-262 pattern p and compiles it with RE2. The
 // error wraps ErrSyntax when p is not valid ECMA-262 and ErrUnsupported
-// when it is valid but has no RE2 form.
+// when it is valid but has no RE2 form. It bounds the program only by
+// RE2's own limits (up to millions of instructions): a caller compiling
+// patterns it did not write uses Prepare with a limit.
 func Compile(p string) (*regexp.Regexp, error) {
-	src, err := Translate(p)
+	prog, err := Prepare(p, math.MaxInt)
 	if err != nil {
 		return nil, err
 	}
-	re, err := regexp.Compile(src)
-	if err != nil {
-		// The translation is well-formed, so RE2 can only object to size.
-		return nil, unsupportedf("%v", err)
-	}
-	return re, nil
+	return prog.Compile()
 }
 
 // Translate returns the RE2 syntax equivalent to the ECMA-262 pattern p,

@@ -2,12 +2,14 @@ package ecmaregex
 
 import (
 	"errors"
+	"math"
 	"regexp/syntax"
 	"testing"
 )
 
 // FuzzCompile checks that no pattern panics the translator, that Compile and
-// Valid agree, and that every translation is a well-formed RE2 pattern.
+// Valid agree, that every translation is a well-formed RE2 pattern, and
+// that Prepare's size counts at least every instruction of the program.
 func FuzzCompile(f *testing.F) {
 	for _, seed := range []string{
 		"^abc$", `\d+\s*\w`, `[\S\p{L}-]`, `(?<n>a)\k<n>`, `(?<=a)b`, `\u{1F600}\uD83D\uDC32`,
@@ -44,5 +46,13 @@ func FuzzCompile(f *testing.F) {
 			return
 		}
 		re.MatchString(input)
+		prog, err := Prepare(pattern, math.MaxInt)
+		if err != nil {
+			t.Fatalf("Prepare(%q) = %v after Compile succeeded", pattern, err)
+		}
+		parsed, _ := syntax.Parse(src, syntax.Perl)
+		if compiled, err := syntax.Compile(parsed.Simplify()); err == nil && prog.Size() < len(compiled.Inst)-3 {
+			t.Fatalf("Prepare(%q).Size() = %d, under the program's %d instructions", pattern, prog.Size(), len(compiled.Inst))
+		}
 	})
 }

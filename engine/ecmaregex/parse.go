@@ -88,7 +88,7 @@ func (p *parser) errorf(format string, args ...any) error {
 // disjunction parses Alternative ( | Alternative )*.
 func (p *parser) disjunction() error {
 	if len(p.path) == maxDepth {
-		return unsupportedf("groups nested more than %d deep", maxDepth)
+		return tooLargef("groups nested more than %d deep", maxDepth)
 	}
 	p.disjunct++
 	p.path = append(p.path, altPosition{id: p.disjunct})
@@ -210,7 +210,9 @@ func (p *parser) quantifier() error {
 			return p.errorf("numbers out of order in {} quantifier")
 		}
 		if lo > maxRepeat || hi > maxRepeat {
-			p.unsupportedf("repetition count above %d (RE2's limit)", maxRepeat)
+			if p.unsupported == nil {
+				p.unsupported = tooLargef("repetition count above %d (RE2's limit)", maxRepeat)
+			}
 		}
 		switch {
 		case hi < 0:

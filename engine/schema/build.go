@@ -12,30 +12,74 @@ import (
 // json.Decoder.UseNumber: map[string]any, []any, string, bool, nil,
 // json.Number). An invalid schema is reported as an *Error naming the place
 // inside doc and how to fix it.
+//
+// Patterns are measured before they compile and refused past
+// Options.MaxPatternSize and MaxPatternsSize; CompileWith also charges
+// their compilation to a budget.
 func Compile(doc any, opts *Options) (*Schema, error) {
+	return compileDoc(doc, opts, &compiler{})
+}
+
+// CompileWith is Compile charging b a step per unit of pattern size
+// (ecmaregex.Program.Size) before each distinct pattern compiles, so that
+// b's step limit and context bound the compilation as they bound an
+// evaluation: when b stops it, the error is b.Err() (ErrTooComplex, or one
+// wrapping the context's error). b is left charged with
+// Schema.CompileSteps.
+func CompileWith(doc any, opts *Options, b *Budget) (*Schema, error) {
+	return compileDoc(doc, opts, &compiler{budget: b})
+}
+
+// Check reports the *Error Compile would report for doc, with every limit
+// of Compile, without compiling any pattern: its cost is about linear in
+// doc, however large the programs of doc's patterns would be. It is the
+// check of a request that may not be served (one that has not paid), which
+// must not cost what serving it would.
+func Check(doc any, opts *Options) error {
+	_, err := compileDoc(doc, opts, &compiler{check: true})
+	return err
+}
+
+// compileDoc compiles doc with c's budget and mode.
+func compileDoc(doc any, opts *Options, c *compiler) (*Schema, error) {
 	o := opts.withDefaults()
 	if err := checkDepth(doc, "", 0); err != nil {
 		return nil, err
 	}
-	s, c, err := build(doc, o)
+	s, c, err := build(doc, o, c)
 	if err != nil {
 		return nil, err
 	}
 	if err := c.checkMeta(doc); err != nil {
 		return nil, err
 	}
+	if c.check {
+		return s, nil
+	}
+	if err := c.compilePatterns(); err != nil {
+		return nil, err
+	}
+	s.size = s.heapSize()
 	return s, nil
 }
 
-// build compiles doc without the meta-schema check.
-func build(doc any, o Options) (*Schema, *compiler, error) {
-	c := &compiler{opts: o, docs: map[string]*document{}, res: map[string]*schemaLoc{}, anchors: map[string]*schemaLoc{}}
+// build compiles doc without the meta-schema check and without compiling
+// its patterns' programs (compilePatterns), with c's budget and mode (a
+// new compiler when nil).
+func build(doc any, o Options, c *compiler) (*Schema, *compiler, error) {
+	if c == nil {
+		c = &compiler{}
+	}
+	c.opts, c.docs, c.res, c.anchors = o, map[string]*document{}, map[string]*schemaLoc{}, map[string]*schemaLoc{}
+	c.patterns = map[string]*pattern{}
 	root, err := c.compileRoot(doc)
 	if err != nil {
 		return nil, nil, err
 	}
 	slices.SortStableFunc(c.typos, func(a, b KeywordTypo) int { return strings.Compare(a.Pointer, b.Pointer) })
-	return &Schema{root: root, nodes: c.nodes, maxSteps: o.MaxSteps, useScope: c.needDyn, typos: c.typos}, c, nil
+	s := &Schema{root: root, nodes: c.nodes, maxSteps: o.MaxSteps, useScope: c.needDyn, typos: c.typos,
+		patternSize: c.patternSize}
+	return s, c, nil
 }
 
 // checkDepth rejects documents nested deeper than maxSchemaDepth.
@@ -140,7 +184,10 @@ var metaSchemas = sync.OnceValues(func() (map[string]*Schema, error) {
 	out := map[string]*Schema{}
 	for _, uri := range []string{meta2020URI, meta7URI} {
 		// each meta-schema names its own draft with $schema
-		s, _, err := build(map[string]any{"$ref": uri}, (&Options{FormatAnnotationOnly: true}).withDefaults())
+		s, c, err := build(map[string]any{"$ref": uri}, (&Options{FormatAnnotationOnly: true}).withDefaults(), nil)
+		if err == nil {
+			err = c.compilePatterns()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("compiling meta-schema %s: %w", uri, err)
 		}
@@ -161,7 +208,11 @@ func (c *compiler) checkMeta(doc any) error {
 	if !ok {
 		o := c.opts
 		o.FormatAnnotationOnly = true
-		if ms, _, err = build(map[string]any{"$ref": dia.metaURI}, o); err != nil {
+		var mc *compiler
+		if ms, mc, err = build(map[string]any{"$ref": dia.metaURI}, o, nil); err != nil {
+			return err
+		}
+		if err := mc.compilePatterns(); err != nil {
 			return err
 		}
 	}

@@ -39,6 +39,18 @@ type compiler struct {
 	nodes     []*node // every compiled node, by id
 	needDyn   bool
 	typos     []KeywordTypo // likely misspelt keywords of the main document
+
+	// patterns are the schema's patterns by source, each compiled once;
+	// patternSize is the sum of their sizes (ecmaregex.Program.Size);
+	// pending are those measured and not yet compiled.
+	patterns    map[string]*pattern
+	patternSize int
+	pending     []*pattern
+	// budget, when not nil, is charged a step per unit of pattern size
+	// before a pattern compiles.
+	budget *Budget
+	// check compiles no pattern program: the schema is only checked.
+	check bool
 }
 
 // document is one loaded schema document.

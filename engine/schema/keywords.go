@@ -234,20 +234,65 @@ func (k *kwCompiler) strings(kw string, v any) ([]string, error) {
 	return out, nil
 }
 
+// regex measures the pattern src found at ptr (ecmaregex.Prepare), or
+// reuses the schema's earlier pattern of the same source: it refuses a
+// pattern over the per-pattern limit or bringing the schema's patterns
+// over their total limit, before anything is compiled. The programs are
+// compiled once the whole schema is known to be valid and within the
+// limits (compiler.compilePatterns).
 func (k *kwCompiler) regex(ptr, src string) (*pattern, error) {
-	re, err := ecmaregex.Compile(src)
+	c := k.c
+	if p := c.patterns[src]; p != nil {
+		return p, nil
+	}
+	prog, err := ecmaregex.Prepare(src, c.opts.MaxPatternSize)
 	if err != nil {
 		// the regex package's message quotes parts of the pattern, and a
 		// schema's content is never echoed in an error (SPEC §6)
 		problem, fix := "pattern cannot be compiled: it is not a valid ECMA-262 regular expression", "correct the regular expression (ECMA-262 syntax)"
-		if errors.Is(err, ecmaregex.ErrUnsupported) {
+		switch {
+		case errors.Is(err, ecmaregex.ErrTooLarge):
+			problem = fmt.Sprintf("pattern cannot be compiled: it is too large (its compiled program would be over %d units, or over RE2's limits: repetition counts above 1000, nested counts multiplying past 1000)", c.opts.MaxPatternSize)
+			fix = fixTooLarge
+		case errors.Is(err, ecmaregex.ErrUnsupported):
 			problem = "pattern cannot be compiled: it needs backtracking (look-around or a back-reference)"
 			fix = "patterns run on RE2, which never backtracks: rewrite it without look-around or back-references"
 		}
-		return nil, k.c.errAt(k.loc.doc, ptr, problem, fix)
+		return nil, c.errAt(k.loc.doc, ptr, problem, fix)
 	}
-	return &pattern{src: src, re: re, fast: newFastMatcher(re)}, nil
+	if c.patternSize += prog.Size(); c.patternSize > c.opts.MaxPatternsSize {
+		return nil, c.errAt(k.loc.doc, ptr,
+			fmt.Sprintf("pattern cannot be compiled: the schema's patterns are too large together (their compiled programs would be over %d units)", c.opts.MaxPatternsSize),
+			"use fewer or smaller patterns: "+fixTooLarge)
+	}
+	p := &pattern{src: src, prog: prog}
+	c.patterns[src] = p
+	c.pending = append(c.pending, p)
+	return p, nil
 }
+
+// compilePatterns compiles the programs of the patterns the schema
+// measured, charging c.budget (when set) a step per unit of size before
+// each, so that the step limit and the deadline stop it as they stop an
+// evaluation; the error is then the budget's.
+func (c *compiler) compilePatterns() error {
+	for _, p := range c.pending {
+		if c.budget != nil && !c.budget.Charge(p.prog.Size()) {
+			return c.budget.Err()
+		}
+		re, err := p.prog.Compile()
+		if err != nil {
+			return fmt.Errorf("compiling a measured pattern: %w", err)
+		}
+		compiledUnits.Add(int64(p.prog.Size()))
+		p.re, p.fast, p.prog = re, newFastMatcher(re), ecmaregex.Program{}
+	}
+	c.pending = nil
+	return nil
+}
+
+// fixTooLarge is the fix of a pattern over a size limit.
+const fixTooLarge = "use smaller repetition counts (x{1,1000} compiles to a thousand copies of x, and nested counts multiply), or a looser pattern with maxLength for the length"
 
 func (k *kwCompiler) validation() error {
 	n := k.n

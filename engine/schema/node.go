@@ -1,6 +1,10 @@
 package schema
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/verifier-dev/verifier/engine/ecmaregex"
+)
 
 // node is one compiled schema. Every field is set by the compiler and only
 // read afterwards, so a compiled tree is safe to share between goroutines.
@@ -100,7 +104,8 @@ type numKw struct {
 type pattern struct {
 	src  string
 	re   *regexp.Regexp
-	fast *fastMatcher // nil when the pattern is not in the fast subset
+	fast *fastMatcher      // nil when the pattern is not in the fast subset
+	prog ecmaregex.Program // measured, until re is compiled
 }
 
 func (p *pattern) match(s string) bool {

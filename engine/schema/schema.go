@@ -36,6 +36,12 @@ import (
 const (
 	DefaultMaxNodes = 100_000
 	DefaultMaxSteps = 1_000_000
+	// DefaultMaxPatternSize and DefaultMaxPatternsSize bound the compiled
+	// size (ecmaregex.Program.Size units, at most ecmaregex.InstBytes of
+	// heap each) of one pattern and of all of a schema's patterns: 640 KiB
+	// and 6.25 MiB of heap, and about 10 and 100 ms of compiling.
+	DefaultMaxPatternSize  = 10_000
+	DefaultMaxPatternsSize = 100_000
 )
 
 // maxSchemaDepth bounds the nesting of a schema document, checked before
@@ -74,6 +80,15 @@ type Options struct {
 	// DefaultDraft is the dialect of a document without $schema
 	// (Draft2020 when zero).
 	DefaultDraft Draft
+	// MaxPatternSize bounds the compiled program of one pattern or
+	// patternProperties key, in ecmaregex.Program.Size units
+	// (DefaultMaxPatternSize when zero); a larger one is an *Error saying
+	// it is too large. Repetition counts multiply a program's size, so a
+	// short pattern can be large.
+	MaxPatternSize int
+	// MaxPatternsSize bounds the compiled programs of all of a schema's
+	// distinct patterns together (DefaultMaxPatternsSize when zero).
+	MaxPatternsSize int
 }
 
 func (o *Options) withDefaults() Options {
@@ -86,6 +101,12 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.MaxSteps <= 0 {
 		r.MaxSteps = DefaultMaxSteps
+	}
+	if r.MaxPatternSize <= 0 {
+		r.MaxPatternSize = DefaultMaxPatternSize
+	}
+	if r.MaxPatternsSize <= 0 {
+		r.MaxPatternsSize = DefaultMaxPatternsSize
 	}
 	return r
 }
@@ -117,6 +138,10 @@ type Schema struct {
 	useScope bool      // some $dynamicRef looks up the dynamic scope
 	pool     sync.Pool // *evaluator
 	typos    []KeywordTypo
+	// patternSize is the size of the compiled patterns
+	// (ecmaregex.Program.Size units), size the heap the schema holds.
+	patternSize int
+	size        int64
 }
 
 // KeywordTypos lists the members of the schema's objects that are likely

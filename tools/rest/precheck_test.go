@@ -127,7 +127,7 @@ func TestInvalidSchemaBeforePayment(t *testing.T) {
 				t.Errorf("facilitator verified %d, settled %d; want 1, 1", v, s)
 			}
 			if n := svc.Engine.CachedSchemas(); n != 1 {
-				t.Errorf("%d schemas cached, want 1: the paid work reuses the schema compiled before the payment step", n)
+				t.Errorf("%d schemas cached, want 1: the paid work caches the schema it compiled", n)
 			}
 		})
 	}
