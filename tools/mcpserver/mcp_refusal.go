@@ -36,7 +36,7 @@ var (
 	toolChoices = strings.Join(mcpToolNames, ", ")
 
 	// methodChoices are the methods a client uses with this server.
-	methodChoices = "initialize, ping, tools/list, tools/call (prompts/list, resources/list and resources/templates/list answer empty lists); notifications: notifications/initialized, notifications/cancelled"
+	methodChoices = "initialize, ping, tools/list, tools/call, logging/setLevel (prompts/list, resources/list and resources/templates/list answer empty lists); notifications: notifications/initialized, notifications/cancelled"
 
 	msgUnknownTool = "Unknown tool: the name is not one of this server's tools. " +
 		"Call tools/call with \"name\" one of: " + toolChoices + " (tools/list describes them)."
