@@ -103,12 +103,14 @@ func paramsUnique(params jsontext.Value) bool {
 var lenient = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
 // checkID reports whether a JSON-RPC id can be answered exactly as sent: a
-// string, null (the SDK's own refusals), or an integer literal without a
+// string of valid UTF-8, null (the SDK's own refusals), or an integer literal without a
 // fraction, an exponent or a negative zero, of magnitude at most
 // maxExactID.
 func checkID(val jsontext.Value) bool {
 	switch val.Kind() {
-	case '"', 'n':
+	case '"':
+		return val.IsValid() // the SDK reads invalid UTF-8 as U+FFFD: another id
+	case 'n':
 		return true
 	case '0':
 	default:

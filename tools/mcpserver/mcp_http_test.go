@@ -190,6 +190,7 @@ var envelopeCases = []struct {
 	{"id 2^53-1", `{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}`, "9007199254740991", ""},
 	{"id negative", `{"jsonrpc":"2.0","id":-9007199254740991,"method":"ping"}`, "-9007199254740991", ""},
 	{"id string", `{"jsonrpc":"2.0","id":"1e30","method":"ping"}`, `"1e30"`, ""},
+	{"id invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":\"a\xffb\",\"method\":\"ping\"}", "", `"id"`},
 	{"duplicate id", `{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}`, "", "duplicate key"},
 	{"duplicate method", `{"jsonrpc":"2.0","id":3,"method":"tools/call","method":"ping"}`, "", "duplicate key"},
 	{"duplicate jsonrpc", `{"jsonrpc":"2.0","jsonrpc":"2.0","id":3,"method":"ping"}`, "", "duplicate key"},
