@@ -22,7 +22,8 @@ const AllowedHostFlag = "--allowed-host"
 //
 //   - On a connection to a loopback address, the Host header must name
 //     a loopback host (localhost, 127.0.0.0/8, ::1: the rule the MCP SDK
-//     applies to /mcp, which this replaces), the host of the public URL
+//     applies to /mcp, which this replaces; and 0.0.0.0 or ::, which reach
+//     a wildcard listener from this host), the host of the public URL
 //     (--public-url), or a name of --allowed-host. A page on another name
 //     that a DNS rebinding pointed at 127.0.0.1 sends its own name, and
 //     is refused: without the check it could read the local server's
@@ -142,14 +143,16 @@ func hostOnly(hostport string) string {
 	return strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 }
 
-// isLoopbackHost reports whether host (no port, no brackets) is localhost
-// or a loopback IP address.
+// isLoopbackHost reports whether host (no port, no brackets) is localhost,
+// a loopback IP address, or the unspecified address (0.0.0.0, ::), which a
+// client on this host may use to reach a wildcard listener. None of them
+// is a name a rebinding page can send: its Host is its own name.
 func isLoopbackHost(host string) bool {
 	if host == "localhost" {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
+	return err == nil && (ip.Unmap().IsLoopback() || ip.IsUnspecified())
 }
 
 // safeMethod reports whether method does not change state.

@@ -127,7 +127,7 @@ func TestHostGuardRefusesForeignHost(t *testing.T) {
 	// The names it answers for.
 	port := f.srv.Listener.Addr().String()[strings.LastIndex(f.srv.Listener.Addr().String(), ":"):]
 	for _, host := range []string{"", "localhost" + port, "LOCALHOST", "127.0.0.1", "127.0.0.2" + port, "[::1]" + port,
-		"verifier.test", "verifier.test:443", "verifier.lan", "Verifier.LAN" + port, "verifier.lan."} {
+		"0.0.0.0" + port, "[::]" + port, "verifier.test", "verifier.test:443", "verifier.lan", "Verifier.LAN" + port, "verifier.lan."} {
 		resp, body := f.hostRequest(t, http.MethodGet, "/health", host, "", nil)
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("Host %q: status %d, want 200: %s", host, resp.StatusCode, body)
