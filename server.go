@@ -53,6 +53,7 @@ type serverFlags struct {
 	engine                       engineFlags
 	payment                      paymentFlags
 	metrics                      metricsFlag
+	allowedHosts                 []string // --allowed-host, repeatable
 }
 
 func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
@@ -61,6 +62,13 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	f.logKeySeed = getenv("VERIFIER_LOG_KEY") // a secret: an environment variable, never a flag
 	fs.StringVar(&f.storeURL, "store", getenv("VERIFIER_STORE"), "where verdicts, allowances and payments are kept: empty for the bbolt file "+storeFile+" in --data-dir, or a postgres://… URL for one PostgreSQL database shared by replicas (env VERIFIER_STORE; keys stay in --data-dir or VERIFIER_SIGNING_KEY)")
 	fs.StringVar(&f.publicURL, "public-url", "", "base URL that answers and documents advertise (default: derived from the listen address)")
+	fs.Func("allowed-host", "`NAME` (a host name or IP address, no scheme or port) a loopback listener also answers for in the Host header, and whose pages may POST and call /mcp (Origin), beside localhost, loopback addresses and --public-url's host: for a reverse proxy or LAN name in front of 127.0.0.1 (repeatable; HTTP)", func(v string) error {
+		if !validHostName(v) {
+			return errors.New("want a host name or IP address without scheme, port or path, e.g. verifier.lan")
+		}
+		f.allowedHosts = append(f.allowedHosts, v)
+		return nil
+	})
 	fs.Int64Var(&f.maxBody, "max-body", rest.DefaultMaxBodyBytes, "largest request body in bytes (HTTP); larger is a 413")
 	fs.DurationVar(&f.verifyTimeout, "verify-timeout", rest.DefaultVerifyTimeout, "deadline of one verification (HTTP)")
 	fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time to read a request's headers (HTTP)")
@@ -314,7 +322,8 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 		ln.Close()
 		return err
 	}
-	opts := &rest.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log, ClientAddr: gate.ClientID}
+	opts := &rest.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log, ClientAddr: gate.ClientID,
+		AllowedHosts: f.allowedHosts}
 	rest.WithPayment(svc, opts, gate)
 	rest.WithMetrics(svc, opts, metrics)
 	if err := serveLog(svc, opts, f.dataDir, f.logKeySeed, log); err != nil {
@@ -360,6 +369,29 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 	}
 	log.Info("HTTP server stopped")
 	return nil
+}
+
+// validHostName reports whether s is a host name (letters, digits,
+// hyphens and dots, as DNS labels of at most 63 characters) or an IP
+// address (IPv6 with or without brackets): what --allowed-host takes.
+func validHostName(s string) bool {
+	if ip := strings.Trim(s, "[]"); net.ParseIP(ip) != nil {
+		return true
+	}
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // derivePublicURL is the base URL of a listener: its address, with a

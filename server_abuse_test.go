@@ -81,7 +81,7 @@ func TestServeHTTPUnderAbuse(t *testing.T) {
 	for range 100 {
 		wg.Go(func() {
 			d, closed, err := closedWithin(addr, 10*time.Second, func(c net.Conn) error {
-				if _, err := io.WriteString(c, "POST /verify/schema HTTP/1.1\r\nHost: x\r\n"); err != nil {
+				if _, err := io.WriteString(c, "POST /verify/schema HTTP/1.1\r\nHost: 127.0.0.1\r\n"); err != nil {
 					return err
 				}
 				go func() {
@@ -108,7 +108,7 @@ func TestServeHTTPUnderAbuse(t *testing.T) {
 	for range 50 {
 		wg.Go(func() {
 			d, closed, err := closedWithin(addr, 15*time.Second, func(c net.Conn) error {
-				if _, err := io.WriteString(c, "POST /verify/schema HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n{"); err != nil {
+				if _, err := io.WriteString(c, "POST /verify/schema HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n{"); err != nil {
 					return err
 				}
 				go func() {
@@ -159,7 +159,7 @@ func TestServeHTTPUnderAbuse(t *testing.T) {
 					report("hang-ups", "dial: %v", err)
 					return
 				}
-				req := fmt.Sprintf("POST /verify/schema HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(invoice))
+				req := fmt.Sprintf("POST /verify/schema HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(invoice))
 				if (w+i)%2 == 0 {
 					io.WriteString(c, req+string(invoice[:len(invoice)/2]))
 				} else {
@@ -235,9 +235,9 @@ func TestServeHTTPHeaderLimits(t *testing.T) {
 		name, request string
 		status        int
 	}{
-		{"huge header", "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge},
+		{"huge header", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge},
 		{"garbage request line", "\x00\x01\x02 nonsense\r\n\r\n", http.StatusBadRequest},
-		{"bad content length", "POST /verify/schema HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", http.StatusBadRequest},
+		{"bad content length", "POST /verify/schema HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n", http.StatusBadRequest},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := net.Dial("tcp", addr)

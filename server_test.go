@@ -238,7 +238,7 @@ func TestServeHTTPSlowHeaders(t *testing.T) {
 	}
 	defer conn.Close()
 	start := time.Now()
-	if _, err := io.WriteString(conn, "GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: "); err != nil {
+	if _, err := io.WriteString(conn, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "); err != nil {
 		t.Fatal(err)
 	}
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -266,7 +266,7 @@ func TestServeHTTPGracefulShutdown(t *testing.T) {
 	}
 	defer conn.Close()
 	half := len(body) / 2
-	fmt.Fprintf(conn, "POST /verify/schema HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	fmt.Fprintf(conn, "POST /verify/schema HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
 	if _, err := conn.Write(body[:half]); err != nil {
 		t.Fatal(err)
 	}
@@ -380,6 +380,9 @@ func TestServerFlagErrors(t *testing.T) {
 		{name: "write timeout not above verify timeout", args: []string{"--write-timeout", "10s", "--verify-timeout", "10s"}, wantErr: "--write-timeout"},
 		{name: "public url not http", args: []string{"--public-url", "ftp://example.org"}, wantErr: "--public-url"},
 		{name: "public url with a query", args: []string{"--public-url", "https://example.org/?a=1"}, wantErr: "--public-url"},
+		{name: "allowed host with a scheme", args: []string{"--allowed-host", "http://verifier.lan"}, wantExit: 2},
+		{name: "allowed host with a port", args: []string{"--allowed-host", "verifier.lan:8080"}, wantExit: 2},
+		{name: "allowed host empty", args: []string{"--allowed-host", ""}, wantExit: 2},
 		{name: "no body allowed", args: []string{"--max-body", "0"}, wantErr: "--max-body"},
 		{name: "zero timeout", args: []string{"--read-header-timeout", "0s"}, wantErr: "timeout"},
 		{name: "negative store probe", args: []string{"--store-probe-interval", "-1s"}, wantErr: "--store-probe-interval"},

@@ -16,6 +16,7 @@ const (
 	CodeNotFound             = "not_found"
 	CodeMethodNotAllowed     = "method_not_allowed"
 	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeForbidden            = "forbidden"
 	CodeRateLimited          = payment.CodeRateLimited
 	CodeInternal             = "internal_error"
 	CodeUnavailable          = "unavailable"

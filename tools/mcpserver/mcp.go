@@ -76,9 +76,11 @@ func newMCPServer(svc *tools.Service, log *slog.Logger) *mcp.Server {
 	}, &mcp.ServerOptions{
 		Instructions: mcpInstructions,
 		Logger:       log,
-		// The tool list never changes and the server sends no log messages:
-		// advertise exactly that.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// The tool list never changes. logging/setLevel is answered (a
+		// level of the MCP enum; refuseWithoutEcho refuses any other), so
+		// the logging capability is declared, as the spec asks of a
+		// server that answers it; the server has no log messages to send.
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
 	})
 	srv.AddReceivingMiddleware(refuseWithoutEcho)
 	tools := mcpService{svc}
@@ -120,8 +122,9 @@ func serveStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Write
 // sampling, elicitation or server-initiated notifications), which is all
 // that stateful mode would add; GET and DELETE answer 405.
 //
-// Before the SDK sees a request, the handler overwrites RemoteAddrHeader
-// with r.RemoteAddr. A caller that trusts a proxy sets r.RemoteAddr to the
+// Before the SDK sees a request, the handler checks its Accept header,
+// its envelope and its batching (httpFront), and overwrites
+// RemoteAddrHeader with r.RemoteAddr. A caller that trusts a proxy sets r.RemoteAddr to the
 // forwarded client address before calling it.
 //
 // The SDK's INFO logs are written at DEBUG level: stateless, it opens and
@@ -129,6 +132,9 @@ func serveStdio(ctx context.Context, srv *mcp.Server, in io.Reader, out io.Write
 // "server session connected", "server session disconnected", with no
 // session id), three lines per call that say nothing the access log does
 // not. Its warnings and errors keep their level.
+//
+// The handler does not check Host or Origin (the DNS-rebinding defence):
+// mount it behind a check of both, as package rest does for every route.
 func NewMCPHandler(svc *tools.Service) http.Handler {
 	log := slog.New(infoAsDebug{svc.Logger().Handler()})
 	return mcpHTTPHandler(newMCPServer(svc, log), log)
@@ -136,14 +142,28 @@ func NewMCPHandler(svc *tools.Service) http.Handler {
 
 // mcpHTTPHandler serves srv as NewMCPHandler describes.
 func mcpHTTPHandler(srv *mcp.Server, log *slog.Logger) http.Handler {
+	return mcpHTTPHandlerBatch(srv, log, MaxBatchMessages, MaxBatchAnswerBytes)
+}
+
+// mcpHTTPHandlerBatch is mcpHTTPHandler with other batch bounds.
+func mcpHTTPHandlerBatch(srv *mcp.Server, log *slog.Logger, maxBatch, maxBatchBytes int) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
 		Logger:       log,
+		// The Host (and Origin) check is the caller's: package rest checks
+		// every route, /mcp included, by one rule that also admits the
+		// names an operator allows (--public-url, --allowed-host), which
+		// the SDK's check would refuse on a loopback listener.
+		DisableLocalhostProtection: true,
 	})
+	sdk := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&sdkErrorGuard{ResponseWriter: w, body: mcpBody(r.Context())}, r)
+	})
+	front := &httpFront{sdk: sdk, maxBatch: maxBatch, maxBatchBytes: maxBatchBytes}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set(RemoteAddrHeader, r.RemoteAddr)
-		h.ServeHTTP(&sdkErrorGuard{ResponseWriter: w, body: mcpBody(r.Context())}, r)
+		front.ServeHTTP(w, r)
 	})
 }
 

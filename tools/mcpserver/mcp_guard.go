@@ -126,6 +126,9 @@ func decodeFrame(line []byte) (msg jsonrpc.Message, code int, problem string) {
 		// that version or later that receives one.
 		return nil, rpcInvalidRequest, "Invalid Request: JSON-RPC batches are not accepted; send one message per line."
 	}
+	if problem := checkEnvelope(line); problem != "" {
+		return nil, rpcInvalidRequest, problem
+	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
 		return nil, rpcInvalidRequest, "Invalid Request: the frame is not a JSON-RPC 2.0 request, notification or response."

@@ -36,7 +36,7 @@ var (
 	toolChoices = strings.Join(mcpToolNames, ", ")
 
 	// methodChoices are the methods a client uses with this server.
-	methodChoices = "initialize, ping, tools/list, tools/call (prompts/list, resources/list and resources/templates/list answer empty lists); notifications: notifications/initialized, notifications/cancelled"
+	methodChoices = "initialize, ping, tools/list, tools/call, logging/setLevel (prompts/list, resources/list and resources/templates/list answer empty lists); notifications: notifications/initialized, notifications/cancelled"
 
 	msgUnknownTool = "Unknown tool: the name is not one of this server's tools. " +
 		"Call tools/call with \"name\" one of: " + toolChoices + " (tools/list describes them)."
@@ -55,12 +55,18 @@ var (
 	msgInternal        = "Internal error: the server could not complete the request."
 	msgHeaderMismatch  = "Header mismatch: the Mcp-Protocol-Version header must be sent and equal the request's _meta protocol version."
 	msgUnsupportedVers = "Unsupported protocol version: initialize with a protocol version this server supports (initialize answers with the one it chose)."
+	msgInvalidLevel    = "Invalid params: logging/setLevel takes {\"level\": one of " + strings.Join(mcpLogLevels, ", ") + "}."
 )
+
+// mcpLogLevels are the levels of logging/setLevel (the MCP LoggingLevel
+// enum, RFC 5424's severities).
+var mcpLogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // refusalMessages are the messages safeRPCError keeps.
 var refusalMessages = []string{
 	msgUnknownTool, msgUnknownPrompt, msgUnknownResource, msgMethodNotFound, msgInvalidParams,
-	msgInvalidRequest, msgNotReady, msgInternal, msgHeaderMismatch, msgUnsupportedVers,
+	msgInvalidRequest, msgNotReady, msgInternal, msgHeaderMismatch, msgUnsupportedVers, msgInvalidLevel,
+	msgBadID, msgDuplicateKey,
 }
 
 // refusalMessage is the message of a JSON-RPC error of code when nothing
@@ -123,9 +129,17 @@ func rpcCodeMessage(err error) (int64, string) {
 // error of a method handler with safeRPCError. Where the method tells the
 // mistake apart, it names it: an unknown tool (the SDK's `unknown tool
 // "…"`), an unknown prompt, a resource not found (the SDK's data carries
-// the URI).
+// the URI). It also refuses a logging/setLevel whose level is not one of
+// mcpLogLevels before the SDK takes it: the SDK keeps any string and logs
+// it verbatim ("client log level set"), a megabyte in, a megabyte of log.
 func refuseWithoutEcho(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "logging/setLevel" {
+			p, _ := req.GetParams().(*mcp.SetLoggingLevelParams)
+			if p == nil || !slices.Contains(mcpLogLevels, string(p.Level)) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msgInvalidLevel}
+			}
+		}
 		res, err := next(ctx, method, req)
 		if err == nil {
 			return res, nil

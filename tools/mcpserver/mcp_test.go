@@ -78,8 +78,9 @@ func TestMCPInitialize(t *testing.T) {
 		t.Errorf("serverInfo = %+v", init.ServerInfo)
 	}
 	caps := init.Capabilities
-	if caps.Tools == nil || caps.Tools.ListChanged || caps.Logging != nil || caps.Resources != nil || caps.Prompts != nil {
-		t.Errorf("capabilities = %+v, want tools only, without listChanged", caps)
+	// logging/setLevel is answered, so logging is declared.
+	if caps.Tools == nil || caps.Tools.ListChanged || caps.Logging == nil || caps.Resources != nil || caps.Prompts != nil {
+		t.Errorf("capabilities = %+v, want tools without listChanged, and logging", caps)
 	}
 }
 

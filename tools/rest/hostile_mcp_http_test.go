@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -49,5 +50,28 @@ func TestMCPHTTPMalformed(t *testing.T) {
 				t.Errorf("body is not a JSON-RPC error: %s", body)
 			}
 		})
+	}
+}
+
+// TestMCPHTTPBatchThroughHandler: the batch bounds hold through the whole
+// HTTP handler (its body limit and deadline in front of the MCP
+// endpoint): the issue's many tools/list in one body are a small 400,
+// nothing run; a short batch is answered with one result per request.
+func TestMCPHTTPBatchThroughHandler(t *testing.T) {
+	f := newHTTPFixture(t, nil, nil)
+	header := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	list := func(i int) string { return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, i) }
+	resp, body := f.do(t, http.MethodPost, "/mcp", strings.NewReader("["+testkit.JoinN(20000, list)+"]"), header)
+	if resp.StatusCode != http.StatusBadRequest || len(body) > 1024 || !bytes.Contains(body, []byte("at most 16 messages")) {
+		t.Errorf("20,000 tools/list in a batch: status %d, %d bytes: %.300s; want a 400 under 1 KB naming the bound", resp.StatusCode, len(body), body)
+	}
+	resp, body = f.do(t, http.MethodPost, "/mcp", strings.NewReader("["+list(1)+","+list(2)+"]"), header)
+	var answers []struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(body, &answers); resp.StatusCode != http.StatusOK || err != nil || len(answers) != 2 ||
+		string(answers[0].ID) != "1" || string(answers[1].ID) != "2" || answers[0].Result == nil || answers[1].Result == nil {
+		t.Errorf("a batch of two tools/list: status %d, %v: %.300s", resp.StatusCode, err, body)
 	}
 }

@@ -70,6 +70,11 @@ type HTTPOptions struct {
 	Log *slog.Logger
 	// ClientAddr names the client in request logs (nil: the remote address).
 	ClientAddr func(r *http.Request) string
+	// AllowedHosts are host names (or IP addresses), beside loopback names
+	// and the public URL's host, that a request on a loopback address may
+	// name in its Host header, and whose origins may send a request that
+	// changes state (--allowed-host; see hostGuard).
+	AllowedHosts []string
 }
 
 // HTTPRoute is an extra route of [HTTPOptions.Routes].
@@ -194,6 +199,7 @@ type HTTPHandler struct {
 	docs    map[string]staticDoc // the /docs page and its assets, by name
 	pages   pages                // the pages for people: /, /check, /agents/{agent_id}
 	llms    *llmsText
+	guard   *hostGuard // the Host and Origin check of every route
 }
 
 // Route patterns of the built-in routes.
@@ -236,6 +242,7 @@ func NewHTTPHandler(svc *tools.Service, opts *HTTPOptions) (*HTTPHandler, error)
 	if h.log == nil {
 		h.log = svc.Logger()
 	}
+	h.guard = newHostGuard(svc.PublicURL, h.opts.AllowedHosts)
 	var err error
 	if h.card, err = h.buildCard(); err != nil {
 		return nil, err
@@ -331,8 +338,9 @@ func (h *HTTPHandler) handle(pattern string, handler http.Handler) (err error) {
 func (h *HTTPHandler) Patterns() []string { return slices.Clone(h.patterns) }
 
 // ServeHTTP gives the request a correlation id, logs it, recovers a panic as
-// a 500 and answers unknown routes (404) and wrong methods (405 with Allow)
-// in the one error shape.
+// a 500, refuses a foreign Host or Origin on every route (hostGuard) and
+// answers unknown routes (404) and wrong methods (405 with Allow) in the
+// one error shape.
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	cid := newCorrelationID()
@@ -352,6 +360,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.logRequest(r, sw, cid, elapsed)
 		h.svc.Metrics.ObserveRequest(routeOf(r), sw.statusCode(), elapsed)
 	}()
+	if h.guard.refused(sw, r) {
+		return
+	}
 	if _, pattern := h.mux.Handler(r); pattern == "" {
 		h.unrouted(sw, r)
 		return

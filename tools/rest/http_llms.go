@@ -32,6 +32,7 @@ func ErrorCodes() []ErrorCode {
 		{tools.CodeNotFound, http.StatusNotFound, false, "No such route, or no receipt under that verification id."},
 		{tools.CodeMethodNotAllowed, http.StatusMethodNotAllowed, false, "The route exists but not for this method; the Allow header lists the methods."},
 		{tools.CodeUnsupportedMediaType, http.StatusUnsupportedMediaType, false, "A POST body not sent as Content-Type: application/json (UTF-8)."},
+		{tools.CodeForbidden, http.StatusForbidden, false, "The Host header (on a loopback address) or the Origin header (on /mcp, and on a POST) names a site this server does not answer for: the DNS-rebinding defence. Use a loopback name or the public URL's host; an operator adds names with --allowed-host."},
 		{tools.CodeRateLimited, http.StatusTooManyRequests, true, "The free allowance is used up and payment is off; retry_after says when it resets."},
 		{tools.CodeInternal, http.StatusInternalServerError, false, "A fault of the service; the body carries only a correlation_id to report."},
 		{tools.CodeUnavailable, http.StatusServiceUnavailable, true, "Temporarily unable to serve (store not ready, verification over its time limit); retry after retry_after seconds."},
