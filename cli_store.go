@@ -5,22 +5,41 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 )
 
-// runStore is `verifier store copy --from FILE --to postgres://…`.
+// runStore is `verifier store copy --from FILE --to postgres://…` and
+// `verifier store check [--data-dir DIR | --store postgres://…]`.
 func runStore(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	usage := "usage: verifier store copy --from FILE --to postgres://… [--sample N]"
-	if len(args) == 0 || args[0] != "copy" {
+	usage := "usage: verifier store copy --from FILE --to postgres://… [--keys DIR] [--sample N]\n       verifier store check [--data-dir DIR | --store postgres://…] [--json]"
+	if len(args) == 0 {
 		fmt.Fprintln(stderr, usage)
 		return exitError{2}
 	}
+	switch args[0] {
+	case "copy":
+		return runStoreCopy(ctx, args[1:], stdout, stderr, getenv, usage)
+	case "check":
+		return runStoreCheck(ctx, args[1:], stdout, stderr, getenv, usage)
+	}
+	fmt.Fprintln(stderr, usage)
+	return exitError{2}
+}
+
+// runStoreCopy is `verifier store copy`.
+func runStoreCopy(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, usage string) error {
 	fs := newFlagSet("store copy", stderr)
 	from := fs.String("from", "", "the bbolt store file to copy ("+storeFile+" in a data dir; the server using it must be stopped)")
 	to := fs.String("to", getenv("VERIFIER_STORE"), "the PostgreSQL database to copy into, postgres://… (env VERIFIER_STORE)")
+	keysDir := fs.String("keys", "", "a key folder whose public keys are recorded in the database too, so receipts they signed keep verifying (default: keys/ beside --from, when there is one)")
 	sample := fs.Int("sample", store.DefaultCopySample, "receipts compared byte for byte after the copy, besides the first and the last")
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return exitError{2}
 	}
 	switch {
@@ -44,11 +63,129 @@ func runStore(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		return fmt.Errorf("store copy: %w", err)
 	}
 	defer dst.Close()
+	folderKeys, err := recordKeyFolder(ctx, dst, *keysDir, filepath.Join(filepath.Dir(*from), "keys"))
+	if err != nil {
+		return fmt.Errorf("store copy: %w", err)
+	}
 	report, err := store.CopyToPostgres(ctx, src, dst, *sample)
 	if err != nil {
 		return fmt.Errorf("store copy: %w", err)
 	}
-	fmt.Fprintf(stderr, "copied and checked %d verdicts (%d receipts compared byte for byte), %d agents, %d payment ids, %d allowance counters\n",
-		report.Verdicts, report.Sampled, report.Agents, report.Payments, report.Allowance)
+	fmt.Fprintf(stderr, "copied and checked %d verdicts (%d receipts compared byte for byte), %d agents, %d payment ids, %d allowance counters; "+
+		"%d signing keys recorded in the file and %d in the key folder are now the database's\n",
+		report.Verdicts, report.Sampled, report.Agents, report.Payments, report.Allowance, report.SigningKeys, folderKeys)
 	return printJSON(stdout, report)
+}
+
+// recordKeyFolder records the public keys of the key folder dir (or, when
+// dir is "", of beside when it exists) in st, and returns how many.
+func recordKeyFolder(ctx context.Context, st store.Store, dir, beside string) (int, error) {
+	if dir == "" {
+		if _, err := os.Stat(beside); errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		dir = beside
+	}
+	ks, err := signing.OpenKeyStore(dir, &signing.KeyStoreOptions{NoCreate: true})
+	if err != nil {
+		return 0, fmt.Errorf("reading the key folder %s: %w", dir, err)
+	}
+	if err := recordSigningKeys(ctx, st, ks); err != nil {
+		return 0, err
+	}
+	return len(ks.PublicKeys()), nil
+}
+
+// storeCheckReport is `store check --json`'s answer.
+type storeCheckReport struct {
+	Store    string   `json:"store"`
+	OK       bool     `json:"ok"`
+	Findings []string `json:"findings"`
+}
+
+// runStoreCheck is `verifier store check`: the integrity check of a bbolt
+// file (the server using it must be stopped) or a PostgreSQL database.
+// Exit 0 when clean, 1 with findings, 2 when the store cannot be read.
+func runStoreCheck(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string, usage string) error {
+	fs := newFlagSet("store check", stderr)
+	dataDir := fs.String("data-dir", defaultDataDir(getenv), "the data dir whose "+storeFile+" to check (stop the verifier using it first)")
+	storeURL := fs.String("store", getenv("VERIFIER_STORE"), "a postgres://… database to check instead (env VERIFIER_STORE)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, usage)
+		return exitError{2}
+	}
+	var (
+		name   string
+		st     store.Store
+		verify func(context.Context) error
+	)
+	var findings []string
+	if *storeURL != "" {
+		if !store.IsPostgresURL(*storeURL) {
+			return errors.New("store check: --store (or VERIFIER_STORE) must be a postgres:// or postgresql:// URL")
+		}
+		p, err := store.OpenPostgres(ctx, *storeURL, nil)
+		if err != nil {
+			return fmt.Errorf("store check: %w", err)
+		}
+		defer p.Close()
+		st, verify, name = p, p.Verify, "the PostgreSQL store"
+	} else {
+		file := filepath.Join(*dataDir, storeFile)
+		name = file
+		if _, err := os.Stat(file); err != nil {
+			return fmt.Errorf("store check: %w", err)
+		}
+		b, err := store.OpenBolt(file, nil)
+		switch {
+		case errors.Is(err, store.ErrLocked):
+			return fmt.Errorf("store check: %w: stop the verifier using %s, then check again", err, *dataDir)
+		case errors.Is(err, store.ErrCorrupt):
+			findings = append(findings, err.Error())
+		case err != nil:
+			return fmt.Errorf("store check: %w", err)
+		default:
+			defer b.Close()
+			st, verify = b, b.Verify
+		}
+	}
+	if verify != nil {
+		for _, err := range []error{verify(ctx), store.CheckKeysRecorded(ctx, st)} {
+			if err != nil {
+				findings = append(findings, splitFindings(err)...)
+			}
+		}
+	}
+	report := storeCheckReport{Store: name, OK: len(findings) == 0, Findings: findings}
+	if report.Findings == nil {
+		report.Findings = []string{}
+	}
+	if *asJSON {
+		if err := printJSON(stdout, report); err != nil {
+			return err
+		}
+	} else if report.OK {
+		fmt.Fprintf(stdout, "store check passed: %s is consistent (verdicts, agents, transparency log and key records)\n", name)
+	} else {
+		fmt.Fprintf(stdout, "store check FAILED: %s\n", name)
+		for _, f := range findings {
+			fmt.Fprintf(stdout, "  - %s\n", f)
+		}
+	}
+	if !report.OK {
+		return exitError{1}
+	}
+	return nil
+}
+
+// splitFindings is a joined error's findings, one a line.
+func splitFindings(err error) []string {
+	var out []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
 }

@@ -175,6 +175,11 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if st != nil {
 			svc.Store = st
 			defer closeStore(st, log)
+			if err := recordSigningKeys(ctx, st, keys); errors.Is(err, store.ErrKeyConflict) {
+				return err
+			} else if err != nil {
+				log.Warn("this process's signing keys are not recorded in the store", "err", err)
+			}
 		}
 		log.Info("serving MCP over stdio", "version", svc.Version, "data_dir", f.dataDir, "key_version", keys.Current().KeyVersion())
 		if file, ok := stdin.(*os.File); ok {
@@ -189,6 +194,9 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	svc.Store = st
 	defer closeStore(st, log)
+	if err := recordSigningKeys(ctx, st, keys); err != nil {
+		return err
+	}
 	return serveHTTP(ctx, &f, svc, log)
 }
 
@@ -213,6 +221,9 @@ func serveLog(svc *tools.Service, opts *rest.HTTPOptions, dataDir, envSeed strin
 			return fmt.Errorf("VERIFIER_LOG_KEY: %w", err)
 		}
 	} else if key, err = signing.OpenLogKey(filepath.Join(dataDir, signing.LogKeyFile), rest.LogOrigin(base)); err != nil {
+		return err
+	}
+	if key, err = bindLogKey(context.Background(), svc.Store, key, envSeed != "", dataDir, log); err != nil {
 		return err
 	}
 	rest.WithLog(svc, opts, key)
