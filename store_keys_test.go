@@ -128,6 +128,11 @@ func TestKeysSurviveCopyAndReplicas(t *testing.T) {
 			}
 		}
 	}
+	// The database the copy and both replicas wrote is consistent, its
+	// key records accounting for every receipt.
+	if out, code := runCLI(t, "", "store", "check", "--store", url); code != 0 || !strings.Contains(string(out), "store check passed") {
+		t.Errorf("store check --store: exit %d:\n%s", code, out)
+	}
 }
 
 // runRefused runs the server with env and args and expects it to exit
