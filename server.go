@@ -180,6 +180,9 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			} else if err != nil {
 				log.Warn("this process's signing keys are not recorded in the store", "err", err)
 			}
+			if err := checkRecentRecords(ctx, st); err != nil {
+				log.Warn("the store's last log records do not check out: run `verifier store check` to list what is wrong", "err", err)
+			}
 		}
 		log.Info("serving MCP over stdio", "version", svc.Version, "data_dir", f.dataDir, "key_version", keys.Current().KeyVersion())
 		if file, ok := stdin.(*os.File); ok {
@@ -196,6 +199,10 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	defer closeStore(st, log)
 	if err := recordSigningKeys(ctx, st, keys); err != nil {
 		return err
+	}
+	if err := checkRecentRecords(ctx, st); err != nil {
+		return fmt.Errorf("checking the store's last log records: %w. Fix: run `verifier store check` (with this --data-dir or --store) to list what is wrong, "+
+			"then restore the store from a backup", err)
 	}
 	return serveHTTP(ctx, &f, svc, log)
 }

@@ -265,7 +265,7 @@ func TestLogAuditFlagsKeyChange(t *testing.T) {
 
 // TestStoreCheck: `verifier store check` passes a data dir a server wrote
 // (exit 0) and, once one stored receipt is changed inside the file, names
-// what is wrong (exit 1).
+// what is wrong (exit 1); a server then refuses to start on the file.
 func TestStoreCheck(t *testing.T) {
 	bin := buildVerifier(t)
 	dir := t.TempDir()
@@ -296,5 +296,10 @@ func TestStoreCheck(t *testing.T) {
 	out, code = runCLI(t, "", "store", "check", "--data-dir", dir)
 	if code != 1 || !strings.Contains(string(out), "store check FAILED") || !strings.Contains(string(out), "receipt") {
 		t.Errorf("store check of a changed receipt: exit %d, want 1 naming it:\n%s", code, out)
+	}
+	// A server refuses to start on it: its last records are checked at start.
+	msg := runRefused(t, bin, []string{"VERIFIER_SIGNING_KEY=", "VERIFIER_LOG_KEY="}, "--data-dir", dir)
+	if !strings.Contains(msg, "verifier store check") {
+		t.Errorf("a server on the changed file: stderr does not name store check:\n%s", msg)
 	}
 }
