@@ -39,6 +39,9 @@ func recordSigningKeys(ctx context.Context, st store.Store, keys *signing.KeySto
 				"or copy the keys/ folder of the process that made %s to this one's --data-dir; "+
 				"a new key (keys rotate, or another VERIFIER_SIGNING_KEY) is added to the store's keys under a version of its own", err, pk.KeyVersion)
 		}
+		if errors.Is(err, store.ErrNotSupported) {
+			return nil // an older owner of the data dir: nothing is recorded until this process owns it
+		}
 		if err != nil {
 			return fmt.Errorf("recording this process's signing keys in the store: %w", err)
 		}
@@ -60,6 +63,10 @@ func bindLogKey(ctx context.Context, st store.Store, key *signing.LogKey, envKey
 	ctx, cancel := context.WithTimeout(ctx, keyRecordTimeout)
 	defer cancel()
 	id, err := kr.BindLog(ctx, store.LogIdentity{Origin: key.Name(), PublicKey: key.PublicKey()})
+	if errors.Is(err, store.ErrNotSupported) {
+		log.Warn("the verifier process owning this data dir's store is older: the log's origin and key are not recorded", "err", err)
+		return key, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("recording the transparency log's key in the store: %w", err)
 	}

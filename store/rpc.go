@@ -8,6 +8,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 	"net"
 	"net/rpc"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,10 @@ const rpcName = "Store"
 // known. [Shared] retries the calls for which that is safe; the others
 // (allowance and payment calls) fail with this error.
 var ErrOwnerLost = errors.New("the verifier process owning the store went away during the call")
+
+// ErrNotSupported: the verifier process owning the store is an older one,
+// which does not serve the call (key records, before issue #36).
+var ErrNotSupported = errors.New("the verifier process owning the store is older and does not serve this call")
 
 // sentinels are the errors a wireError carries by name.
 var sentinels = map[string]error{
@@ -522,6 +527,9 @@ func (c *rpcClient) do(ctx context.Context, method string, args, reply any) erro
 	switch {
 	case call.Error == nil:
 		return nil
+	case errors.As(call.Error, &server) && strings.Contains(string(server), "can't find method"):
+		// An owner older than this process: it serves no such call.
+		return fmt.Errorf("store call %s: %w", method, ErrNotSupported)
 	case errors.As(call.Error, &server): // the owner could not decode the call
 		return fmt.Errorf("store call %s: %w", method, call.Error)
 	}

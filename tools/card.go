@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -146,7 +147,9 @@ func (s *Service) PublishedKeys(ctx context.Context) []signing.PublicKey {
 	records, err := kr.SigningKeys(ctx)
 	p.read = time.Now()
 	if err != nil {
-		s.Logger().Warn("reading the signing keys recorded in the store: publishing the last keys read", "err", err)
+		if !errors.Is(err, store.ErrNotSupported) { // an older owner records none: nothing to say each time
+			s.Logger().Warn("reading the signing keys recorded in the store: publishing the last keys read", "err", err)
+		}
 		if p.list == nil {
 			p.list = own
 		}
