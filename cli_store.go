@@ -74,6 +74,9 @@ func runStoreCopy(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	fmt.Fprintf(stderr, "copied and checked %d verdicts (%d receipts compared byte for byte), %d agents, %d payment ids, %d allowance counters; "+
 		"%d signing keys recorded in the file and %d in the key folder are now the database's\n",
 		report.Verdicts, report.Sampled, report.Agents, report.Payments, report.Allowance, report.SigningKeys, folderKeys)
+	if report.LogIdentity == store.LogIdentityKept {
+		fmt.Fprintln(stderr, "the database already serves a transparency log under its own origin and key: the copied verdicts joined it, and the file's log origin and key were not carried")
+	}
 	return printJSON(stdout, report)
 }
 

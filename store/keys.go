@@ -291,30 +291,38 @@ func (p *Postgres) BindLog(ctx context.Context, id LogIdentity) (LogIdentity, er
 
 // copyKeyRecords copies the file's signing keys and log identity into the
 // database: a key version the database binds to another key is
-// ErrKeyConflict; a log identity is carried only when the database has
-// none, and one the database has that differs is ErrKeyConflict (the
-// copied verdicts join a log signed under another identity).
-func copyKeyRecords(ctx context.Context, tx *bolt.Tx, to *Postgres) (int, error) {
+// ErrKeyConflict. The file's log identity is recorded when the database
+// has none; a database that has one keeps it — its log, which the copied
+// verdicts join, is signed under it — and r.LogIdentity says which.
+func copyKeyRecords(ctx context.Context, tx *bolt.Tx, to *Postgres, r *CopyReport) error {
 	keys, err := boltSigningKeys(tx)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	for _, k := range keys {
 		if err := to.AddSigningKey(ctx, k); err != nil {
-			return 0, err
+			return err
 		}
 	}
+	r.SigningKeys = len(keys)
 	id, err := boltLogIdentity(tx)
 	if err != nil || id.IsZero() {
-		return len(keys), err
+		return err
 	}
 	got, err := to.BindLog(ctx, id)
 	if err != nil {
-		return 0, err
+		return err
 	}
+	r.LogIdentity = LogIdentityCopied
 	if got.Origin != id.Origin || !bytes.Equal(got.PublicKey, id.PublicKey) {
-		return 0, fmt.Errorf("the log: %w: the database's log is %q signed by key %s, the file's %q by key %s", ErrKeyConflict,
-			got.Origin, KeyFingerprint(got.PublicKey), id.Origin, KeyFingerprint(id.PublicKey))
+		r.LogIdentity = LogIdentityKept
 	}
-	return len(keys), nil
+	return nil
 }
+
+// What [CopyToPostgres] did with the file's log identity (CopyReport's
+// LogIdentity; "" when the file records none).
+const (
+	LogIdentityCopied = "copied"          // the database records the file's origin and log key
+	LogIdentityKept   = "database's kept" // the database had another, which its log keeps
+)

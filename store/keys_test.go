@@ -142,8 +142,8 @@ func TestCopyToPostgresCarriesKeys(t *testing.T) {
 
 	to := openPostgres(t, pgtest.NewDatabase(t))
 	r, err := store.CopyToPostgres(ctx, from, to, 5)
-	if err != nil || r.SigningKeys != 1 || r.Verdicts != 1 {
-		t.Fatalf("CopyToPostgres() = %+v, %v; want 1 key and 1 verdict", r, err)
+	if err != nil || r.SigningKeys != 1 || r.Verdicts != 1 || r.LogIdentity != store.LogIdentityCopied {
+		t.Fatalf("CopyToPostgres() = %+v, %v; want 1 key, 1 verdict and the log identity copied", r, err)
 	}
 	keys, err := to.SigningKeys(ctx)
 	if err != nil || len(keys) != 1 || !bytes.Equal(keys[0].PublicKey, keyRecord(a).PublicKey) {
@@ -154,6 +154,20 @@ func TestCopyToPostgresCarriesKeys(t *testing.T) {
 	}
 	if err := to.Verify(ctx); err != nil {
 		t.Errorf("Verify() of the copy = %v", err)
+	}
+
+	// A database whose replicas already serve a log of their own keeps it:
+	// the copied verdicts join that log.
+	served := openPostgres(t, pgtest.NewDatabase(t))
+	theirs := store.LogIdentity{Origin: "replicas.example/log", PublicKey: bytes.Repeat([]byte{4}, 32)}
+	if _, err := served.BindLog(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := store.CopyToPostgres(ctx, from, served, 5); err != nil || r.LogIdentity != store.LogIdentityKept || r.Verdicts != 1 {
+		t.Errorf("copy into a database serving its own log = %+v, %v; want the verdict copied and the database's identity kept", r, err)
+	}
+	if id, err := served.BindLog(ctx, logID); err != nil || id.Origin != theirs.Origin {
+		t.Errorf("after the copy the database's log identity = %+v, %v; want its own", id, err)
 	}
 
 	conflicting := openPostgres(t, pgtest.NewDatabase(t))

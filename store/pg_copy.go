@@ -34,16 +34,18 @@ type CopyReport struct {
 	// recorded in the database (with the log's identity, when the file
 	// records one).
 	SigningKeys int `json:"signing_keys"`
+	// LogIdentity is what became of the file's log origin and key:
+	// LogIdentityCopied, LogIdentityKept, or "" when it records none.
+	LogIdentity string `json:"log_identity,omitempty"`
 	// LogSize is the database's log size after the copy; copied into an
 	// empty log, the file's log is reproduced, root hash and all.
 	LogSize int64 `json:"log_size"`
 }
 
 // CopyToPostgres copies the history of a bbolt store into a PostgreSQL one:
-// its key records first (every signing key, and the log's identity when the
-// database records none; a key version or log the database binds to
-// another key is ErrKeyConflict, before anything else is copied), every
-// verdict (its stored record byte for byte, counted for its agent,
+// its key records first (every signing key — a key version the database
+// binds to another key is ErrKeyConflict, before anything else is copied —
+// and the log's identity when the database records none), every verdict (its stored record byte for byte, counted for its agent,
 // appended to the database's log in the order of the file's log), the
 // payment ids in use and the allowance counters. It is idempotent: a
 // verdict already in the database is left as it is (a different one under
@@ -65,12 +67,14 @@ func CopyToPostgres(ctx context.Context, from *Bolt, to *Postgres, sample int) (
 			what string
 			fn   func(context.Context, *bolt.Tx, *Postgres) (int, error)
 		}{
-			{"key records", copyKeyRecords},
 			{"verdicts", copyVerdicts},
 			{"payments", copyPayments},
 			{"allowance", copyAllowance},
 		}
-		counts := []*int{&r.SigningKeys, &r.Verdicts, &r.Payments, &r.Allowance}
+		if err := copyKeyRecords(ctx, tx, to, &r); err != nil {
+			return fmt.Errorf("copying key records: %w", err)
+		}
+		counts := []*int{&r.Verdicts, &r.Payments, &r.Allowance}
 		for i, step := range steps {
 			n, err := step.fn(ctx, tx, to)
 			if err != nil {
