@@ -103,7 +103,6 @@ const maxKeyFindings = 5
 // checked here: see CheckKeysRecorded.
 type keyRecordCheck struct {
 	keys     signing.Keys
-	verdicts int
 	unknown  map[string]int // key version → verdicts signed by it, not recorded
 	bad      []string       // verification ids whose receipt does not verify
 	badTotal int
