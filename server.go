@@ -187,6 +187,14 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if st != nil {
 			svc.Store = st
 			defer closeStore(st, log)
+			if err := recordSigningKeys(ctx, st, keys); errors.Is(err, store.ErrKeyConflict) {
+				return err
+			} else if err != nil {
+				log.Warn("this process's signing keys are not recorded in the store", "err", err)
+			}
+			if err := checkRecentRecords(ctx, st); err != nil {
+				log.Warn("the store's last log records do not check out: run `verifier store check` to list what is wrong", "err", err)
+			}
 		}
 		log.Info("serving MCP over stdio", "version", svc.Version, "data_dir", f.dataDir, "key_version", keys.Current().KeyVersion())
 		if file, ok := stdin.(*os.File); ok {
@@ -201,6 +209,13 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	svc.Store = st
 	defer closeStore(st, log)
+	if err := recordSigningKeys(ctx, st, keys); err != nil {
+		return err
+	}
+	if err := checkRecentRecords(ctx, st); err != nil {
+		return fmt.Errorf("checking the store's last log records: %w. Fix: run `verifier store check` (with this --data-dir or --store) to list what is wrong, "+
+			"then restore the store from a backup", err)
+	}
 	return serveHTTP(ctx, &f, svc, log)
 }
 
@@ -225,6 +240,9 @@ func serveLog(svc *tools.Service, opts *rest.HTTPOptions, dataDir, envSeed strin
 			return fmt.Errorf("VERIFIER_LOG_KEY: %w", err)
 		}
 	} else if key, err = signing.OpenLogKey(filepath.Join(dataDir, signing.LogKeyFile), rest.LogOrigin(base)); err != nil {
+		return err
+	}
+	if key, err = bindLogKey(context.Background(), svc.Store, key, envSeed != "", dataDir, log); err != nil {
 		return err
 	}
 	rest.WithLog(svc, opts, key)

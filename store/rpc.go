@@ -8,6 +8,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 	"net"
 	"net/rpc"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,10 @@ const rpcName = "Store"
 // (allowance and payment calls) fail with this error.
 var ErrOwnerLost = errors.New("the verifier process owning the store went away during the call")
 
+// ErrNotSupported: the verifier process owning the store is an older one,
+// which does not serve the call (key records, before issue #36).
+var ErrNotSupported = errors.New("the verifier process owning the store is older and does not serve this call")
+
 // sentinels are the errors a wireError carries by name.
 var sentinels = map[string]error{
 	"not_found":            ErrNotFound,
@@ -45,6 +50,7 @@ var sentinels = map[string]error{
 	"hold_released":        errHoldReleased,
 	"owner_lost":           ErrOwnerLost,
 	"no_log":               ErrNoLog,
+	"key_conflict":         ErrKeyConflict,
 }
 
 // wireError is a store error on the wire: its sentinel's name (or "") and
@@ -98,9 +104,11 @@ type RPCArgs struct {
 	Expires time.Time
 	Use     PaymentUse
 	Verdict *Verdict
-	Tile    tlog.Tile // LogTile
-	N       int64     // LogEntries: the bundle's index; LogReceipts: the first record
-	Width   int       // LogEntries: its width; LogReceipts: the count
+	Tile    tlog.Tile   // LogTile
+	N       int64       // LogEntries: the bundle's index; LogReceipts: the first record
+	Width   int         // LogEntries: its width; LogReceipts: the count
+	Key     KeyRecord   // AddSigningKey
+	Log     LogIdentity // BindLog
 }
 
 // RPCReply is the answer to a call (see RPCArgs). Err is the store's error.
@@ -119,6 +127,8 @@ type RPCReply struct {
 	Index      int64             // LogIndex
 	Data       []byte            // LogTile, LogEntries
 	Receipts   []json.RawMessage // LogReceipts
+	Keys       []KeyRecord       // SigningKeys
+	Log        LogIdentity       // BindLog
 }
 
 // rpcService serves a Store to one connection. Its exported methods are
@@ -363,6 +373,48 @@ func (s *rpcService) LogReceipts(a *RPCArgs, r *RPCReply) error {
 	return nil
 }
 
+// keysOf is the served store's key records.
+func (s *rpcService) keysOf() (KeyRecords, error) {
+	k, ok := KeyRecordsOf(s.st)
+	if !ok {
+		return nil, errors.New("the store keeps no key records")
+	}
+	return k, nil
+}
+
+func (s *rpcService) AddSigningKey(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		k, err := s.keysOf()
+		if err == nil {
+			err = k.AddSigningKey(ctx, a.Key)
+		}
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) SigningKeys(_ *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		k, err := s.keysOf()
+		if err == nil {
+			r.Keys, err = k.SigningKeys(ctx)
+		}
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) BindLog(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(func(ctx context.Context) error {
+		k, err := s.keysOf()
+		if err == nil {
+			r.Log, err = k.BindLog(ctx, a.Log)
+		}
+		return err
+	})
+	return nil
+}
+
 type rpcServer struct {
 	ln     net.Listener
 	st     Store
@@ -475,6 +527,9 @@ func (c *rpcClient) do(ctx context.Context, method string, args, reply any) erro
 	switch {
 	case call.Error == nil:
 		return nil
+	case errors.As(call.Error, &server) && strings.Contains(string(server), "can't find method"):
+		// An owner older than this process: it serves no such call.
+		return fmt.Errorf("store call %s: %w", method, ErrNotSupported)
 	case errors.As(call.Error, &server): // the owner could not decode the call
 		return fmt.Errorf("store call %s: %w", method, call.Error)
 	}
@@ -637,6 +692,30 @@ func (c *rpcClient) LogReceipts(ctx context.Context, first int64, count int) ([]
 		return nil, err
 	}
 	return r.Receipts, r.Err.err()
+}
+
+func (c *rpcClient) AddSigningKey(ctx context.Context, k KeyRecord) error {
+	var r RPCReply
+	if err := c.do(ctx, "AddSigningKey", &RPCArgs{Key: k}, &r); err != nil {
+		return err
+	}
+	return r.Err.err()
+}
+
+func (c *rpcClient) SigningKeys(ctx context.Context) ([]KeyRecord, error) {
+	var r RPCReply
+	if err := c.do(ctx, "SigningKeys", &RPCArgs{}, &r); err != nil {
+		return nil, err
+	}
+	return r.Keys, r.Err.err()
+}
+
+func (c *rpcClient) BindLog(ctx context.Context, id LogIdentity) (LogIdentity, error) {
+	var r RPCReply
+	if err := c.do(ctx, "BindLog", &RPCArgs{Log: id}, &r); err != nil {
+		return LogIdentity{}, err
+	}
+	return r.Log, r.Err.err()
 }
 
 func (c *rpcClient) Close() error { return c.c.Close() }

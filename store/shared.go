@@ -414,6 +414,31 @@ func (s *Shared) doLog(fn func(Log) error) error {
 	})
 }
 
+// AddSigningKey records a signing key (retried when the owner goes away:
+// recording one twice is as once).
+func (s *Shared) AddSigningKey(ctx context.Context, k KeyRecord) error {
+	return s.do(true, func(st Store) error { return st.(KeyRecords).AddSigningKey(ctx, k) })
+}
+
+// SigningKeys reads the signing keys (retried when the owner goes away).
+func (s *Shared) SigningKeys(ctx context.Context) (keys []KeyRecord, err error) {
+	err = s.do(true, func(st Store) (err error) {
+		keys, err = st.(KeyRecords).SigningKeys(ctx)
+		return err
+	})
+	return keys, err
+}
+
+// BindLog reads, or first records, the log's identity (retried when the
+// owner goes away: the identity is recorded once).
+func (s *Shared) BindLog(ctx context.Context, id LogIdentity) (got LogIdentity, err error) {
+	err = s.do(true, func(st Store) (err error) {
+		got, err = st.(KeyRecords).BindLog(ctx, id)
+		return err
+	})
+	return got, err
+}
+
 // Check reports the owner's readiness (retried when the owner goes away).
 func (s *Shared) Check(ctx context.Context) error {
 	return s.do(true, func(st Store) error { return st.Check(ctx) })
