@@ -245,7 +245,12 @@ func openStore(ctx context.Context, f *serverFlags, probe time.Duration, log *sl
 		}
 		return st, nil
 	}
-	st, err := store.OpenShared(filepath.Join(f.dataDir, storeFile), &store.SharedOptions{Bolt: store.Options{ProbeInterval: probe}, Log: log})
+	// A call to the owning process is bounded by its request's deadline,
+	// and one without (a page, a log read) by --verify-timeout: a stopped
+	// owner is a 503, not a wait without end.
+	st, err := store.OpenShared(filepath.Join(f.dataDir, storeFile), &store.SharedOptions{
+		Bolt: store.Options{ProbeInterval: probe}, Log: log, CallTimeout: f.verifyTimeout,
+	})
 	if err != nil {
 		return nil, err // it names the file
 	}

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"golang.org/x/mod/sumdb/tlog"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +48,10 @@ type SharedOptions struct {
 	// Log receives a line each time this process takes over the store
 	// after its owner went away. Default: no log.
 	Log *slog.Logger
+	// CallTimeout bounds a call to the owner whose context has no
+	// deadline of its own (a call's deadline always bounds it). Default
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
 }
 
 // Shared is a [Store] that any number of processes open on one file. The
@@ -67,6 +73,11 @@ type Shared struct {
 	lastErr  error      // the last failure to reach the store
 	lastTry  time.Time
 	closed   bool
+	// seq orders reservations and writes; acked is, per backend
+	// generation, the seq of the last write its owner acknowledged (see
+	// sharedHold).
+	seq   atomic.Uint64
+	acked map[uint64]uint64
 }
 
 var _ Store = (*Shared)(nil)
@@ -77,7 +88,7 @@ var _ Store = (*Shared)(nil)
 // unwritable folder), and with ErrLocked when the lock is held but no
 // process answers on the socket for opts.Wait.
 func OpenShared(path string, opts *SharedOptions) (*Shared, error) {
-	s := &Shared{path: path, sock: filepath.Join(filepath.Dir(path), SocketName)}
+	s := &Shared{path: path, sock: filepath.Join(filepath.Dir(path), SocketName), acked: map[uint64]uint64{}}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -90,6 +101,7 @@ func OpenShared(path string, opts *SharedOptions) (*Shared, error) {
 		return nil, err
 	}
 	s.opts.Log = cmp.Or(s.opts.Log, slog.New(slog.DiscardHandler))
+	s.opts.CallTimeout = cmp.Or(s.opts.CallTimeout, DefaultCallTimeout)
 	return s, nil
 }
 
@@ -108,7 +120,7 @@ func (s *Shared) reach() error {
 			s.lastErr = err
 			return err
 		}
-		c, dialErr := dialStore(s.sock, time.Second)
+		c, dialErr := dialStore(s.sock, time.Second, s.opts.CallTimeout)
 		if dialErr == nil {
 			s.client, s.gen, s.lastErr = c, s.gen+1, nil
 			return nil
@@ -231,36 +243,59 @@ func (s *Shared) lost(gen uint64) {
 }
 
 // do runs fn on the backend. When the owner goes away during it, the store
-// is reached again and fn runs once more if retry says that is safe: the
-// call is idempotent, so running it twice is as running it once.
-func (s *Shared) do(retry bool, fn func(Store) error) error {
+// is reached again and fn runs once more if retry says that is safe (the
+// call is idempotent, so running it twice is as running it once), or if
+// the owner did not run it (errNotRun) and ctx has time left.
+func (s *Shared) do(ctx context.Context, retry bool, fn func(Store) error) error {
+	_, err := s.doGen(ctx, retry, fn)
+	return err
+}
+
+// doGen is do, reporting the generation of the backend that answered.
+func (s *Shared) doGen(ctx context.Context, retry bool, fn func(Store) error) (uint64, error) {
 	st, gen, err := s.backend()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	err = fn(st)
-	if !errors.Is(err, ErrOwnerLost) {
-		return err
+	notRun := errors.Is(err, errNotRun)
+	if !errors.Is(err, ErrOwnerLost) && !notRun {
+		return gen, err
 	}
-	s.lost(gen)
-	if !retry {
-		return err
+	if errors.Is(err, ErrOwnerLost) {
+		s.lost(gen)
 	}
-	if st, _, err = s.backend(); err != nil {
-		return err
+	if (!retry && !notRun) || ctx.Err() != nil {
+		return gen, err
 	}
-	return fn(st)
+	if st, gen, err = s.backend(); err != nil {
+		return 0, err
+	}
+	return gen, fn(st)
+}
+
+// write runs a write as do does, and notes its acknowledgement for the
+// holds reserved before it (sharedHold).
+func (s *Shared) write(ctx context.Context, retry bool, fn func(Store) error) error {
+	issued := s.seq.Add(1)
+	gen, err := s.doGen(ctx, retry, fn)
+	if err == nil {
+		s.mu.Lock()
+		s.acked[gen] = max(s.acked[gen], issued)
+		s.mu.Unlock()
+	}
+	return err
 }
 
 // PutVerdict stores v; it is retried against the next owner when the owner
 // goes away during the call: storing the same verdict twice is a no-op.
 func (s *Shared) PutVerdict(ctx context.Context, v Verdict) error {
-	return s.do(true, func(st Store) error { return st.PutVerdict(ctx, v) })
+	return s.write(ctx, true, func(st Store) error { return st.PutVerdict(ctx, v) })
 }
 
 // Receipt reads a verdict (retried when the owner goes away).
 func (s *Shared) Receipt(ctx context.Context, verificationID string) (v Verdict, err error) {
-	err = s.do(true, func(st Store) (err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
 		v, err = st.Receipt(ctx, verificationID)
 		return err
 	})
@@ -269,7 +304,7 @@ func (s *Shared) Receipt(ctx context.Context, verificationID string) (v Verdict,
 
 // Reputation reads an agent's record (retried when the owner goes away).
 func (s *Shared) Reputation(ctx context.Context, agentID string, q Page) (r Reputation, err error) {
-	err = s.do(true, func(st Store) (err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
 		r, err = st.Reputation(ctx, agentID, q)
 		return err
 	})
@@ -278,28 +313,69 @@ func (s *Shared) Reputation(ctx context.Context, agentID string, q Page) (r Repu
 
 // Score reads an agent's score (retried when the owner goes away).
 func (s *Shared) Score(ctx context.Context, agentID string, now time.Time) (sc Score, err error) {
-	err = s.do(true, func(st Store) (err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
 		sc, err = st.Score(ctx, agentID, now)
 		return err
 	})
 	return sc, err
 }
 
-// ReserveAllowance holds a free call. It is not retried: a hold the lost
-// owner granted is gone with it (it was in its memory only), and the caller
-// sees ErrOwnerLost.
+// ReserveAllowance holds a free call. It is retried only when the owner
+// did not run it: a hold the lost owner granted may have been written, and
+// the caller sees ErrOwnerLost (a 503: the client sends the call again).
 func (s *Shared) ReserveAllowance(ctx context.Context, client string, now time.Time, limit int) (a Allowance, h AllowanceHold, err error) {
-	err = s.do(false, func(st Store) (err error) {
+	gen, err := s.doGen(ctx, false, func(st Store) (err error) {
 		a, h, err = st.ReserveAllowance(ctx, client, now, limit)
 		return err
 	})
-	return a, h, err
+	if err != nil || h == nil {
+		return a, h, err
+	}
+	return a, &sharedHold{s: s, h: h, gen: gen, seq: s.seq.Add(1), client: client, now: now}, nil
 }
 
-// TakeAllowance uses a free call. It is not retried: the lost owner may
-// have counted it.
+// sharedHold is a free call held by the owner of generation gen. When that
+// owner goes away before the hold's Commit is acknowledged, the call is
+// durably counted all the same if the owner acknowledged a write issued
+// after the reservation (every commit writes the holds made before it:
+// the verdict's, normally); else it is counted anew with the next owner.
+// The count is then exact unless the lost owner wrote the hold with a
+// commit this process was not told of (the client loses that one call).
+type sharedHold struct {
+	s      *Shared
+	h      AllowanceHold
+	gen    uint64
+	seq    uint64
+	client string
+	now    time.Time
+}
+
+func (h *sharedHold) Commit() error {
+	err := h.h.Commit()
+	if !errors.Is(err, ErrOwnerLost) {
+		return err
+	}
+	h.s.mu.Lock()
+	durable := h.s.acked[h.gen] > h.seq
+	h.s.mu.Unlock()
+	if durable {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), h.s.opts.CallTimeout)
+	defer cancel()
+	// Counted whatever the limit: the call was granted, and is answered.
+	return h.s.write(ctx, false, func(st Store) error {
+		_, err := st.TakeAllowance(ctx, h.client, h.now, math.MaxInt32)
+		return err
+	})
+}
+
+func (h *sharedHold) Release() { h.h.Release() }
+
+// TakeAllowance uses a free call. It is retried only when the owner did
+// not run it: the lost owner may have counted it.
 func (s *Shared) TakeAllowance(ctx context.Context, client string, now time.Time, limit int) (a Allowance, err error) {
-	err = s.do(false, func(st Store) (err error) {
+	err = s.write(ctx, false, func(st Store) (err error) {
 		a, err = st.TakeAllowance(ctx, client, now, limit)
 		return err
 	})
@@ -308,7 +384,7 @@ func (s *Shared) TakeAllowance(ctx context.Context, client string, now time.Time
 
 // PeekAllowance reads an allowance (retried when the owner goes away).
 func (s *Shared) PeekAllowance(ctx context.Context, client string, now time.Time, limit int) (a Allowance, err error) {
-	err = s.do(true, func(st Store) (err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
 		a, err = st.PeekAllowance(ctx, client, now, limit)
 		return err
 	})
@@ -319,7 +395,7 @@ func (s *Shared) PeekAllowance(ctx context.Context, client string, now time.Time
 // owner may have recorded it, and a second call would answer first=false,
 // as for a replay.
 func (s *Shared) UsePayment(ctx context.Context, paymentID string, expires time.Time, use PaymentUse) (first bool, recorded PaymentUse, err error) {
-	err = s.do(false, func(st Store) (err error) {
+	err = s.write(ctx, false, func(st Store) (err error) {
 		first, recorded, err = st.UsePayment(ctx, paymentID, expires, use)
 		return err
 	})
@@ -328,7 +404,7 @@ func (s *Shared) UsePayment(ctx context.Context, paymentID string, expires time.
 
 // LookupPayment reads a payment id (retried when the owner goes away).
 func (s *Shared) LookupPayment(ctx context.Context, paymentID string) (use PaymentUse, found bool, err error) {
-	err = s.do(true, func(st Store) (err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
 		use, found, err = st.LookupPayment(ctx, paymentID)
 		return err
 	})
@@ -338,19 +414,19 @@ func (s *Shared) LookupPayment(ctx context.Context, paymentID string) (use Payme
 // SettlePayment records a settlement. It is not retried: the caller decides
 // what an unknown outcome means for the payer.
 func (s *Shared) SettlePayment(ctx context.Context, paymentID string, use PaymentUse, v *Verdict) error {
-	return s.do(false, func(st Store) error { return st.SettlePayment(ctx, paymentID, use, v) })
+	return s.write(ctx, false, func(st Store) error { return st.SettlePayment(ctx, paymentID, use, v) })
 }
 
 // ReleasePayment forgets a pending payment id. It is not retried.
 func (s *Shared) ReleasePayment(ctx context.Context, paymentID string) error {
-	return s.do(false, func(st Store) error { return st.ReleasePayment(ctx, paymentID) })
+	return s.do(ctx, false, func(st Store) error { return st.ReleasePayment(ctx, paymentID) })
 }
 
 // LogTree reads the transparency log's current tree (retried when the
 // owner goes away). [Shared] keeps a log whenever its file does: the
 // owner's [Bolt] appends to it, and clients read it through the owner.
 func (s *Shared) LogTree(ctx context.Context) (t LogTree, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		t, err = l.LogTree(ctx)
 		return err
 	})
@@ -359,7 +435,7 @@ func (s *Shared) LogTree(ctx context.Context) (t LogTree, err error) {
 
 // LogInclusion reads a verdict's log entry and its inclusion proof.
 func (s *Shared) LogInclusion(ctx context.Context, verificationID string) (in LogInclusion, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		in, err = l.LogInclusion(ctx, verificationID)
 		return err
 	})
@@ -368,7 +444,7 @@ func (s *Shared) LogInclusion(ctx context.Context, verificationID string) (in Lo
 
 // LogIndex reads a verdict's log index.
 func (s *Shared) LogIndex(ctx context.Context, verificationID string) (index int64, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		index, err = l.LogIndex(ctx, verificationID)
 		return err
 	})
@@ -377,7 +453,7 @@ func (s *Shared) LogIndex(ctx context.Context, verificationID string) (index int
 
 // LogTile reads one tile of the log's hashes.
 func (s *Shared) LogTile(ctx context.Context, t tlog.Tile) (data []byte, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		data, err = l.LogTile(ctx, t)
 		return err
 	})
@@ -386,7 +462,7 @@ func (s *Shared) LogTile(ctx context.Context, t tlog.Tile) (data []byte, err err
 
 // LogEntries reads one bundle of the log's entries.
 func (s *Shared) LogEntries(ctx context.Context, n int64, width int) (data []byte, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		data, err = l.LogEntries(ctx, n, width)
 		return err
 	})
@@ -395,7 +471,7 @@ func (s *Shared) LogEntries(ctx context.Context, n int64, width int) (data []byt
 
 // LogReceipts reads the stored receipts of a run of log records.
 func (s *Shared) LogReceipts(ctx context.Context, first int64, count int) (receipts []json.RawMessage, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		receipts, err = l.LogReceipts(ctx, first, count)
 		return err
 	})
@@ -404,8 +480,8 @@ func (s *Shared) LogReceipts(ctx context.Context, first int64, count int) (recei
 
 // doLog runs a log read on the backend (the owner's Bolt, or the socket to
 // it), retried like every read.
-func (s *Shared) doLog(fn func(Log) error) error {
-	return s.do(true, func(st Store) error {
+func (s *Shared) doLog(ctx context.Context, fn func(Log) error) error {
+	return s.do(ctx, true, func(st Store) error {
 		l, ok := LogOf(st)
 		if !ok {
 			return ErrNoLog
@@ -416,7 +492,7 @@ func (s *Shared) doLog(fn func(Log) error) error {
 
 // Check reports the owner's readiness (retried when the owner goes away).
 func (s *Shared) Check(ctx context.Context) error {
-	return s.do(true, func(st Store) error { return st.Check(ctx) })
+	return s.do(ctx, true, func(st Store) error { return st.Check(ctx) })
 }
 
 // Close releases the store. An owner stops serving — its clients then
