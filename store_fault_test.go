@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifier-dev/verifier/internal/pgtest"
 	"github.com/verifier-dev/verifier/store"
 )
 
@@ -295,5 +296,89 @@ func TestOwnerKilledUnderLoad(t *testing.T) {
 	}
 	if len(stored) != len(acked) {
 		t.Errorf("%d verdicts stored, but %d calls were answered 200: a verdict is stored for a call whose client was told it failed", len(stored), len(acked))
+	}
+}
+
+// TestPostgresRestartIsUnavailable: a replica serving a stream of
+// verifications while its PostgreSQL server restarts (down for two
+// seconds) answers every call 200 or 503 unavailable with Retry-After —
+// never 500 —, serves again once the database is back, and every
+// acknowledged verdict is stored.
+func TestPostgresRestartIsUnavailable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary, and a PostgreSQL server")
+	}
+	bin := buildVerifier(t)
+	cluster, err := pgtest.Start() // its own: the restart must not reach other tests
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Stop() })
+	url := cluster.NewDatabase(t)
+	r := startReplica(t, bin, url, replicaKey, "--free-per-day", "100000", "--verify-timeout", "5s")
+	var (
+		mu                   sync.Mutex
+		acked                []string
+		refused, afterOutage int
+		faults               []string
+		restarted            bool
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				reply, err := faultCall(t, http.MethodPost, r.base+"/verify/schema", verifyArgs(t, fmt.Sprintf("w%d-%d", w, n)), 60*time.Second)
+				mu.Lock()
+				switch {
+				case err == nil && reply.status == http.StatusOK:
+					acked = append(acked, reply.id)
+					if restarted {
+						afterOutage++
+					}
+				case err == nil && reply.status == http.StatusServiceUnavailable && reply.code == "unavailable" && reply.retryable && reply.retryAfter != "":
+					refused++
+				default:
+					faults = append(faults, fmt.Sprintf("%d %v: %s", reply.status, err, reply.body))
+				}
+				mu.Unlock()
+				if err == nil && reply.status == http.StatusServiceUnavailable {
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	if err := cluster.Restart(2 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	restarted = true
+	mu.Unlock()
+	time.Sleep(3 * time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("%d answered, %d refused with 503 across the restart, %d answered after it", len(acked), refused, afterOutage)
+	if len(faults) > 0 {
+		t.Errorf("%d calls answered neither 200 nor 503 unavailable with Retry-After:\n%s", len(faults), strings.Join(faults[:min(len(faults), 10)], "\n"))
+	}
+	if refused == 0 {
+		t.Error("no call was refused while the database was down: the outage was not seen")
+	}
+	if afterOutage == 0 {
+		t.Error("no call was answered once the database was back")
+	}
+	st := openStoreAt(t, url)
+	for _, id := range acked {
+		if _, err := st.Receipt(context.Background(), id); err != nil {
+			t.Errorf("acknowledged verdict %s: %v", id, err)
+		}
 	}
 }
