@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"golang.org/x/mod/sumdb/tlog"
 	"log/slog"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -73,11 +71,6 @@ type Shared struct {
 	lastErr  error      // the last failure to reach the store
 	lastTry  time.Time
 	closed   bool
-	// seq orders reservations and writes; acked is, per backend
-	// generation, the seq of the last write its owner acknowledged (see
-	// sharedHold).
-	seq   atomic.Uint64
-	acked map[uint64]uint64
 }
 
 var _ Store = (*Shared)(nil)
@@ -88,7 +81,7 @@ var _ Store = (*Shared)(nil)
 // unwritable folder), and with ErrLocked when the lock is held but no
 // process answers on the socket for opts.Wait.
 func OpenShared(path string, opts *SharedOptions) (*Shared, error) {
-	s := &Shared{path: path, sock: filepath.Join(filepath.Dir(path), SocketName), acked: map[uint64]uint64{}}
+	s := &Shared{path: path, sock: filepath.Join(filepath.Dir(path), SocketName)}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -247,50 +240,31 @@ func (s *Shared) lost(gen uint64) {
 // call is idempotent, so running it twice is as running it once), or if
 // the owner did not run it (errNotRun) and ctx has time left.
 func (s *Shared) do(ctx context.Context, retry bool, fn func(Store) error) error {
-	_, err := s.doGen(ctx, retry, fn)
-	return err
-}
-
-// doGen is do, reporting the generation of the backend that answered.
-func (s *Shared) doGen(ctx context.Context, retry bool, fn func(Store) error) (uint64, error) {
 	st, gen, err := s.backend()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	err = fn(st)
 	notRun := errors.Is(err, errNotRun)
 	if !errors.Is(err, ErrOwnerLost) && !notRun {
-		return gen, err
+		return err
 	}
 	if errors.Is(err, ErrOwnerLost) {
 		s.lost(gen)
 	}
 	if (!retry && !notRun) || ctx.Err() != nil {
-		return gen, err
+		return err
 	}
-	if st, gen, err = s.backend(); err != nil {
-		return 0, err
+	if st, _, err = s.backend(); err != nil {
+		return err
 	}
-	return gen, fn(st)
-}
-
-// write runs a write as do does, and notes its acknowledgement for the
-// holds reserved before it (sharedHold).
-func (s *Shared) write(ctx context.Context, retry bool, fn func(Store) error) error {
-	issued := s.seq.Add(1)
-	gen, err := s.doGen(ctx, retry, fn)
-	if err == nil {
-		s.mu.Lock()
-		s.acked[gen] = max(s.acked[gen], issued)
-		s.mu.Unlock()
-	}
-	return err
+	return fn(st)
 }
 
 // PutVerdict stores v; it is retried against the next owner when the owner
 // goes away during the call: storing the same verdict twice is a no-op.
 func (s *Shared) PutVerdict(ctx context.Context, v Verdict) error {
-	return s.write(ctx, true, func(st Store) error { return st.PutVerdict(ctx, v) })
+	return s.do(ctx, true, func(st Store) error { return st.PutVerdict(ctx, v) })
 }
 
 // Receipt reads a verdict (retried when the owner goes away).
@@ -324,58 +298,38 @@ func (s *Shared) Score(ctx context.Context, agentID string, now time.Time) (sc S
 // did not run it: a hold the lost owner granted may have been written, and
 // the caller sees ErrOwnerLost (a 503: the client sends the call again).
 func (s *Shared) ReserveAllowance(ctx context.Context, client string, now time.Time, limit int) (a Allowance, h AllowanceHold, err error) {
-	gen, err := s.doGen(ctx, false, func(st Store) (err error) {
+	err = s.do(ctx, false, func(st Store) (err error) {
 		a, h, err = st.ReserveAllowance(ctx, client, now, limit)
 		return err
 	})
 	if err != nil || h == nil {
 		return a, h, err
 	}
-	return a, &sharedHold{s: s, h: h, gen: gen, seq: s.seq.Add(1), client: client, now: now}, nil
+	return a, sharedHold{h}, nil
 }
 
-// sharedHold is a free call held by the owner of generation gen. When that
-// owner goes away before the hold's Commit is acknowledged, the call is
-// durably counted all the same if the owner acknowledged a write issued
-// after the reservation (every commit writes the holds made before it:
-// the verdict's, normally); else it is counted anew with the next owner.
-// The count is then exact unless the lost owner wrote the hold with a
-// commit this process was not told of (the client loses that one call).
-type sharedHold struct {
-	s      *Shared
-	h      AllowanceHold
-	gen    uint64
-	seq    uint64
-	client string
-	now    time.Time
-}
+// sharedHold is a free call held by an owner. When that owner goes away
+// before acknowledging the hold's Commit, the call counts as the owner
+// left it: written if a commit followed the reservation — the verdict's,
+// normally — or the owner closed cleanly (its last commit writes every
+// hold), else lost with it (a crash). Counting it again with the next
+// owner would count it twice in the common cases, so Commit succeeds: the
+// verdict is stored, and the call is answered.
+type sharedHold struct{ h AllowanceHold }
 
-func (h *sharedHold) Commit() error {
-	err := h.h.Commit()
-	if !errors.Is(err, ErrOwnerLost) {
+func (h sharedHold) Commit() error {
+	if err := h.h.Commit(); !errors.Is(err, ErrOwnerLost) {
 		return err
 	}
-	h.s.mu.Lock()
-	durable := h.s.acked[h.gen] > h.seq
-	h.s.mu.Unlock()
-	if durable {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), h.s.opts.CallTimeout)
-	defer cancel()
-	// Counted whatever the limit: the call was granted, and is answered.
-	return h.s.write(ctx, false, func(st Store) error {
-		_, err := st.TakeAllowance(ctx, h.client, h.now, math.MaxInt32)
-		return err
-	})
+	return nil
 }
 
-func (h *sharedHold) Release() { h.h.Release() }
+func (h sharedHold) Release() { h.h.Release() }
 
 // TakeAllowance uses a free call. It is retried only when the owner did
 // not run it: the lost owner may have counted it.
 func (s *Shared) TakeAllowance(ctx context.Context, client string, now time.Time, limit int) (a Allowance, err error) {
-	err = s.write(ctx, false, func(st Store) (err error) {
+	err = s.do(ctx, false, func(st Store) (err error) {
 		a, err = st.TakeAllowance(ctx, client, now, limit)
 		return err
 	})
@@ -395,7 +349,7 @@ func (s *Shared) PeekAllowance(ctx context.Context, client string, now time.Time
 // owner may have recorded it, and a second call would answer first=false,
 // as for a replay.
 func (s *Shared) UsePayment(ctx context.Context, paymentID string, expires time.Time, use PaymentUse) (first bool, recorded PaymentUse, err error) {
-	err = s.write(ctx, false, func(st Store) (err error) {
+	err = s.do(ctx, false, func(st Store) (err error) {
 		first, recorded, err = st.UsePayment(ctx, paymentID, expires, use)
 		return err
 	})
@@ -414,7 +368,7 @@ func (s *Shared) LookupPayment(ctx context.Context, paymentID string) (use Payme
 // SettlePayment records a settlement. It is not retried: the caller decides
 // what an unknown outcome means for the payer.
 func (s *Shared) SettlePayment(ctx context.Context, paymentID string, use PaymentUse, v *Verdict) error {
-	return s.write(ctx, false, func(st Store) error { return st.SettlePayment(ctx, paymentID, use, v) })
+	return s.do(ctx, false, func(st Store) error { return st.SettlePayment(ctx, paymentID, use, v) })
 }
 
 // ReleasePayment forgets a pending payment id. It is not retried.
