@@ -64,7 +64,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.StringVar(&f.storeURL, "store", getenv("VERIFIER_STORE"), "where verdicts, allowances and payments are kept: empty for the bbolt file "+storeFile+" in --data-dir, or a postgres://… URL for one PostgreSQL database shared by replicas (env VERIFIER_STORE; keys stay in --data-dir or VERIFIER_SIGNING_KEY)")
 	fs.StringVar(&f.publicURL, "public-url", "", "base URL that answers and documents advertise (default: derived from the listen address)")
 	fs.Int64Var(&f.maxBody, "max-body", rest.DefaultMaxBodyBytes, "largest request body in bytes (HTTP); larger is a 413")
-	fs.DurationVar(&f.verifyTimeout, "verify-timeout", rest.DefaultVerifyTimeout, "deadline of one verification (HTTP)")
+	fs.DurationVar(&f.verifyTimeout, "verify-timeout", rest.DefaultVerifyTimeout, "deadline of one verification, from its decoding: the free allowance's and the payment's store calls, the work and the verdict's write end by it; it also bounds a page's or log read's call to the process owning a shared bbolt file (HTTP)")
 	fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time to read a request's headers (HTTP)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", defaultReadTimeout, "time to read a whole request (HTTP)")
 	fs.DurationVar(&f.writeTimeout, "write-timeout", defaultWriteTimeout, "time to answer a request once read; must exceed --verify-timeout (HTTP)")
