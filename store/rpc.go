@@ -613,7 +613,10 @@ func (c *rpcClient) ReserveAllowance(ctx context.Context, client string, now tim
 	if r.Hold == 0 {
 		return r.Allowance, nil, nil
 	}
-	deadline, _ := ctx.Deadline()
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(c.callTimeout)
+	}
 	return r.Allowance, &rpcHold{c: c, id: r.Hold, deadline: deadline}, nil
 }
 
@@ -725,8 +728,8 @@ func (c *rpcClient) LogReceipts(ctx context.Context, first int64, count int) ([]
 func (c *rpcClient) Close() error { return c.c.Close() }
 
 // rpcHold is a free call held by the owner for this client. Its Commit and
-// Release are bounded by the reservation's deadline, or replyGrace when
-// that has passed: a hold the owner never hears of again is written as
+// Release are bounded by the reservation's deadline (its callTimeout when
+// it had none), or replyGrace when that has passed: a hold the owner never hears of again is written as
 // used with its next commit, as a hold left alone always is.
 type rpcHold struct {
 	c        *rpcClient
