@@ -31,7 +31,7 @@ func TestKeyCallsToAnOlderOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	go srv.Accept(ln)
-	c, err := dialStore(path, time.Second)
+	c, err := dialStore(path, time.Second, DefaultCallTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
