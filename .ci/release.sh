@@ -86,7 +86,7 @@ echo "$("$GORELEASER" --version 2>&1 | grep -m1 -i gitversion | tr -s ' ') actio
 echo "== release: goreleaser check, actionlint"
 "$GORELEASER" check
 # With shellcheck on PATH, actionlint checks the run: scripts as well.
-"$ACTIONLINT" -color=never .github/workflows/*.yml
+"$ACTIONLINT" -no-color .github/workflows/*.yml
 
 echo "== release: goreleaser snapshot (six targets, archives, checksums)"
 "$GORELEASER" release --snapshot --clean --skip=docker,publish,announce,sign,sbom --parallelism 2
