@@ -48,8 +48,13 @@ func versionOf(info *debug.BuildInfo) string {
 	return strings.TrimPrefix(v, "v")
 }
 
-// defaultDataDir is $XDG_DATA_HOME/verifier or ~/.local/share/verifier.
+// defaultDataDir is the default of every --data-dir: $VERIFIER_DATA_DIR
+// when set (the release image sets /data), else $XDG_DATA_HOME/verifier, else
+// ~/.local/share/verifier.
 func defaultDataDir(getenv func(string) string) string {
+	if d := getenv("VERIFIER_DATA_DIR"); d != "" {
+		return d
+	}
 	if x := getenv("XDG_DATA_HOME"); x != "" {
 		return filepath.Join(x, "verifier")
 	}
