@@ -27,13 +27,6 @@ import (
 	"github.com/verifier-dev/verifier/tools"
 )
 
-// Tool names, as MCP clients call them.
-const (
-	ToolVerifySchema  = "verify_schema"
-	ToolRecord        = "get_verification_record"
-	ToolVerifyReceipt = "verify_receipt"
-)
-
 // RemoteAddrHeader carries the client's address (host:port) to tool
 // handlers over HTTP: NewMCPHandler overwrites it with the connection's
 // address on every request, so a value sent by the client never arrives.

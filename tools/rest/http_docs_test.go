@@ -26,8 +26,8 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 func TestHTTPAgentCard(t *testing.T) {
@@ -412,7 +412,7 @@ func TestHTTPLLMsTxt(t *testing.T) {
 			for _, c := range ErrorCodes() {
 				want = append(want, fmt.Sprintf("| %s | %d |", c.Code, c.Status))
 			}
-			want = append(want, mcpserver.ToolVerifySchema, mcpserver.ToolRecord, mcpserver.ToolVerifyReceipt, "]("+testPublicURL+"/verify/schema)",
+			want = append(want, contract.VerifySchema, contract.Record, contract.VerifyReceipt, "]("+testPublicURL+"/verify/schema)",
 				signing.ContextVerify, signing.ContextTrustScore, f.svc.Keys.Current().KeyVersion())
 			for _, w := range want {
 				if !strings.Contains(text, w) {

@@ -12,7 +12,7 @@ import (
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // ErrorCode is one row of the documented error-code table (SPEC §6).
@@ -109,7 +109,7 @@ func (h *HTTPHandler) llmsTxt(w http.ResponseWriter, r *http.Request) {
 		PaymentErrorTable: errorTable(func(c ErrorCode) bool { return IsPaymentCode(c.Code) }),
 		ContextVerify:     signing.ContextVerify, ContextScore: signing.ContextTrustScore,
 		Canonicalization: engine.Canonicalization, Hash: engine.HashAlgorithm,
-		ExampleRequest: strings.ReplaceAll(mcpserver.ExampleRequest, "\n", "\n    "),
+		ExampleRequest: strings.ReplaceAll(contract.VerifySchemaExample, "\n", "\n    "),
 	}
 	if h.opts.Pricing != nil {
 		p := h.opts.Pricing(r)
