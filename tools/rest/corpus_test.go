@@ -39,7 +39,7 @@ func corpusHandler(t testing.TB) (*HTTPHandler, *tools.Service) {
 	t.Cleanup(func() { st.Close() })
 	svc := &tools.Service{Engine: engine.New(nil), Keys: keys, Store: st, Version: "test",
 		PublicURL: testPublicURL, Log: slog.New(slog.DiscardHandler)}
-	h, err := NewHTTPHandler(svc, nil)
+	h, err := NewHTTPHandler(svc, withMCP(svc, nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -237,7 +237,7 @@ func TestHTTPExtraRouteErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newHTTPFixture(t, nil, nil)
-			if _, err := NewHTTPHandler(f.svc, &HTTPOptions{Routes: []HTTPRoute{tt.route}}); err == nil {
+			if _, err := NewHTTPHandler(f.svc, withMCP(f.svc, &HTTPOptions{Routes: []HTTPRoute{tt.route}})); err == nil {
 				t.Errorf("NewHTTPHandler with route %+v: no error", tt.route)
 			}
 		})

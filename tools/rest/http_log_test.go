@@ -56,7 +56,7 @@ func newLogFixture(t *testing.T) *httpFixture {
 	}
 	opts := &HTTPOptions{}
 	WithLog(svc, opts, logKey)
-	h, err := NewHTTPHandler(svc, opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestPaidVerifyCarriesLogIndex(t *testing.T) {
 	var opts HTTPOptions
 	WithPayment(svc, &opts, g)
 	WithLog(svc, &opts, logKey)
-	h, err := NewHTTPHandler(svc, &opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, &opts))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ type httpFixture struct {
 	logs *testkit.SyncBuffer
 }
 
-// newHTTPFixture serves NewHTTPHandler(svc, opts); wrap, when not nil,
+// newHTTPFixture serves NewHTTPHandler(svc, withMCP(svc, opts)); wrap, when not nil,
 // wraps the store (to inject faults).
 func newHTTPFixture(t *testing.T, opts *HTTPOptions, wrap func(store.Store) store.Store) *httpFixture {
 	t.Helper()
@@ -71,7 +71,7 @@ func newHTTPFixtureKeys(t *testing.T, keys *signing.KeyStore, opts *HTTPOptions,
 	if wrap != nil {
 		svc.Store = wrap(st)
 	}
-	h, err := NewHTTPHandler(svc, opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -610,7 +610,7 @@ func TestNewHTTPHandlerNeedsAStore(t *testing.T) {
 	f := newHTTPFixture(t, nil, nil)
 	svc := *f.svc
 	svc.Store = nil
-	if _, err := NewHTTPHandler(&svc, nil); err == nil {
+	if _, err := NewHTTPHandler(&svc, withMCP(&svc, nil)); err == nil {
 		t.Error("NewHTTPHandler without a store: no error")
 	}
 }

@@ -38,7 +38,7 @@ func metricsServer(t *testing.T, cfg *payment.Config) (*httptest.Server, *tools.
 		WithPayment(svc, &opts, g)
 	}
 	WithMetrics(svc, &opts, m)
-	h, err := NewHTTPHandler(svc, &opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, &opts))
 	if err != nil {
 		t.Fatal(err)
 	}
