@@ -97,7 +97,11 @@ type llmsData struct {
 	ContextVerify, ContextScore   string
 	Canonicalization, Hash        string
 	ExampleRequest                string
+	Tools                         llmsTools
 }
+
+// llmsTools are the tool names llms.txt lists, from package contract.
+type llmsTools struct{ VerifySchema, Record, VerifyReceipt string }
 
 // llmsTxt serves GET /llms.txt with the live allowance and prices.
 func (h *HTTPHandler) llmsTxt(w http.ResponseWriter, r *http.Request) {
@@ -110,6 +114,7 @@ func (h *HTTPHandler) llmsTxt(w http.ResponseWriter, r *http.Request) {
 		ContextVerify:     signing.ContextVerify, ContextScore: signing.ContextTrustScore,
 		Canonicalization: engine.Canonicalization, Hash: engine.HashAlgorithm,
 		ExampleRequest: strings.ReplaceAll(contract.VerifySchemaExample, "\n", "\n    "),
+		Tools:          llmsTools{VerifySchema: contract.VerifySchema, Record: contract.Record, VerifyReceipt: contract.VerifyReceipt},
 	}
 	if h.opts.Pricing != nil {
 		p := h.opts.Pricing(r)
