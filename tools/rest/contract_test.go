@@ -40,6 +40,12 @@ func TestOpenAPIRequestIsTheToolInput(t *testing.T) {
 	}
 	raw, _ := openAPIDoc(t, f)
 	var doc struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"parameters"`
+		} `json:"paths"`
 		Components struct {
 			Schemas map[string]json.RawMessage `json:"schemas"`
 		} `json:"components"`
@@ -47,19 +53,42 @@ func TestOpenAPIRequestIsTheToolInput(t *testing.T) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatalf("decoding openapi.json: %v", err)
 	}
-	for _, tt := range []struct{ tool, component string }{
-		{contract.VerifySchema, "VerifyRequest"},
+	pathParam := func(path, name string) json.RawMessage {
+		for _, p := range doc.Paths[path]["get"].Parameters {
+			if p.Name == name {
+				return p.Schema
+			}
+		}
+		return nil
+	}
+	for _, tt := range []struct {
+		tool, member string // member: a member of the input, or "" for all of it
+		where        string
+		documented   json.RawMessage
+	}{
+		{contract.VerifySchema, "", "components.schemas.VerifyRequest", doc.Components.Schemas["VerifyRequest"]},
+		{contract.Record, "agent_id", "the agent_id parameter of GET /score/{agent_id}", pathParam("/score/{agent_id}", "agent_id")},
 	} {
-		listed, documented := compactJSON(t, inputs[tt.tool]), compactJSON(t, doc.Components.Schemas[tt.component])
-		if len(listed) == 0 || len(documented) == 0 {
-			t.Errorf("%s: tools/list has %d bytes of input schema, components.schemas.%s %d", tt.tool, len(listed), tt.component, len(documented))
+		listed := inputs[tt.tool]
+		if tt.member != "" {
+			var input struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			}
+			if err := json.Unmarshal(listed, &input); err != nil {
+				t.Fatalf("%s: decoding its input schema: %v", tt.tool, err)
+			}
+			listed = input.Properties[tt.member]
+		}
+		a, b := compactJSON(t, listed), compactJSON(t, tt.documented)
+		if len(a) == 0 || len(b) == 0 {
+			t.Errorf("%s %s: tools/list has %d bytes of input schema, %s %d", tt.tool, tt.member, len(a), tt.where, len(b))
 			continue
 		}
-		if !bytes.Equal(listed, documented) {
-			var a, b any
-			_ = json.Unmarshal(listed, &a)
-			_ = json.Unmarshal(documented, &b)
-			t.Errorf("%s: the input schema of tools/list (-) and components.schemas.%s (+) differ:\n%s", tt.tool, tt.component, cmp.Diff(a, b))
+		if !bytes.Equal(a, b) {
+			var x, y any
+			_ = json.Unmarshal(a, &x)
+			_ = json.Unmarshal(b, &y)
+			t.Errorf("%s %s: the input schema of tools/list (-) and %s (+) differ:\n%s", tt.tool, tt.member, tt.where, cmp.Diff(x, y))
 		}
 	}
 }
@@ -89,7 +118,11 @@ func TestWithContract(t *testing.T) {
 		{"answer", `[{"x-contract":"verify_receipt.answer"}]`, `[` + contract.ReceiptReport + `]`, ""},
 		{"in a string, untouched", `{"d":"{\"x-contract\":\"nothing\"}"}`, `{"d":"{\"x-contract\":\"nothing\"}"}`, ""},
 		{"unknown tool", `{"x-contract":"verify.input"}`, "", "names no tool"},
+		{"input member", `{"x-contract":"get_verification_record.input.agent_id"}`,
+			`{"type":"string","minLength":1,"maxLength":200,"description":"the agent_id that verification requests named (e.g. the seller's id)"}`, ""},
 		{"unknown part", `{"x-contract":"verify_schema.output"}`, "", "names no part"},
+		{"unknown member", `{"x-contract":"verify_schema.input.agent"}`, "", "names no part"},
+		{"member of the answer", `{"x-contract":"verify_schema.answer.result"}`, "", "names no part"},
 		{"no example", `{"x-contract":"verify_receipt.example"}`, "", "names no part"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

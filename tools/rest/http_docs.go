@@ -151,7 +151,8 @@ func (h *HTTPHandler) buildOpenAPI() (staticDoc, error) {
 
 // contractPlaceholder matches a placeholder of openapi.json,
 // {"x-contract": "TOOL.PART"}: where the document takes a part of a tool's
-// contract (package contract), PART being input, answer or example. A
+// contract (package contract), PART being input, input.MEMBER, answer or
+// example. A
 // placeholder is a valid (empty) schema, so the embedded document lints as
 // it is. Inside a JSON string its quotes are escaped, so it never matches
 // there.
@@ -176,24 +177,36 @@ func withContract(raw []byte) ([]byte, error) {
 	return out, nil
 }
 
-// contractPart is the part of a tool's contract named "TOOL.PART".
+// contractPart is the part of a tool's contract named "TOOL.PART", or
+// "TOOL.input.NAME": the schema of the input's member NAME (a path
+// parameter over REST).
 func contractPart(name string) (json.RawMessage, error) {
 	toolName, part, _ := strings.Cut(name, ".")
+	part, member, isMember := strings.Cut(part, ".")
 	tool, ok := contract.Lookup(toolName)
 	if !ok {
 		return nil, fmt.Errorf("placeholder %q names no tool", name)
 	}
 	var v json.RawMessage
-	switch part {
-	case "input":
+	switch {
+	case part == "input" && isMember:
+		var input struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(tool.Input, &input); err != nil {
+			return nil, fmt.Errorf("placeholder %q: decoding the input schema: %w", name, err)
+		}
+		v = input.Properties[member]
+	case isMember:
+	case part == "input":
 		v = tool.Input
-	case "answer":
+	case part == "answer":
 		v = tool.Answer
-	case "example":
+	case part == "example":
 		v = tool.Example
 	}
 	if len(v) == 0 {
-		return nil, fmt.Errorf("placeholder %q names no part of the tool's contract (input, answer, example)", name)
+		return nil, fmt.Errorf("placeholder %q names no part of the tool's contract (input, input.MEMBER, answer, example)", name)
 	}
 	return v, nil
 }
