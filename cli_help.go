@@ -28,7 +28,7 @@ var commands = []struct {
 	{"receipt", "receipt verify: check a receipt offline, its hashes and verdict, its log inclusion", []string{"verify"}},
 	{"log", "log audit: audit a service's transparency log and an agent's trust record", []string{"audit"}},
 	{"keys", "keys show|rotate: print the public keys, or make a new signing key", []string{"show", "rotate"}},
-	{"store", "store copy: move a bbolt history into PostgreSQL", []string{"copy"}},
+	{"store", "store copy|check: move a bbolt history into PostgreSQL, or check a store's integrity", []string{"copy", "check"}},
 	{"version", "print the version, commit, Go release and platform", nil},
 	{"help", "help [COMMAND]: print this text, or a command's", nil},
 }
@@ -155,9 +155,9 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 			fmt.Fprintf(stderr, "verifier help: %s has no subcommand %q\n", c.name, args[1])
 			return usageError(stderr, helpHelp)
 		}
-		// The command reads --help before anything else, subcommand or
-		// argument, so this prints its help and runs nothing.
-		return dispatch(ctx, []string{c.name, "--help"}, strings.NewReader(""), stdout, stderr, getenv)
+		// The command (or its subcommand) reads --help before anything
+		// else, so this prints its help and runs nothing.
+		return dispatch(ctx, append(args[:len(args):len(args)], "--help"), strings.NewReader(""), stdout, stderr, getenv)
 	}
 	fmt.Fprintf(stderr, "verifier help: unknown command %q\n", args[0])
 	return usageError(stderr, rootHelp())

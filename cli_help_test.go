@@ -55,14 +55,23 @@ func TestHelp(t *testing.T) {
 		"receipt": {"-key string", "-card string", "-log-proof string"},
 		"log":     {"-url string", "-agent string"},
 		"keys":    {"-data-dir string"},
-		"store":   {"-from string", "-to string", "-sample int"},
+	}
+	// store's subcommands have flags of their own; store's help names both.
+	storeHelp := want{"usage: verifier store copy", []string{"verifier store check", "'verifier store check --help'"}}
+	tests = append(tests, helpCase{[]string{"store", "--help"}, storeHelp}, helpCase{[]string{"help", "store"}, storeHelp})
+	subFlags := map[string][]string{
+		"store copy":  {"-from string", "-to string", "-keys string", "-sample int"},
+		"store check": {"-data-dir string", "-store string", "-json"},
 	}
 	for cmd, flags := range flagOf {
 		w := want{"usage: verifier " + cmd, append([]string{"flags:"}, flags...)}
 		tests = append(tests, helpCase{[]string{cmd, "--help"}, w}, helpCase{[]string{cmd, "-h"}, w}, helpCase{[]string{"help", cmd}, w})
 	}
-	for _, sub := range [][]string{{"receipt", "verify"}, {"log", "audit"}, {"keys", "show"}, {"keys", "rotate"}, {"store", "copy"}} {
+	for _, sub := range [][]string{{"receipt", "verify"}, {"log", "audit"}, {"keys", "show"}, {"keys", "rotate"}, {"store", "copy"}, {"store", "check"}} {
 		w := want{"usage: verifier " + sub[0], append([]string{"flags:"}, flagOf[sub[0]]...)}
+		if flags, ok := subFlags[sub[0]+" "+sub[1]]; ok {
+			w = want{"usage: verifier " + sub[0] + " " + sub[1], append([]string{"flags:"}, flags...)}
+		}
 		for _, args := range [][]string{{sub[0], sub[1], "--help"}, {sub[0], sub[1], "-h"}, {"help", sub[0], sub[1]}} {
 			tests = append(tests, helpCase{args, w})
 		}
@@ -128,6 +137,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"keys", "bogus"}, "usage: verifier keys"},
 		{[]string{"keys", "show", "extra"}, "usage: verifier keys"},
 		{[]string{"store"}, "usage: verifier store copy"},
+		{[]string{"store", "check", "--bogus"}, "usage: verifier store check"},
 		{[]string{"store", "copy", "--bogus"}, "usage: verifier store copy"},
 		{[]string{"version", "extra"}, "usage: verifier version"},
 		{[]string{"version", "--bogus"}, "usage: verifier version"},

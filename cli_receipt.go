@@ -39,7 +39,7 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 	requestFile := fs.String("request", "", "the original verification request: recompute the hashes and re-run the verdict")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	logProof := fs.String("log-proof", "", "a saved GET /log/proof/{verification_id} answer: check offline that the log includes the receipt (the stored compact receipt, as GET /receipts/{verification_id} serves it)")
-	logURL := fs.String("log", "", "the service's base URL: fetch /log/proof/{verification_id} (and, without --card or --log-key, the agent card) and check that the log includes the receipt")
+	logURL := fs.String("log", "", "the service's base URL: fetch /log/proof/{verification_id} (and the stored compact receipt it logs, for a full answer) and check that the log includes the receipt; without --key, --card or --data-dir, the signer's keys and the log key come from the service's agent card")
 	logKey := fs.String("log-key", "", "the log's note verifier key (default: params.transparencyLog.verifierKey of --card, or of the card at --log)")
 	var ef engineFlags
 	ef.register(fs)
@@ -62,6 +62,7 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 	var keys signing.KeyResolver
 	keySource := "key_store" // where the key came from, for the JSON report: key, card, key_store or receipt
 	own := embeddedKey(receipt)
+	var cardData []byte // the agent card: --card, or the one the --log service serves
 	switch {
 	case *key != "" && *card != "":
 		return fmt.Errorf("give --key or --card, not both")
@@ -72,12 +73,20 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 		}
 	case *card != "":
 		keySource = "card"
-		data, err := readInputFile("--card", *card)
-		if err != nil {
+		if cardData, err = readInputFile("--card", *card); err != nil {
 			return err
 		}
-		if keys, err = signing.KeysFromAgentCard(data); err != nil {
+		if keys, err = signing.KeysFromAgentCard(cardData); err != nil {
 			return fmt.Errorf("reading --card: %w", err)
+		}
+	case *logURL != "" && *dataDir == "":
+		// The service whose log is checked publishes the signer's keys.
+		keySource = "card"
+		if cardData, err = fetchDocument(*logURL, "/.well-known/agent-card.json"); err != nil {
+			return fmt.Errorf("--log: reading the service's agent card: %w", err)
+		}
+		if keys, err = signing.KeysFromAgentCard(cardData); err != nil {
+			return fmt.Errorf("--log: the service's agent card: %w", err)
 		}
 	case *dataDir == "" && own != nil:
 		keys, keySource = own, "receipt"
@@ -109,11 +118,11 @@ func runReceipt(args []string, stdout, stderr io.Writer, getenv func(string) str
 	}
 	report, checkErr := service(v, nil, "").CheckReceipt(receipt, request, keys)
 	if *logProof != "" || *logURL != "" {
-		proof, vkey, err := logInclusionInputs(receipt, *logProof, *logURL, *logKey, *card)
+		in, err := logInclusionInputs(receipt, *logProof, *logURL, *logKey, cardData)
 		if err != nil {
 			return err
 		}
-		checks, ok := tools.CheckLogInclusion(receipt, proof, vkey)
+		checks, ok := tools.CheckLogInclusionStored(receipt, in.stored, in.proof, in.vkey)
 		report.Checks = append(report.Checks, checks...)
 		report.Valid = report.Valid && ok
 	}
@@ -183,49 +192,56 @@ func readInputFile(what, path string) ([]byte, error) {
 	return data, nil
 }
 
+// logInputs is what an inclusion check needs.
+type logInputs struct {
+	proof  []byte // the GET /log/proof document
+	vkey   string // the log's note verifier key
+	stored []byte // the service's stored compact receipt (--log only; nil when not had)
+}
+
 // logInclusionInputs reads what an inclusion check needs: the /log/proof
-// document (the file proofFile, or fetched from the service at logURL)
-// and the log's verifier key (logKey, else the one the card file or the
-// card at logURL publishes).
-func logInclusionInputs(receipt []byte, proofFile, logURL, logKey, cardFile string) (proof []byte, vkey string, err error) {
+// document (the file proofFile, or fetched from the service at logURL,
+// with the stored compact receipt the log holds when receipt is the full
+// answer) and the log's verifier key (logKey, else the one card — --card,
+// or the card at logURL — publishes).
+func logInclusionInputs(receipt []byte, proofFile, logURL, logKey string, card []byte) (in logInputs, err error) {
 	if proofFile != "" && logURL != "" {
-		return nil, "", fmt.Errorf("give --log-proof or --log, not both")
+		return in, fmt.Errorf("give --log-proof or --log, not both")
 	}
 	if proofFile != "" {
-		if proof, err = readInputFile("--log-proof", proofFile); err != nil {
-			return nil, "", err
+		if in.proof, err = readInputFile("--log-proof", proofFile); err != nil {
+			return in, err
 		}
 	} else {
 		var ids struct {
 			VerificationID string `json:"verification_id"`
 		}
 		if json.Unmarshal(receipt, &ids) != nil || ids.VerificationID == "" {
-			return nil, "", fmt.Errorf("--log: the receipt names no verification_id")
+			return in, fmt.Errorf("--log: the receipt names no verification_id")
 		}
-		if proof, err = fetchDocument(logURL, "/log/proof/"+url.PathEscape(ids.VerificationID)); err != nil {
-			return nil, "", err
+		if in.proof, err = fetchDocument(logURL, "/log/proof/"+url.PathEscape(ids.VerificationID)); err != nil {
+			return in, err
 		}
+		// Best effort: without it, a full answer's log check says so.
+		in.stored, _ = fetchDocument(logURL, "/receipts/"+url.PathEscape(ids.VerificationID))
 	}
 	switch {
 	case logKey != "":
-		return proof, logKey, nil
-	case cardFile != "":
-		data, err := readInputFile("--card", cardFile)
-		if err != nil {
-			return nil, "", err
-		}
-		vkey = tools.LogVerifierKey(data)
+		in.vkey = logKey
+		return in, nil
+	case card != nil:
+		in.vkey = tools.LogVerifierKey(card)
 	case logURL != "":
 		data, err := fetchDocument(logURL, "/.well-known/agent-card.json")
 		if err != nil {
-			return nil, "", err
+			return in, err
 		}
-		vkey = tools.LogVerifierKey(data)
+		in.vkey = tools.LogVerifierKey(data)
 	}
-	if vkey == "" {
-		return nil, "", fmt.Errorf("no log key: give --log-key, or a --card that publishes params.transparencyLog")
+	if in.vkey == "" {
+		return in, fmt.Errorf("no log key: give --log-key, or a --card that publishes params.transparencyLog")
 	}
-	return proof, vkey, nil
+	return in, nil
 }
 
 // maxFetchedDocument bounds a document fetched from a service.

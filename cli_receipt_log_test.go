@@ -82,21 +82,26 @@ func TestReceiptVerifyLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ids []string
+	var fullAnswer []byte // the first verification's answer as sent: the full detail, signed
 	for range 2 {
 		resp, err := http.Post(srv.URL+"/verify/schema", "application/json", bytes.NewReader(req))
 		if err != nil {
 			t.Fatal(err)
 		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
 		var ans struct {
 			VerificationID string `json:"verification_id"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&ans)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
+		if err != nil || resp.StatusCode != http.StatusOK || json.Unmarshal(body, &ans) != nil {
 			t.Fatalf("POST /verify/schema = %d, %v", resp.StatusCode, err)
+		}
+		if fullAnswer == nil {
+			fullAnswer = body
 		}
 		ids = append(ids, ans.VerificationID)
 	}
+	full := save("full.json", fullAnswer)
 	receipt := save("receipt.json", get("/receipts/"+ids[0]))
 	card := save("card.json", get("/.well-known/agent-card.json"))
 	var c tools.AgentCard
@@ -156,6 +161,12 @@ func TestReceiptVerifyLog(t *testing.T) {
 		{"another receipt's proof", []string{"--card", card, "--log-proof", save("other.json", get("/log/proof/"+ids[1]))}, 1, "FAIL log_entry", ""},
 		{"receipt re-encoded: members reordered, pretty-printed", []string{"--card", card, "--log-proof", proof}, 0, "ok   log_inclusion", reencoded},
 		{"receipt re-encoded with a value changed", []string{"--card", card, "--log-proof", proof}, 1, "FAIL log_entry", changed},
+		// The default full answer: the log holds its stored compact form,
+		// which --log fetches and matches member for member.
+		{"full answer online", []string{"--card", card, "--log", srv.URL}, 0, "ok   log_entry", full},
+		{"full answer online, no --card: the service's card", []string{"--log", srv.URL}, 0, "ok   log_inclusion", full},
+		{"compact receipt online, no --card", []string{"--log", srv.URL}, 0, "ok   log_inclusion", ""},
+		{"full answer, saved proof alone: no stored form to match", []string{"--card", card, "--log-proof", proof}, 1, "FAIL log_entry", full},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"receipt", "verify"}, tt.args...)

@@ -5,8 +5,12 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/verifier-dev/verifier/tools"
 )
 
 // TestMaxMemoryFlag: --max-memory is the memory budget of the running
@@ -25,5 +29,56 @@ func TestMaxMemoryFlag(t *testing.T) {
 	}
 	if queued := burstOfBusyCalls(t, startHTTP(t, "--max-concurrent", "8", "--max-memory", "1", "--max-queued", "8", "--queue-wait", "2m")); queued[http.StatusOK] != 8 {
 		t.Errorf("--max-memory 1 --max-queued 8, 8 calls at once: statuses %v, want 8 × 200 served in turn", queued)
+	}
+}
+
+// TestMaxMemorySetsGoMemoryLimit: while a server runs, --max-memory sets
+// the Go runtime's memory limit to the budget plus memoryLimitBase (the
+// garbage collector then keeps the process near the budget rather than at
+// twice it); GOMEMLIMIT set by the operator, or --max-memory 0, leaves the
+// limit alone. The limit is restored when the server ends.
+func TestMaxMemorySetsGoMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		env   string // GOMEMLIMIT
+		limit int64
+	}{
+		{"budget", []string{"--max-memory", "300000000"}, "", 300000000 + memoryLimitBase},
+		{"default budget", nil, "", tools.DefaultMaxMemory + memoryLimitBase},
+		{"no budget", []string{"--max-memory", "0"}, "", before},
+		{"GOMEMLIMIT wins", []string{"--max-memory", "300000000"}, "2GiB", before},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := func(name string) string {
+				if name == "GOMEMLIMIT" {
+					return tt.env
+				}
+				return testEnv(name)
+			}
+			inR, inW := io.Pipe()
+			var stderr lockedBuffer
+			done := make(chan error, 1)
+			go func() {
+				done <- run(context.Background(), append([]string{"--data-dir", t.TempDir()}, tt.args...), inR, io.Discard, &stderr, env)
+			}()
+			// The limit is set before the server reads its first line.
+			deadline := time.Now().Add(30 * time.Second)
+			for !strings.Contains(stderr.String(), "store opened") && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			got := debug.SetMemoryLimit(-1)
+			inW.Close()
+			if err := <-done; err != nil {
+				t.Fatalf("run = %v\n%s", err, stderr.String())
+			}
+			if got != tt.limit {
+				t.Errorf("memory limit while serving = %d, want %d\n%s", got, tt.limit, stderr.String())
+			}
+			if after := debug.SetMemoryLimit(-1); after != before {
+				t.Errorf("memory limit after the server ended = %d, want %d as before", after, before)
+			}
+		})
 	}
 }

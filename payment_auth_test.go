@@ -61,8 +61,13 @@ func newECCDPKey(t *testing.T) cdpTestKey {
 		t.Fatal(err)
 	}
 	s := string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}))
+	raw, err := k.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := new(big.Int).SetBytes(raw) // the private scalar, as printed digits would show it
 	body := strings.Split(s, "\n")[1]
-	return cdpTestKey{secret: s, alg: "ES256", pub: &k.PublicKey, leaks: []string{s, body, k.D.String(), k.D.Text(16)}}
+	return cdpTestKey{secret: s, alg: "ES256", pub: &k.PublicKey, leaks: []string{s, body, d.String(), d.Text(16)}}
 }
 
 // cdpFacilitator is a loopback facilitator under /x402 that, like CDP's,

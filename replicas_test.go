@@ -25,7 +25,6 @@ import (
 
 	"github.com/verifier-dev/verifier/internal/pgtest"
 	"github.com/verifier-dev/verifier/payment"
-	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools/rest"
 )
@@ -47,14 +46,25 @@ func startReplica(t *testing.T, bin, storeURL, seed string, args ...string) *rep
 	return startReplicaIn(t, t.TempDir(), bin, storeURL, seed, args...)
 }
 
+// replicaLogKey is the VERIFIER_LOG_KEY the replicas share: one store's
+// log has one key, and a replica with another is refused.
+var replicaLogKey = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{11}, 32))
+
 // startReplicaIn is startReplica with the data dir dataDir.
 func startReplicaIn(t *testing.T, dataDir, bin, storeURL, seed string, args ...string) *replica {
+	t.Helper()
+	return startReplicaEnv(t, dataDir, bin, storeURL, []string{"VERIFIER_SIGNING_KEY=" + seed, "VERIFIER_LOG_KEY=" + replicaLogKey}, args...)
+}
+
+// startReplicaEnv is startReplicaIn with the environment variables env
+// (VERIFIER_SIGNING_KEY, VERIFIER_LOG_KEY) instead of the shared keys.
+func startReplicaEnv(t *testing.T, dataDir, bin, storeURL string, env []string, args ...string) *replica {
 	t.Helper()
 	// A long --queue-wait: on a loaded machine a burst must wait, not be
 	// refused, for the counts to mean what they say.
 	all := append([]string{"--http", "127.0.0.1:0", "--data-dir", dataDir, "--store", storeURL, "--trust-proxy", "--queue-wait", "60s"}, args...)
 	r := &replica{dataDir: dataDir, cmd: exec.Command(bin, all...), stderr: &lockedBuffer{}, exited: make(chan struct{})}
-	r.cmd.Env = append(os.Environ(), "VERIFIER_SIGNING_KEY="+seed)
+	r.cmd.Env = append(os.Environ(), env...)
 	r.cmd.Stderr = r.stderr
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -153,8 +163,7 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 	bin := buildVerifier(t)
 	url := pgtest.NewDatabase(t)
 	first := startReplica(t, bin, url, replicaKey, "--free-per-day", "5", "--public-url", "http://verifier.example")
-	replicas := []*replica{first, startReplicaIn(t, dataDirWithLogKeyOf(t, first), bin, url, replicaKey,
-		"--free-per-day", "5", "--public-url", "http://verifier.example")}
+	replicas := []*replica{first, startReplica(t, bin, url, replicaKey, "--free-per-day", "5", "--public-url", "http://verifier.example")}
 	body := mustRead(t, filepath.Join("testdata", "invoice-pass.json"))
 	const requests = 50
 	statuses := make([]int, requests)
@@ -208,21 +217,6 @@ func TestTwoReplicasOnePostgres(t *testing.T) {
 			checkLogProof(t, r.base, id, tree)
 		}
 	}
-}
-
-// dataDirWithLogKeyOf returns a new data dir holding r's log key, so that a
-// second replica signs the same checkpoints.
-func dataDirWithLogKeyOf(t *testing.T, r *replica) string {
-	t.Helper()
-	key, err := os.ReadFile(filepath.Join(r.dataDir, signing.LogKeyFile))
-	if err != nil {
-		t.Fatalf("reading the first replica's log key: %v", err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, signing.LogKeyFile), key, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // openStoreAt opens the database as a replica does, closed when the test

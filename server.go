@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -70,7 +72,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 		return nil
 	})
 	fs.Int64Var(&f.maxBody, "max-body", rest.DefaultMaxBodyBytes, "largest request body in bytes (HTTP); larger is a 413")
-	fs.DurationVar(&f.verifyTimeout, "verify-timeout", rest.DefaultVerifyTimeout, "deadline of one verification (HTTP)")
+	fs.DurationVar(&f.verifyTimeout, "verify-timeout", rest.DefaultVerifyTimeout, "deadline of one verification, from its decoding: the free allowance's and the payment's store calls, the work and the verdict's write end by it; it also bounds a page's or log read's call to the process owning a shared bbolt file (HTTP)")
 	fs.DurationVar(&f.readHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time to read a request's headers (HTTP)")
 	fs.DurationVar(&f.readTimeout, "read-timeout", defaultReadTimeout, "time to read a whole request (HTTP)")
 	fs.DurationVar(&f.writeTimeout, "write-timeout", defaultWriteTimeout, "time to answer a request once read; must exceed --verify-timeout (HTTP)")
@@ -81,7 +83,7 @@ func (f *serverFlags) register(fs *flag.FlagSet, getenv func(string) string) {
 	fs.IntVar(&f.maxQueued, "max-queued", -1, "verifications that may wait for a slot, each at most --queue-wait (-1: 8 per --max-concurrent slot; 0: no waiting)")
 	fs.DurationVar(&f.queueWait, "queue-wait", tools.DefaultQueueWait, "longest a verification waits for a slot before it gets 503 unavailable")
 	fs.DurationVar(&f.storeProbe, "store-probe-interval", defaultStoreProbe, "how often a small write to the store checks that it still takes writes; GET /health answers 503 while the last write failed (HTTP; 0: no probe, only verifications' writes count)")
-	fs.Int64Var(&f.maxMemory, "max-memory", tools.DefaultMaxMemory, "bytes of heap the verifications running at once may be expected to need, 64 per byte of each request; more wait as for a slot (0: not accounted)")
+	fs.Int64Var(&f.maxMemory, "max-memory", tools.DefaultMaxMemory, "bytes of heap the verifications running at once may be expected to need, 64 per byte of each request; more wait as for a slot. It also sets the Go memory limit to this plus 128 MiB, so the garbage collector keeps the process's memory near it (GOMEMLIMIT, when set, wins) (0: neither)")
 	f.engine.register(fs)
 	f.payment.register(fs)
 	f.metrics.register(fs)
@@ -129,6 +131,28 @@ func serverFlagSet(stderr io.Writer, getenv func(string) string, f *serverFlags,
 	return fs
 }
 
+// memoryLimitBase is what the Go memory limit allows beside --max-memory:
+// the process's own needs (the schema cache's 32 MiB, buffers, the
+// store's pages), which the admission does not count.
+const memoryLimitBase = 128 << 20
+
+// memoryLimit is the Go runtime's memory limit for --max-memory maxMemory:
+// the admission counts the heap the running verifications are expected to
+// need, but the garbage collector, left to GOGC alone, lets the heap grow
+// to about twice what is live before collecting, so the process's memory
+// ran near twice the budget. A limit of maxMemory plus memoryLimitBase makes
+// it collect sooner instead. ok is false when maxMemory is 0 (no budget) or
+// the operator set GOMEMLIMIT, which the runtime already applies.
+func memoryLimit(maxMemory int64, getenv func(string) string) (limit int64, ok bool) {
+	if maxMemory <= 0 || getenv("GOMEMLIMIT") != "" {
+		return 0, false
+	}
+	if maxMemory > math.MaxInt64-memoryLimitBase {
+		return math.MaxInt64, true
+	}
+	return maxMemory + memoryLimitBase, true
+}
+
 // runServer serves MCP over stdio, or HTTP with --http.
 func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	var f serverFlags
@@ -166,6 +190,10 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		queued = tools.DefaultMaxQueued(f.maxConcurrent)
 	}
 	svc.Limiter = tools.NewQueuedLimiter(f.maxConcurrent, queued, f.queueWait, log).WithMemory(f.maxMemory)
+	if limit, ok := memoryLimit(f.maxMemory, getenv); ok {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit))
+		log.Info("Go memory limit set from --max-memory", "bytes", limit)
+	}
 	var probe time.Duration // only GET /health, in HTTP mode, reads the probe's outcome
 	if f.httpAddr != "" {
 		probe = f.storeProbe
@@ -187,6 +215,14 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		if st != nil {
 			svc.Store = st
 			defer closeStore(st, log)
+			if err := recordSigningKeys(ctx, st, keys); errors.Is(err, store.ErrKeyConflict) {
+				return err
+			} else if err != nil {
+				log.Warn("this process's signing keys are not recorded in the store", "err", err)
+			}
+			if err := checkRecentRecords(ctx, st); err != nil {
+				log.Warn("the store's last log records do not check out: run `verifier store check` to list what is wrong", "err", err)
+			}
 		}
 		log.Info("serving MCP over stdio", "version", svc.Version, "data_dir", f.dataDir, "key_version", keys.Current().KeyVersion())
 		if file, ok := stdin.(*os.File); ok {
@@ -201,6 +237,13 @@ func runServer(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	svc.Store = st
 	defer closeStore(st, log)
+	if err := recordSigningKeys(ctx, st, keys); err != nil {
+		return err
+	}
+	if err := checkRecentRecords(ctx, st); err != nil {
+		return fmt.Errorf("checking the store's last log records: %w. Fix: run `verifier store check` (with this --data-dir or --store) to list what is wrong, "+
+			"then restore the store from a backup", err)
+	}
 	return serveHTTP(ctx, &f, svc, log)
 }
 
@@ -225,6 +268,9 @@ func serveLog(svc *tools.Service, opts *rest.HTTPOptions, dataDir, envSeed strin
 			return fmt.Errorf("VERIFIER_LOG_KEY: %w", err)
 		}
 	} else if key, err = signing.OpenLogKey(filepath.Join(dataDir, signing.LogKeyFile), rest.LogOrigin(base)); err != nil {
+		return err
+	}
+	if key, err = bindLogKey(context.Background(), svc.Store, key, envSeed != "", dataDir, log); err != nil {
 		return err
 	}
 	rest.WithLog(svc, opts, key)
@@ -257,7 +303,12 @@ func openStore(ctx context.Context, f *serverFlags, probe time.Duration, log *sl
 		}
 		return st, nil
 	}
-	st, err := store.OpenShared(filepath.Join(f.dataDir, storeFile), &store.SharedOptions{Bolt: store.Options{ProbeInterval: probe}, Log: log})
+	// A call to the owning process is bounded by its request's deadline,
+	// and one without (a page, a log read) by --verify-timeout: a stopped
+	// owner is a 503, not a wait without end.
+	st, err := store.OpenShared(filepath.Join(f.dataDir, storeFile), &store.SharedOptions{
+		Bolt: store.Options{ProbeInterval: probe}, Log: log, CallTimeout: f.verifyTimeout,
+	})
 	if err != nil {
 		return nil, err // it names the file
 	}

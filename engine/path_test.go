@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"slices"
@@ -66,7 +67,7 @@ func resolve(p Path, root any) []Match {
 
 // unlimited returns a budget that never stops.
 func unlimited() *schema.Budget {
-	b := schema.NewBudget(nil, int(^uint(0)>>1))
+	b := schema.NewBudget(context.Background(), int(^uint(0)>>1))
 	return &b
 }
 

@@ -330,7 +330,12 @@ func TestCDPAuthPrintsNoSecret(t *testing.T) {
 	slog.New(slog.NewTextHandler(&buf, nil)).Info("x", "auth", auth, "cfg", cfg, "headers", headers)
 	slog.New(slog.NewJSONHandler(&buf, nil)).Info("x", "auth", auth, "headers", headers)
 	out := fmt.Sprintf("%v %+v %#v %s %q %v %+v %#v", auth, auth, auth, auth, auth, cfg, cfg, cfg) + buf.String()
-	for _, secret := range []string{k.secret, ec.D.String(), ec.D.Text(16), "hdr-secret-value", "MHcCAQEE"} {
+	raw, err := ec.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := new(big.Int).SetBytes(raw) // the private scalar, as printed digits would show it
+	for _, secret := range []string{k.secret, d.String(), d.Text(16), "hdr-secret-value", "MHcCAQEE"} {
 		if strings.Contains(out, secret) {
 			t.Fatalf("printed output holds a secret:\n%s", out)
 		}

@@ -137,7 +137,7 @@ func (f *Facilitator) do(ctx context.Context, method, path string, body []byte, 
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return fmt.Errorf("%w: %s %s: %v", ErrFacilitatorUnavailable, method, path, err)
+		return fmt.Errorf("%w: %s %s: %w", ErrFacilitatorUnavailable, method, path, err)
 	}
 	defer resp.Body.Close()
 	reply, err := io.ReadAll(io.LimitReader(resp.Body, maxFacilitatorReply))

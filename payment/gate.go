@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -496,7 +497,7 @@ func (a *Admission) Settle(ctx context.Context, ans Answer) (*SettleResponse, er
 		}
 		e := &Error{
 			Code: CodeFacilitatorUnavailable, Status: http.StatusServiceUnavailable, Charged: ChargeUnknown,
-			Message: "The work was done and the payment was sent for settlement, but the facilitator did not confirm it in time, so whether it was charged is unknown. " +
+			Message: "The work was done and the payment was sent for settlement, but " + settleFailure(err) + ", so whether it was charged is unknown. " +
 				"The answer is kept for this payment: send the same request with the same payment again to get it; the payment is not settled twice.",
 			NextActions: []engine.NextAction{{Action: ActionRetrySamePayment}},
 		}
@@ -511,6 +512,21 @@ func (a *Admission) Settle(ctx context.Context, ans Answer) (*SettleResponse, er
 		a.keep(ctx, store.PaymentSettled, sr, ans)
 	}
 	return a.settled, a.settleErr
+}
+
+// settleFailure says, for a settlement's message, what became of the
+// request to the facilitator: an answer that was not a settlement result,
+// no answer within the time limit, or no connection.
+func settleFailure(err error) string {
+	var status *FacilitatorStatusError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &status):
+		return fmt.Sprintf("the facilitator answered HTTP %d instead of a settlement result", status.Status)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return "the facilitator did not answer within the time limit"
+	}
+	return "the connection to the facilitator failed before its answer came"
 }
 
 // keep records the settlement's outcome with the answer and its verdict,

@@ -86,7 +86,7 @@ func (r Route) resource() *Resource {
 // bazaar.md): info describes how to call the route, schema validates info.
 func (r Route) bazaar() Extension {
 	input := map[string]any{}
-	inputSchema := map[string]any{}
+	var inputSchema map[string]any
 	var required []string
 	switch {
 	case r.Tool != "":

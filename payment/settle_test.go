@@ -199,3 +199,42 @@ func TestVerifyRequestEnded(t *testing.T) {
 		t.Errorf("the payment after the ended request: %v", err)
 	}
 }
+
+// TestSettleMessageSaysWhatHappened: an unknown settlement's message says
+// what became of the request to the facilitator — an error answer, no
+// answer in time, or no connection — not "in time" for all three.
+func TestSettleMessageSaysWhatHappened(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		fault     func(f *fakeFacilitator)
+		want, not string
+	}{
+		{"error answer", func(f *fakeFacilitator) {
+			f.settle = func(facilitatorRequest) (int, string) { return 500, `{"error":"boom"}` }
+		}, "answered HTTP 500 instead of a settlement result", "time limit"},
+		{"no answer in time", func(f *fakeFacilitator) { f.delay = time.Second }, // past the 300ms timeout
+			"did not answer within the time limit", "HTTP"},
+		{"no connection", func(f *fakeFacilitator) { f.srv.Close() },
+			"connection to the facilitator failed", "time limit"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			g, fac := paidGate(t, newClock(testNow), nil)
+			ctx := context.Background()
+			h := header(t, evmPayment(t, offered(t, g, KindVerify), randomNonce(t), testNow.Add(time.Minute)))
+			adm, err := g.Admit(ctx, paidRequest(h, "k1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.name == "no connection" {
+				tt.fault(fac)
+			} else {
+				fac.set(tt.fault)
+			}
+			_, err = adm.Settle(ctx, Answer{Body: []byte(`{}`)})
+			e := refusalCharged(t, err, CodeFacilitatorUnavailable, ChargeUnknown)
+			if !strings.Contains(e.Message, tt.want) || strings.Contains(e.Message, tt.not) {
+				t.Errorf("message %q: want %q, not %q", e.Message, tt.want, tt.not)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package signing
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
@@ -71,6 +72,22 @@ func newLogKey(seed []byte, origin string) (*LogKey, error) {
 		return nil, fmt.Errorf("opening log key: origin %q is not a note key name (empty, a space or a '+')", origin)
 	}
 	return &LogKey{name: origin, hash: v.KeyHash(), priv: priv, vkey: vkey}, nil
+}
+
+// PublicKey is the key's 32 raw Ed25519 public bytes (the caller's copy).
+func (k *LogKey) PublicKey() ed25519.PublicKey {
+	return bytes.Clone(k.priv.Public().(ed25519.PublicKey))
+}
+
+// WithOrigin is the same key named origin: a log's origin is fixed when it
+// is first served (recorded in its store), not by each process's URL.
+func (k *LogKey) WithOrigin(origin string) (*LogKey, error) {
+	if origin == k.name {
+		return k, nil
+	}
+	seed := k.priv.Seed()
+	defer clear(seed)
+	return newLogKey(seed, origin)
 }
 
 // Name is the key's name, the log's origin (note.Signer).

@@ -38,7 +38,7 @@ var (
 func allBuckets() [][]byte {
 	return [][]byte{bucketMeta, bucketVerdicts, bucketVerdictIDs, bucketAgents,
 		bucketAgentTime, bucketAllowance, bucketPayments, bucketPaymentExp,
-		bucketLogHashes, bucketLogIndex, bucketLogEntries}
+		bucketLogHashes, bucketLogIndex, bucketLogEntries, bucketSigningKeys}
 }
 
 // Defaults for [Options].

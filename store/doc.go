@@ -172,6 +172,18 @@
 // every verdict by its verified_at, records unchanged, in one transaction
 // that holds about as much memory as the verdicts take on disk.
 //
+// # Key records
+//
+// Every store keeps its keys with its data ([KeyRecords], found with
+// [KeyRecordsOf]): the public key of every key version that signs its
+// receipts (bbolt: the signing_keys bucket; PostgreSQL: the signing_keys
+// table of schema version 3), and the transparency log's identity, its
+// origin and checkpoint key, recorded by the first process to serve it
+// (bbolt: log_origin and log_key in meta; PostgreSQL: log_identity). A key
+// version recorded with another key is [ErrKeyConflict]. [CopyToPostgres]
+// carries them, and [Bolt.Verify] and [Postgres.Verify] check every receipt
+// against them.
+//
 // # Trust score
 //
 // Each verdict i of an agent weighs w_i = 2^(-(T - t_i)/H) with the half-life

@@ -30,7 +30,7 @@ func (p *Postgres) ReserveAllowance(ctx context.Context, client string, now time
 		return allowanceOf(0, limit, now), nil, nil
 	}
 	day := utcDay(now)
-	r := p.allowance.take(pgAllowanceTake{day: day, client: []byte(client), limit: int64(limit)})
+	r := p.allowance.take(ctx, pgAllowanceTake{day: day, client: []byte(client), limit: int64(limit)})
 	switch {
 	case r.err != nil:
 		return Allowance{}, nil, fmt.Errorf("taking allowance: %w", r.err)
@@ -84,11 +84,23 @@ func newPgAllowanceBatch(p *Postgres) *pgAllowanceBatch {
 }
 
 // take counts t in the next batch and returns its outcome once the batch
-// committed or failed.
-func (a *pgAllowanceBatch) take(t pgAllowanceTake) pgAllowanceResult {
+// committed or failed, or ctx's error when ctx ends first: a call then
+// counted after all is given back once its batch commits, since no caller
+// holds it.
+func (a *pgAllowanceBatch) take(ctx context.Context, t pgAllowanceTake) pgAllowanceResult {
 	t.done = make(chan pgAllowanceResult, 1)
 	a.batches.add(t)
-	return <-t.done
+	select {
+	case r := <-t.done:
+		return r
+	case <-ctx.Done():
+		go func() {
+			if r := <-t.done; r.err == nil && r.granted {
+				(&pgHold{p: a.p, day: t.day, client: t.client}).Release()
+			}
+		}()
+		return pgAllowanceResult{err: ctx.Err()}
+	}
 }
 
 // commit counts batch in one transaction. Every statement touches only

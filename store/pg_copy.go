@@ -30,13 +30,22 @@ type CopyReport struct {
 	Payments  int `json:"payments"`  // payment ids in use, copied with their state and retention
 	Allowance int `json:"allowance"` // allowance counters (client and UTC day)
 	Sampled   int `json:"sampled"`   // receipts compared byte for byte
+	// SigningKeys is how many recorded signing keys the file had, each now
+	// recorded in the database (with the log's identity, when the file
+	// records one).
+	SigningKeys int `json:"signing_keys"`
+	// LogIdentity is what became of the file's log origin and key:
+	// LogIdentityCopied, LogIdentityKept, or "" when it records none.
+	LogIdentity string `json:"log_identity,omitempty"`
 	// LogSize is the database's log size after the copy; copied into an
 	// empty log, the file's log is reproduced, root hash and all.
 	LogSize int64 `json:"log_size"`
 }
 
 // CopyToPostgres copies the history of a bbolt store into a PostgreSQL one:
-// every verdict (its stored record byte for byte, counted for its agent,
+// its key records first (every signing key — a key version the database
+// binds to another key is ErrKeyConflict, before anything else is copied —
+// and the log's identity when the database records none), every verdict (its stored record byte for byte, counted for its agent,
 // appended to the database's log in the order of the file's log), the
 // payment ids in use and the allowance counters. It is idempotent: a
 // verdict already in the database is left as it is (a different one under
@@ -61,6 +70,9 @@ func CopyToPostgres(ctx context.Context, from *Bolt, to *Postgres, sample int) (
 			{"verdicts", copyVerdicts},
 			{"payments", copyPayments},
 			{"allowance", copyAllowance},
+		}
+		if err := copyKeyRecords(ctx, tx, to, &r); err != nil {
+			return fmt.Errorf("copying key records: %w", err)
 		}
 		counts := []*int{&r.Verdicts, &r.Payments, &r.Allowance}
 		for i, step := range steps {

@@ -33,7 +33,7 @@ func TestPostgresLogBackfilledByMigration(t *testing.T) {
 	storetest.Put(t, s, vs...)
 	_ = s.Close()
 	// Make the database one written before the log: schema version 1.
-	execSQL(t, url, "DROP TABLE log_entries, log_hashes, log_head; DROP FUNCTION verdict_is_logged() CASCADE; DELETE FROM schema_version WHERE version = 2")
+	execSQL(t, url, "DROP TABLE log_entries, log_hashes, log_head; DROP FUNCTION verdict_is_logged() CASCADE; DROP TABLE signing_keys, log_identity; DELETE FROM schema_version WHERE version >= 2")
 
 	s = openPostgres(t, url)
 	slices.SortFunc(vs, func(a, b store.Verdict) int { return a.VerifiedAt.Compare(b.VerifiedAt) })

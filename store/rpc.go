@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 	"net"
 	"net/rpc"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +30,33 @@ const rpcName = "Store"
 // (allowance and payment calls) fail with this error.
 var ErrOwnerLost = errors.New("the verifier process owning the store went away during the call")
 
+// ErrNotSupported: the verifier process owning the store is an older one,
+// which does not serve the call (key records, before issue #36).
+var ErrNotSupported = errors.New("the verifier process owning the store is older and does not serve this call")
+
+// errNotRun: the owner did not run the call — it was closing, or the
+// call's deadline had passed when the owner came to it —, so sending it
+// again, to this owner or the next, is as safe as sending it once.
+var errNotRun = errors.New("the owner did not run the call")
+
+// errServerClosed answers a call that arrived while the owner was closing:
+// it was not run, and the client reaches the next owner.
+var errServerClosed = fmt.Errorf("%w: it is closing (%w)", ErrOwnerLost, errNotRun)
+
+// errExpired answers a call whose deadline had passed when the owner came
+// to it (it was stopped, or busy): it was not run.
+var errExpired = fmt.Errorf("%w: %w: the call's deadline had passed when the owner came to it", ErrUnavailable, errNotRun)
+
+// replyGrace is how long past its deadline a call waits for the owner's
+// answer: the owner does not run a call it comes to after the deadline, so
+// one it started is answered within a commit's time, and waiting for that
+// answer keeps the caller from being told a stored verdict failed.
+const replyGrace = 500 * time.Millisecond
+
+// DefaultCallTimeout bounds a call to the owner whose context has no
+// deadline (see SharedOptions.CallTimeout).
+const DefaultCallTimeout = 5 * time.Second
+
 // sentinels are the errors a wireError carries by name.
 var sentinels = map[string]error{
 	"not_found":            ErrNotFound,
@@ -45,42 +74,61 @@ var sentinels = map[string]error{
 	"hold_released":        errHoldReleased,
 	"owner_lost":           ErrOwnerLost,
 	"no_log":               ErrNoLog,
+	"key_conflict":         ErrKeyConflict,
+	"unavailable":          ErrUnavailable,
 }
 
-// wireError is a store error on the wire: its sentinel's name (or "") and
-// its message.
+// wireError is a store error on the wire: its sentinels' names, its
+// message, and whether the owner did not run the call (errNotRun).
 type wireError struct {
 	Kind    string
+	Kinds   []string // further sentinels the error wraps
 	Message string
+	NotRun  bool
 }
 
 func toWire(err error) *wireError {
 	if err == nil {
 		return nil
 	}
+	w := &wireError{Message: err.Error(), NotRun: errors.Is(err, errNotRun)}
 	for kind, sentinel := range sentinels {
-		if errors.Is(err, sentinel) {
-			return &wireError{Kind: kind, Message: err.Error()}
+		if !errors.Is(err, sentinel) {
+			continue
+		}
+		if w.Kind == "" {
+			w.Kind = kind
+		} else {
+			w.Kinds = append(w.Kinds, kind)
 		}
 	}
-	return &wireError{Message: err.Error()}
+	return w
 }
 
 // remoteError is an error the owner returned: its message, wrapping its
-// sentinel.
+// sentinels.
 type remoteError struct {
-	msg      string
-	sentinel error
+	msg       string
+	sentinels []error
 }
 
-func (e *remoteError) Error() string { return e.msg }
-func (e *remoteError) Unwrap() error { return e.sentinel }
+func (e *remoteError) Error() string   { return e.msg }
+func (e *remoteError) Unwrap() []error { return e.sentinels }
 
 func (w *wireError) err() error {
 	if w == nil {
 		return nil
 	}
-	return &remoteError{msg: w.Message, sentinel: sentinels[w.Kind]}
+	e := &remoteError{msg: w.Message}
+	for _, kind := range append([]string{w.Kind}, w.Kinds...) {
+		if sentinel, ok := sentinels[kind]; ok {
+			e.sentinels = append(e.sentinels, sentinel)
+		}
+	}
+	if w.NotRun {
+		e.sentinels = append(e.sentinels, errNotRun)
+	}
+	return e
 }
 
 // RPCArgs are the arguments of any call of the socket protocol, and
@@ -98,9 +146,14 @@ type RPCArgs struct {
 	Expires time.Time
 	Use     PaymentUse
 	Verdict *Verdict
-	Tile    tlog.Tile // LogTile
-	N       int64     // LogEntries: the bundle's index; LogReceipts: the first record
-	Width   int       // LogEntries: its width; LogReceipts: the count
+	Tile    tlog.Tile   // LogTile
+	N       int64       // LogEntries: the bundle's index; LogReceipts: the first record
+	Width   int         // LogEntries: its width; LogReceipts: the count
+	Key     KeyRecord   // AddSigningKey
+	Log     LogIdentity // BindLog
+	// Deadline is the call's: the owner does not run a call it comes to
+	// after it (errExpired), and runs the call under it.
+	Deadline time.Time
 }
 
 // RPCReply is the answer to a call (see RPCArgs). Err is the store's error.
@@ -119,6 +172,8 @@ type RPCReply struct {
 	Index      int64             // LogIndex
 	Data       []byte            // LogTile, LogEntries
 	Receipts   []json.RawMessage // LogReceipts
+	Keys       []KeyRecord       // SigningKeys
+	Log        LogIdentity       // BindLog
 }
 
 // rpcService serves a Store to one connection. Its exported methods are
@@ -142,22 +197,28 @@ type callGate struct {
 	closed bool
 }
 
-// errServerClosed answers a call that arrived while the owner was closing:
-// it was not run, and the client reaches the next owner.
-var errServerClosed = fmt.Errorf("%w: it is closing", ErrOwnerLost)
-
-// call runs one call through the gate.
-func (s *rpcService) call(fn func(ctx context.Context) error) *wireError {
+// call runs one call through the gate, under the call's deadline: a call
+// the owner comes to after its deadline is not run.
+func (s *rpcService) call(a *RPCArgs, fn func(ctx context.Context) error) *wireError {
 	s.gate.mu.RLock()
 	defer s.gate.mu.RUnlock()
 	if s.gate.closed {
 		return toWire(errServerClosed)
 	}
-	return toWire(fn(context.Background()))
+	ctx := context.Background()
+	if !a.Deadline.IsZero() {
+		if !time.Now().Before(a.Deadline) {
+			return toWire(errExpired)
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, a.Deadline)
+		defer cancel()
+	}
+	return toWire(fn(ctx))
 }
 
 func (s *rpcService) PutVerdict(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
 		if a.Verdict == nil {
 			return fmt.Errorf("%w: no verdict", ErrInvalidVerdict)
 		}
@@ -167,7 +228,7 @@ func (s *rpcService) PutVerdict(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) Receipt(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) (err error) {
+	r.Err = s.call(a, func(ctx context.Context) (err error) {
 		r.Verdict, err = s.st.Receipt(ctx, a.ID)
 		return err
 	})
@@ -175,7 +236,7 @@ func (s *rpcService) Receipt(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) Reputation(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) (err error) {
+	r.Err = s.call(a, func(ctx context.Context) (err error) {
 		r.Reputation, err = s.st.Reputation(ctx, a.AgentID, a.Page)
 		return err
 	})
@@ -183,7 +244,7 @@ func (s *rpcService) Reputation(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) Score(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) (err error) {
+	r.Err = s.call(a, func(ctx context.Context) (err error) {
 		r.Score, err = s.st.Score(ctx, a.AgentID, a.Now)
 		return err
 	})
@@ -191,7 +252,7 @@ func (s *rpcService) Score(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) ReserveAllowance(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
 		al, hold, err := s.st.ReserveAllowance(ctx, a.Client, a.Now, a.Limit)
 		r.Allowance = al
 		if err == nil && hold != nil {
@@ -218,7 +279,7 @@ func (s *rpcService) takeHold(id uint64) (AllowanceHold, error) {
 }
 
 func (s *rpcService) CommitHold(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(context.Context) error {
+	r.Err = s.call(a, func(context.Context) error {
 		h, err := s.takeHold(a.Hold)
 		if err != nil {
 			return err
@@ -229,7 +290,7 @@ func (s *rpcService) CommitHold(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) ReleaseHold(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(context.Context) error {
+	r.Err = s.call(a, func(context.Context) error {
 		h, err := s.takeHold(a.Hold)
 		if err != nil {
 			return err
@@ -241,7 +302,7 @@ func (s *rpcService) ReleaseHold(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) TakeAllowance(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) (err error) {
+	r.Err = s.call(a, func(ctx context.Context) (err error) {
 		r.Allowance, err = s.st.TakeAllowance(ctx, a.Client, a.Now, a.Limit)
 		return err
 	})
@@ -249,7 +310,7 @@ func (s *rpcService) TakeAllowance(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) PeekAllowance(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) (err error) {
+	r.Err = s.call(a, func(ctx context.Context) (err error) {
 		r.Allowance, err = s.st.PeekAllowance(ctx, a.Client, a.Now, a.Limit)
 		return err
 	})
@@ -257,7 +318,7 @@ func (s *rpcService) PeekAllowance(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) UsePayment(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) (err error) {
+	r.Err = s.call(a, func(ctx context.Context) (err error) {
 		r.First, r.Use, err = s.st.UsePayment(ctx, a.ID, a.Expires, a.Use)
 		return err
 	})
@@ -265,7 +326,7 @@ func (s *rpcService) UsePayment(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) LookupPayment(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) (err error) {
+	r.Err = s.call(a, func(ctx context.Context) (err error) {
 		r.Use, r.Found, err = s.st.LookupPayment(ctx, a.ID)
 		return err
 	})
@@ -273,17 +334,17 @@ func (s *rpcService) LookupPayment(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) SettlePayment(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error { return s.st.SettlePayment(ctx, a.ID, a.Use, a.Verdict) })
+	r.Err = s.call(a, func(ctx context.Context) error { return s.st.SettlePayment(ctx, a.ID, a.Use, a.Verdict) })
 	return nil
 }
 
 func (s *rpcService) ReleasePayment(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error { return s.st.ReleasePayment(ctx, a.ID) })
+	r.Err = s.call(a, func(ctx context.Context) error { return s.st.ReleasePayment(ctx, a.ID) })
 	return nil
 }
 
-func (s *rpcService) Check(_ *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error { return s.st.Check(ctx) })
+func (s *rpcService) Check(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(a, func(ctx context.Context) error { return s.st.Check(ctx) })
 	return nil
 }
 
@@ -297,8 +358,8 @@ func (s *rpcService) logOf() (Log, error) {
 	return l, nil
 }
 
-func (s *rpcService) LogTree(_ *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error {
+func (s *rpcService) LogTree(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
 		l, err := s.logOf()
 		if err == nil {
 			r.Tree, err = l.LogTree(ctx)
@@ -309,7 +370,7 @@ func (s *rpcService) LogTree(_ *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) LogInclusion(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
 		l, err := s.logOf()
 		if err == nil {
 			r.Inclusion, err = l.LogInclusion(ctx, a.ID)
@@ -320,7 +381,7 @@ func (s *rpcService) LogInclusion(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) LogIndex(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
 		l, err := s.logOf()
 		if err == nil {
 			r.Index, err = l.LogIndex(ctx, a.ID)
@@ -331,7 +392,7 @@ func (s *rpcService) LogIndex(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) LogTile(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
 		l, err := s.logOf()
 		if err == nil {
 			r.Data, err = l.LogTile(ctx, a.Tile)
@@ -342,7 +403,7 @@ func (s *rpcService) LogTile(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) LogEntries(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
 		l, err := s.logOf()
 		if err == nil {
 			r.Data, err = l.LogEntries(ctx, a.N, a.Width)
@@ -353,10 +414,52 @@ func (s *rpcService) LogEntries(a *RPCArgs, r *RPCReply) error {
 }
 
 func (s *rpcService) LogReceipts(a *RPCArgs, r *RPCReply) error {
-	r.Err = s.call(func(ctx context.Context) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
 		l, err := s.logOf()
 		if err == nil {
 			r.Receipts, err = l.LogReceipts(ctx, a.N, a.Width)
+		}
+		return err
+	})
+	return nil
+}
+
+// keysOf is the served store's key records.
+func (s *rpcService) keysOf() (KeyRecords, error) {
+	k, ok := KeyRecordsOf(s.st)
+	if !ok {
+		return nil, errors.New("the store keeps no key records")
+	}
+	return k, nil
+}
+
+func (s *rpcService) AddSigningKey(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
+		k, err := s.keysOf()
+		if err == nil {
+			err = k.AddSigningKey(ctx, a.Key)
+		}
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) SigningKeys(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
+		k, err := s.keysOf()
+		if err == nil {
+			r.Keys, err = k.SigningKeys(ctx)
+		}
+		return err
+	})
+	return nil
+}
+
+func (s *rpcService) BindLog(a *RPCArgs, r *RPCReply) error {
+	r.Err = s.call(a, func(ctx context.Context) error {
+		k, err := s.keysOf()
+		if err == nil {
+			r.Log, err = k.BindLog(ctx, a.Log)
 		}
 		return err
 	})
@@ -431,54 +534,88 @@ func (s *rpcServer) dropConns() {
 	}
 }
 
-// close stops accepting, drops every connection and waits for the calls
-// that were running to finish (their answers are lost: the clients retry
-// what is safe to retry against the next owner).
+// closeDrain is how long a closing owner keeps its connections after the
+// last call it ran returned, for the answers to reach the clients.
+const closeDrain = 100 * time.Millisecond
+
+// close stops accepting, refuses the calls that come next (errServerClosed:
+// not run, so their clients send them to the next owner), waits for the
+// calls running to finish and their answers to be written, then drops
+// every connection.
 func (s *rpcServer) close() {
-	s.dropConns()
 	s.ln.Close()
 	<-s.done
 	s.gate.mu.Lock()
 	s.gate.closed = true
 	s.gate.mu.Unlock()
+	time.Sleep(closeDrain)
+	s.dropConns()
 }
 
 // rpcClient is a Store served by another process on its socket. A call
-// that loses the connection fails with ErrOwnerLost.
+// that loses the connection fails with ErrOwnerLost; one the owner did not
+// run (it was closing, the connection was already gone, or its deadline
+// had passed) also wraps errNotRun.
 type rpcClient struct {
-	c *rpc.Client
+	c           *rpc.Client
+	callTimeout time.Duration // the deadline of a call whose context has none
 }
 
 var _ Store = (*rpcClient)(nil)
 
 // dialStore connects to the store served on the unix socket at path.
-func dialStore(path string, timeout time.Duration) (*rpcClient, error) {
+func dialStore(path string, timeout, callTimeout time.Duration) (*rpcClient, error) {
 	conn, err := net.DialTimeout("unix", path, timeout)
 	if err != nil {
 		return nil, err
 	}
-	return &rpcClient{c: rpc.NewClient(conn)}, nil
+	return &rpcClient{c: rpc.NewClient(conn), callTimeout: cmp.Or(callTimeout, DefaultCallTimeout)}, nil
 }
 
-// do runs one call, giving up on waiting when ctx ends.
-func (c *rpcClient) do(ctx context.Context, method string, args, reply any) error {
+// do runs one call under ctx's deadline (callTimeout when it has none),
+// which the owner is told: it does not run a call it comes to after it.
+// Past the deadline, do waits replyGrace more for the answer of a call the
+// owner may have started, then fails with ErrUnavailable (and
+// context.DeadlineExceeded). A ctx cancelled before it ends the wait at once.
+func (c *rpcClient) do(ctx context.Context, method string, args *RPCArgs, reply any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(c.callTimeout)
+	}
+	args.Deadline = deadline
 	call := c.c.Go(rpcName+"."+method, args, reply, make(chan *rpc.Call, 1))
+	wait := time.NewTimer(time.Until(deadline) + replyGrace)
+	defer wait.Stop()
 	select {
 	case <-call.Done:
+	case <-wait.C:
+		return fmt.Errorf("store call %s: %w: no answer from the owner within the deadline (%w)", method, ErrUnavailable, context.DeadlineExceeded)
 	case <-ctx.Done():
-		return ctx.Err()
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return ctx.Err()
+		}
+		select { // the deadline: the owner answers what it started
+		case <-call.Done:
+		case <-wait.C:
+			return fmt.Errorf("store call %s: %w: no answer from the owner within the deadline (%w)", method, ErrUnavailable, context.DeadlineExceeded)
+		}
 	}
 	var server rpc.ServerError
 	switch {
 	case call.Error == nil:
 		return nil
+	case errors.As(call.Error, &server) && strings.Contains(string(server), "can't find method"):
+		// An owner older than this process: it serves no such call.
+		return fmt.Errorf("store call %s: %w", method, ErrNotSupported)
 	case errors.As(call.Error, &server): // the owner could not decode the call
 		return fmt.Errorf("store call %s: %w", method, call.Error)
+	case errors.Is(call.Error, rpc.ErrShutdown): // the connection was gone before the call was sent
+		return fmt.Errorf("store call %s: %w (%w): %v", method, ErrOwnerLost, errNotRun, call.Error)
 	}
-	// rpc.ErrShutdown, io.EOF, a reset: the connection is gone.
+	// io.ErrUnexpectedEOF, a reset: the connection went during the call.
 	return fmt.Errorf("store call %s: %w: %v", method, ErrOwnerLost, call.Error)
 }
 
@@ -531,7 +668,11 @@ func (c *rpcClient) ReserveAllowance(ctx context.Context, client string, now tim
 	if r.Hold == 0 {
 		return r.Allowance, nil, nil
 	}
-	return r.Allowance, &rpcHold{c: c, id: r.Hold}, nil
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(c.callTimeout)
+	}
+	return r.Allowance, &rpcHold{c: c, id: r.Hold, deadline: deadline}, nil
 }
 
 func (c *rpcClient) TakeAllowance(ctx context.Context, client string, now time.Time, limit int) (Allowance, error) {
@@ -639,23 +780,82 @@ func (c *rpcClient) LogReceipts(ctx context.Context, first int64, count int) ([]
 	return r.Receipts, r.Err.err()
 }
 
+func (c *rpcClient) AddSigningKey(ctx context.Context, k KeyRecord) error {
+	var r RPCReply
+	if err := c.do(ctx, "AddSigningKey", &RPCArgs{Key: k}, &r); err != nil {
+		return err
+	}
+	return r.Err.err()
+}
+
+func (c *rpcClient) SigningKeys(ctx context.Context) ([]KeyRecord, error) {
+	var r RPCReply
+	if err := c.do(ctx, "SigningKeys", &RPCArgs{}, &r); err != nil {
+		return nil, err
+	}
+	return r.Keys, r.Err.err()
+}
+
+func (c *rpcClient) BindLog(ctx context.Context, id LogIdentity) (LogIdentity, error) {
+	var r RPCReply
+	if err := c.do(ctx, "BindLog", &RPCArgs{Log: id}, &r); err != nil {
+		return LogIdentity{}, err
+	}
+	return r.Log, r.Err.err()
+}
+
 func (c *rpcClient) Close() error { return c.c.Close() }
 
-// rpcHold is a free call held by the owner for this client.
+// rpcHold is a free call held by the owner for this client. Its Commit and
+// Release are bounded by the reservation's deadline (its callTimeout when
+// it had none), or replyGrace when that has passed: a hold the owner never hears of again is written as
+// used with its next commit, as a hold left alone always is.
 type rpcHold struct {
-	c  *rpcClient
-	id uint64
+	c        *rpcClient
+	id       uint64
+	deadline time.Time
+	mu       sync.Mutex
+	done     bool // committed or released
+	released bool
+}
+
+// bound is the context of the hold's next call.
+func (h *rpcHold) bound() (context.Context, context.CancelFunc) {
+	d := h.deadline
+	if least := time.Now().Add(replyGrace); d.Before(least) {
+		d = least
+	}
+	return context.WithDeadline(context.Background(), d)
 }
 
 func (h *rpcHold) Commit() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return fmt.Errorf("committing free call: %w", errHoldReleased)
+	}
+	if h.done {
+		return nil
+	}
+	h.done = true
+	ctx, cancel := h.bound()
+	defer cancel()
 	var r RPCReply
-	if err := h.c.do(context.Background(), "CommitHold", &RPCArgs{Hold: h.id}, &r); err != nil {
+	if err := h.c.do(ctx, "CommitHold", &RPCArgs{Hold: h.id}, &r); err != nil {
 		return err
 	}
 	return r.Err.err()
 }
 
 func (h *rpcHold) Release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done {
+		return // a no-op after Commit
+	}
+	h.done, h.released = true, true
+	ctx, cancel := h.bound()
+	defer cancel()
 	var r RPCReply
-	_ = h.c.do(context.Background(), "ReleaseHold", &RPCArgs{Hold: h.id}, &r) // the owner writes it as used if this is lost
+	_ = h.c.do(ctx, "ReleaseHold", &RPCArgs{Hold: h.id}, &r) // the owner writes it as used if this is lost
 }

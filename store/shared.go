@@ -46,6 +46,10 @@ type SharedOptions struct {
 	// Log receives a line each time this process takes over the store
 	// after its owner went away. Default: no log.
 	Log *slog.Logger
+	// CallTimeout bounds a call to the owner whose context has no
+	// deadline of its own (a call's deadline always bounds it). Default
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
 }
 
 // Shared is a [Store] that any number of processes open on one file. The
@@ -90,6 +94,7 @@ func OpenShared(path string, opts *SharedOptions) (*Shared, error) {
 		return nil, err
 	}
 	s.opts.Log = cmp.Or(s.opts.Log, slog.New(slog.DiscardHandler))
+	s.opts.CallTimeout = cmp.Or(s.opts.CallTimeout, DefaultCallTimeout)
 	return s, nil
 }
 
@@ -108,7 +113,7 @@ func (s *Shared) reach() error {
 			s.lastErr = err
 			return err
 		}
-		c, dialErr := dialStore(s.sock, time.Second)
+		c, dialErr := dialStore(s.sock, time.Second, s.opts.CallTimeout)
 		if dialErr == nil {
 			s.client, s.gen, s.lastErr = c, s.gen+1, nil
 			return nil
@@ -231,19 +236,23 @@ func (s *Shared) lost(gen uint64) {
 }
 
 // do runs fn on the backend. When the owner goes away during it, the store
-// is reached again and fn runs once more if retry says that is safe: the
-// call is idempotent, so running it twice is as running it once.
-func (s *Shared) do(retry bool, fn func(Store) error) error {
+// is reached again and fn runs once more if retry says that is safe (the
+// call is idempotent, so running it twice is as running it once), or if
+// the owner did not run it (errNotRun) and ctx has time left.
+func (s *Shared) do(ctx context.Context, retry bool, fn func(Store) error) error {
 	st, gen, err := s.backend()
 	if err != nil {
 		return err
 	}
 	err = fn(st)
-	if !errors.Is(err, ErrOwnerLost) {
+	notRun := errors.Is(err, errNotRun)
+	if !errors.Is(err, ErrOwnerLost) && !notRun {
 		return err
 	}
-	s.lost(gen)
-	if !retry {
+	if errors.Is(err, ErrOwnerLost) {
+		s.lost(gen)
+	}
+	if (!retry && !notRun) || ctx.Err() != nil {
 		return err
 	}
 	if st, _, err = s.backend(); err != nil {
@@ -255,12 +264,12 @@ func (s *Shared) do(retry bool, fn func(Store) error) error {
 // PutVerdict stores v; it is retried against the next owner when the owner
 // goes away during the call: storing the same verdict twice is a no-op.
 func (s *Shared) PutVerdict(ctx context.Context, v Verdict) error {
-	return s.do(true, func(st Store) error { return st.PutVerdict(ctx, v) })
+	return s.do(ctx, true, func(st Store) error { return st.PutVerdict(ctx, v) })
 }
 
 // Receipt reads a verdict (retried when the owner goes away).
 func (s *Shared) Receipt(ctx context.Context, verificationID string) (v Verdict, err error) {
-	err = s.do(true, func(st Store) (err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
 		v, err = st.Receipt(ctx, verificationID)
 		return err
 	})
@@ -269,7 +278,7 @@ func (s *Shared) Receipt(ctx context.Context, verificationID string) (v Verdict,
 
 // Reputation reads an agent's record (retried when the owner goes away).
 func (s *Shared) Reputation(ctx context.Context, agentID string, q Page) (r Reputation, err error) {
-	err = s.do(true, func(st Store) (err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
 		r, err = st.Reputation(ctx, agentID, q)
 		return err
 	})
@@ -278,28 +287,49 @@ func (s *Shared) Reputation(ctx context.Context, agentID string, q Page) (r Repu
 
 // Score reads an agent's score (retried when the owner goes away).
 func (s *Shared) Score(ctx context.Context, agentID string, now time.Time) (sc Score, err error) {
-	err = s.do(true, func(st Store) (err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
 		sc, err = st.Score(ctx, agentID, now)
 		return err
 	})
 	return sc, err
 }
 
-// ReserveAllowance holds a free call. It is not retried: a hold the lost
-// owner granted is gone with it (it was in its memory only), and the caller
-// sees ErrOwnerLost.
+// ReserveAllowance holds a free call. It is retried only when the owner
+// did not run it: a hold the lost owner granted may have been written, and
+// the caller sees ErrOwnerLost (a 503: the client sends the call again).
 func (s *Shared) ReserveAllowance(ctx context.Context, client string, now time.Time, limit int) (a Allowance, h AllowanceHold, err error) {
-	err = s.do(false, func(st Store) (err error) {
+	err = s.do(ctx, false, func(st Store) (err error) {
 		a, h, err = st.ReserveAllowance(ctx, client, now, limit)
 		return err
 	})
-	return a, h, err
+	if err != nil || h == nil {
+		return a, h, err
+	}
+	return a, sharedHold{h}, nil
 }
 
-// TakeAllowance uses a free call. It is not retried: the lost owner may
-// have counted it.
+// sharedHold is a free call held by an owner. When that owner goes away
+// before acknowledging the hold's Commit, the call counts as the owner
+// left it: written if a commit followed the reservation — the verdict's,
+// normally — or the owner closed cleanly (its last commit writes every
+// hold), else lost with it (a crash). Counting it again with the next
+// owner would count it twice in the common cases, so Commit succeeds: the
+// verdict is stored, and the call is answered.
+type sharedHold struct{ h AllowanceHold }
+
+func (h sharedHold) Commit() error {
+	if err := h.h.Commit(); !errors.Is(err, ErrOwnerLost) {
+		return err
+	}
+	return nil
+}
+
+func (h sharedHold) Release() { h.h.Release() }
+
+// TakeAllowance uses a free call. It is retried only when the owner did
+// not run it: the lost owner may have counted it.
 func (s *Shared) TakeAllowance(ctx context.Context, client string, now time.Time, limit int) (a Allowance, err error) {
-	err = s.do(false, func(st Store) (err error) {
+	err = s.do(ctx, false, func(st Store) (err error) {
 		a, err = st.TakeAllowance(ctx, client, now, limit)
 		return err
 	})
@@ -308,7 +338,7 @@ func (s *Shared) TakeAllowance(ctx context.Context, client string, now time.Time
 
 // PeekAllowance reads an allowance (retried when the owner goes away).
 func (s *Shared) PeekAllowance(ctx context.Context, client string, now time.Time, limit int) (a Allowance, err error) {
-	err = s.do(true, func(st Store) (err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
 		a, err = st.PeekAllowance(ctx, client, now, limit)
 		return err
 	})
@@ -319,7 +349,7 @@ func (s *Shared) PeekAllowance(ctx context.Context, client string, now time.Time
 // owner may have recorded it, and a second call would answer first=false,
 // as for a replay.
 func (s *Shared) UsePayment(ctx context.Context, paymentID string, expires time.Time, use PaymentUse) (first bool, recorded PaymentUse, err error) {
-	err = s.do(false, func(st Store) (err error) {
+	err = s.do(ctx, false, func(st Store) (err error) {
 		first, recorded, err = st.UsePayment(ctx, paymentID, expires, use)
 		return err
 	})
@@ -328,7 +358,7 @@ func (s *Shared) UsePayment(ctx context.Context, paymentID string, expires time.
 
 // LookupPayment reads a payment id (retried when the owner goes away).
 func (s *Shared) LookupPayment(ctx context.Context, paymentID string) (use PaymentUse, found bool, err error) {
-	err = s.do(true, func(st Store) (err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
 		use, found, err = st.LookupPayment(ctx, paymentID)
 		return err
 	})
@@ -338,19 +368,19 @@ func (s *Shared) LookupPayment(ctx context.Context, paymentID string) (use Payme
 // SettlePayment records a settlement. It is not retried: the caller decides
 // what an unknown outcome means for the payer.
 func (s *Shared) SettlePayment(ctx context.Context, paymentID string, use PaymentUse, v *Verdict) error {
-	return s.do(false, func(st Store) error { return st.SettlePayment(ctx, paymentID, use, v) })
+	return s.do(ctx, false, func(st Store) error { return st.SettlePayment(ctx, paymentID, use, v) })
 }
 
 // ReleasePayment forgets a pending payment id. It is not retried.
 func (s *Shared) ReleasePayment(ctx context.Context, paymentID string) error {
-	return s.do(false, func(st Store) error { return st.ReleasePayment(ctx, paymentID) })
+	return s.do(ctx, false, func(st Store) error { return st.ReleasePayment(ctx, paymentID) })
 }
 
 // LogTree reads the transparency log's current tree (retried when the
 // owner goes away). [Shared] keeps a log whenever its file does: the
 // owner's [Bolt] appends to it, and clients read it through the owner.
 func (s *Shared) LogTree(ctx context.Context) (t LogTree, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		t, err = l.LogTree(ctx)
 		return err
 	})
@@ -359,7 +389,7 @@ func (s *Shared) LogTree(ctx context.Context) (t LogTree, err error) {
 
 // LogInclusion reads a verdict's log entry and its inclusion proof.
 func (s *Shared) LogInclusion(ctx context.Context, verificationID string) (in LogInclusion, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		in, err = l.LogInclusion(ctx, verificationID)
 		return err
 	})
@@ -368,7 +398,7 @@ func (s *Shared) LogInclusion(ctx context.Context, verificationID string) (in Lo
 
 // LogIndex reads a verdict's log index.
 func (s *Shared) LogIndex(ctx context.Context, verificationID string) (index int64, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		index, err = l.LogIndex(ctx, verificationID)
 		return err
 	})
@@ -377,7 +407,7 @@ func (s *Shared) LogIndex(ctx context.Context, verificationID string) (index int
 
 // LogTile reads one tile of the log's hashes.
 func (s *Shared) LogTile(ctx context.Context, t tlog.Tile) (data []byte, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		data, err = l.LogTile(ctx, t)
 		return err
 	})
@@ -386,7 +416,7 @@ func (s *Shared) LogTile(ctx context.Context, t tlog.Tile) (data []byte, err err
 
 // LogEntries reads one bundle of the log's entries.
 func (s *Shared) LogEntries(ctx context.Context, n int64, width int) (data []byte, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		data, err = l.LogEntries(ctx, n, width)
 		return err
 	})
@@ -395,7 +425,7 @@ func (s *Shared) LogEntries(ctx context.Context, n int64, width int) (data []byt
 
 // LogReceipts reads the stored receipts of a run of log records.
 func (s *Shared) LogReceipts(ctx context.Context, first int64, count int) (receipts []json.RawMessage, err error) {
-	err = s.doLog(func(l Log) (err error) {
+	err = s.doLog(ctx, func(l Log) (err error) {
 		receipts, err = l.LogReceipts(ctx, first, count)
 		return err
 	})
@@ -404,8 +434,8 @@ func (s *Shared) LogReceipts(ctx context.Context, first int64, count int) (recei
 
 // doLog runs a log read on the backend (the owner's Bolt, or the socket to
 // it), retried like every read.
-func (s *Shared) doLog(fn func(Log) error) error {
-	return s.do(true, func(st Store) error {
+func (s *Shared) doLog(ctx context.Context, fn func(Log) error) error {
+	return s.do(ctx, true, func(st Store) error {
 		l, ok := LogOf(st)
 		if !ok {
 			return ErrNoLog
@@ -414,9 +444,34 @@ func (s *Shared) doLog(fn func(Log) error) error {
 	})
 }
 
+// AddSigningKey records a signing key (retried when the owner goes away:
+// recording one twice is as once).
+func (s *Shared) AddSigningKey(ctx context.Context, k KeyRecord) error {
+	return s.do(ctx, true, func(st Store) error { return st.(KeyRecords).AddSigningKey(ctx, k) })
+}
+
+// SigningKeys reads the signing keys (retried when the owner goes away).
+func (s *Shared) SigningKeys(ctx context.Context) (keys []KeyRecord, err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
+		keys, err = st.(KeyRecords).SigningKeys(ctx)
+		return err
+	})
+	return keys, err
+}
+
+// BindLog reads, or first records, the log's identity (retried when the
+// owner goes away: the identity is recorded once).
+func (s *Shared) BindLog(ctx context.Context, id LogIdentity) (got LogIdentity, err error) {
+	err = s.do(ctx, true, func(st Store) (err error) {
+		got, err = st.(KeyRecords).BindLog(ctx, id)
+		return err
+	})
+	return got, err
+}
+
 // Check reports the owner's readiness (retried when the owner goes away).
 func (s *Shared) Check(ctx context.Context) error {
-	return s.do(true, func(st Store) error { return st.Check(ctx) })
+	return s.do(ctx, true, func(st Store) error { return st.Check(ctx) })
 }
 
 // Close releases the store. An owner stops serving — its clients then

@@ -394,3 +394,44 @@ func TestSharedLog(t *testing.T) {
 		t.Errorf("client LogEntries = %x, %v; want the owner's %x", gotEntries, err, wantEntries)
 	}
 }
+
+// TestSharedHoldAcrossOwnerExit: a free call held by an owner that exits
+// cleanly before the hold's Commit counts once: the owner wrote it as it
+// closed, Commit succeeds (the verdict it paid for is answered), and the
+// next owner reads it used, not twice.
+func TestSharedHoldAcrossOwnerExit(t *testing.T) {
+	owner, client, _ := ownerAndClient(t)
+	ctx := context.Background()
+	a, h, err := client.ReserveAllowance(ctx, "client-1", t0, 5)
+	if err != nil || h == nil || a.Remaining != 4 {
+		t.Fatalf("ReserveAllowance = %+v, %v, %v", a, h, err)
+	}
+	if err := owner.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Commit(); err != nil {
+		t.Errorf("Commit after the owner exited = %v, want nil: the owner wrote the hold as it closed", err)
+	}
+	if a, err := client.PeekAllowance(ctx, "client-1", t0, 5); err != nil || a.Remaining != 4 {
+		t.Errorf("PeekAllowance on the next owner = %+v, %v; want 4 left (the call counted once)", a, err)
+	}
+}
+
+// TestSharedCallAfterOwnerExit: the first call after the owner exited
+// cleanly finds the connection gone before it is sent: it is not run, so
+// even a call that is never retried mid-way (ReserveAllowance) is sent to
+// the next owner and succeeds.
+func TestSharedCallAfterOwnerExit(t *testing.T) {
+	owner, client, _ := ownerAndClient(t)
+	ctx := context.Background()
+	if _, err := client.PeekAllowance(ctx, "client-1", t0, 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the client's connection sees the close
+	if a, h, err := client.ReserveAllowance(ctx, "client-1", t0, 5); err != nil || h == nil {
+		t.Errorf("ReserveAllowance after the owner exited = %+v, %v, %v; want it granted by the next owner", a, h, err)
+	}
+}

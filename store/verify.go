@@ -3,23 +3,31 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/verifier-dev/verifier/signing"
 )
 
 // Verify checks the whole file: bbolt's page-level consistency check, then
 // that every verdict is under its own time and id and has its id entry and
 // no id entry is left without a verdict, that every verdict of a counted
 // agent has its index entry, that each agent's counters match its index,
-// and that the transparency log holds exactly the stored verdicts (see
-// verifyLog). It reads the entire file (O(history)): for tests and offline
-// checks, not for a health probe (see Check).
+// that the transparency log holds exactly the stored verdicts (see
+// verifyLog), and that the key records account for every receipt (see
+// verifyKeys). Each check that fails adds its finding to the error (joined,
+// one per line). It reads the entire file (O(history)): for `verifier store
+// check`, tests and offline checks, not for a health probe (see Check).
 func (b *Bolt) Verify(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -30,21 +38,140 @@ func (b *Bolt) Verify(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 		if len(errs) > 0 {
+			// The pages are damaged: reading the buckets may not be safe.
 			return fmt.Errorf("%w: %w", ErrCorrupt, errors.Join(errs...))
 		}
-		if err := verifyIndex(tx); err != nil {
-			return err
-		}
+		checks := []func(*bolt.Tx) error{verifyIndex, verifyLog, verifyBoltKeys}
 		if b.noLog {
-			return nil // a measurement's store: its log is empty by design
+			checks = []func(*bolt.Tx) error{verifyIndex, verifyBoltKeys} // a measurement's store: its log is empty by design
 		}
-		return verifyLog(tx)
+		for _, check := range checks {
+			if err := recoverCorrupt(func() error { return check(tx) }); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
 	})
 	if err != nil {
 		return fmt.Errorf("verifying store %s: %w", b.path, err)
 	}
 	return nil
 }
+
+// recoverCorrupt runs fn, turning a panic of bbolt on a damaged page into
+// ErrCorrupt.
+func recoverCorrupt(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return fn()
+}
+
+// verifyBoltKeys checks the file's key records (see verifyKeyRecords).
+func verifyBoltKeys(tx *bolt.Tx) error {
+	keys, err := boltSigningKeys(tx)
+	if err != nil {
+		return err
+	}
+	if _, err := boltLogIdentity(tx); err != nil {
+		return err
+	}
+	check := newKeyRecordCheck(keys)
+	err = tx.Bucket(bucketVerdicts).ForEach(func(key, record []byte) error {
+		v, err := decodeVerdict(record)
+		if err != nil {
+			return fmt.Errorf("verdict %s: %w", key[min(8, len(key)):], err)
+		}
+		check.add(v)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return check.err()
+}
+
+// maxKeyFindings bounds how many receipts a key check names.
+const maxKeyFindings = 5
+
+// keyRecordCheck checks stored verdicts against the recorded signing keys:
+// every verdict's key version is recorded, and its receipt's signature
+// verifies under that key. A store that records no key at all (written
+// before key records existed, and not opened by a server since) is not
+// checked here: see CheckKeysRecorded.
+type keyRecordCheck struct {
+	keys     signing.Keys
+	unknown  map[string]int // key version → verdicts signed by it, not recorded
+	bad      []string       // verification ids whose receipt does not verify
+	badTotal int
+}
+
+func newKeyRecordCheck(records []KeyRecord) *keyRecordCheck {
+	c := &keyRecordCheck{keys: signing.Keys{}, unknown: map[string]int{}}
+	for _, r := range records {
+		c.keys[r.KeyVersion] = ed25519.PublicKey(r.PublicKey)
+	}
+	return c
+}
+
+// add checks one verdict.
+func (c *keyRecordCheck) add(v Verdict) {
+	if len(c.keys) == 0 {
+		return
+	}
+	if _, ok := c.keys[v.KeyVersion]; !ok {
+		c.unknown[v.KeyVersion]++
+		return
+	}
+	report, err := signing.VerifyReceipt(v.Receipt, c.keys)
+	if err != nil || report.KeyVersion != v.KeyVersion {
+		c.badTotal++
+		if len(c.bad) < maxKeyFindings {
+			c.bad = append(c.bad, v.VerificationID)
+		}
+	}
+}
+
+// err is what the check found, nil when every verdict is accounted for.
+func (c *keyRecordCheck) err() error {
+	var errs []error
+	for _, version := range slices.Sorted(maps.Keys(c.unknown)) {
+		errs = append(errs, fmt.Errorf("%w: %d receipt(s) name key version %q, which no key record holds", ErrKeyRecords, c.unknown[version], version))
+	}
+	if c.badTotal > 0 {
+		errs = append(errs, fmt.Errorf("%w: %d receipt(s) do not verify under the recorded key of their key version (e.g. %s): a receipt or a key record was changed",
+			ErrCorrupt, c.badTotal, strings.Join(c.bad, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+// CheckKeysRecorded reports, as ErrKeyRecords, a store that holds verdicts
+// but records no signing key (written before key records existed, and not
+// opened by a server since): it cannot publish the keys of its receipts.
+func CheckKeysRecorded(ctx context.Context, st Store) error {
+	kr, ok := KeyRecordsOf(st)
+	l, logged := LogOf(st)
+	if !ok || !logged {
+		return nil
+	}
+	keys, err := kr.SigningKeys(ctx)
+	if err != nil || len(keys) > 0 {
+		return err
+	}
+	tree, err := l.LogTree(ctx)
+	if err != nil || tree.Size == 0 {
+		return err
+	}
+	return fmt.Errorf("%w: no signing key is recorded for the %d stored receipts, so the store cannot publish the keys that verify them. "+
+		"Fix: start the verifier once on this store with the key folder (or VERIFIER_SIGNING_KEY) that signed them — it records its keys —, "+
+		"or run store copy with the data dir's keys/ beside the file", ErrKeyRecords, tree.Size)
+}
+
+// ErrKeyRecords: the store's key records do not account for its receipts
+// (see [Bolt.Verify]).
+var ErrKeyRecords = errors.New("key records incomplete")
 
 // verifyIndex cross-checks the verdicts, verdict_ids, agents and agent_time
 // buckets.

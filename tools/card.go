@@ -1,9 +1,17 @@
 package tools
 
 import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/store"
 )
 
 // AgentCard is the service's A2A agent card, published at
@@ -148,4 +156,84 @@ func (s *Service) TransparencyLog() *TransparencyLogParams {
 		return nil
 	}
 	return &TransparencyLogParams{Origin: s.LogKey.Name(), VerifierKey: s.LogKey.VerifierKey(), URL: s.BaseURL() + "/log"}
+}
+
+// publishedKeysTTL is how long the store's key records, once read, are
+// published before they are read again: a replica that starts with a new
+// signing key is published by the others within this time.
+const publishedKeysTTL = 5 * time.Second
+
+// publishedKeysTimeout bounds one read of the store's key records.
+const publishedKeysTimeout = 2 * time.Second
+
+// publishedKeys caches the merged key list of [Service.PublishedKeys].
+type publishedKeys struct {
+	mu   sync.Mutex
+	read time.Time // when the store's records were last read
+	list []signing.PublicKey
+}
+
+// PublishedKeys returns the receipt keys the service publishes (the agent
+// card's publicKeys): its own key store's, then every other key its store
+// records — keys that signed stored receipts, of this process before a
+// migration or rotation, or of another replica — by key version. The
+// store's records are read at most every few seconds; when they cannot be
+// read, the last list read (or the key store's alone) is published. The
+// slice is the caller's.
+func (s *Service) PublishedKeys(ctx context.Context) []signing.PublicKey {
+	var own []signing.PublicKey
+	if s.Keys != nil {
+		own = s.Keys.PublicKeys()
+	}
+	kr, ok := store.KeyRecordsOf(s.Store)
+	if s.Store == nil || !ok {
+		return own
+	}
+	p := &s.published
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.list != nil && time.Since(p.read) < publishedKeysTTL {
+		return slices.Clone(p.list)
+	}
+	ctx, cancel := context.WithTimeout(ctx, publishedKeysTimeout)
+	defer cancel()
+	records, err := kr.SigningKeys(ctx)
+	p.read = time.Now()
+	if err != nil {
+		if !errors.Is(err, store.ErrNotSupported) { // an older owner records none: nothing to say each time
+			s.Logger().Warn("reading the signing keys recorded in the store: publishing the last keys read", "err", err)
+		}
+		if p.list == nil {
+			p.list = own
+		}
+		return slices.Clone(p.list)
+	}
+	p.list = mergeKeys(own, records)
+	return slices.Clone(p.list)
+}
+
+// mergeKeys is own followed by each record whose key version own lacks.
+func mergeKeys(own []signing.PublicKey, records []store.KeyRecord) []signing.PublicKey {
+	out := slices.Clone(own)
+	for _, r := range records {
+		if slices.ContainsFunc(own, func(k signing.PublicKey) bool { return k.KeyVersion == r.KeyVersion }) {
+			continue
+		}
+		out = append(out, signing.PublicKey{KeyVersion: r.KeyVersion, Algorithm: signing.Algorithm,
+			PublicKey: base64.StdEncoding.EncodeToString(r.PublicKey), PublicKeyEncoding: signing.PublicKeyEncoding})
+	}
+	return out
+}
+
+// PublishedKeyResolver is [Service.PublishedKeys] as a KeyResolver: the
+// keys a receipt of this service, or of another replica of its store, is
+// checked with.
+func (s *Service) PublishedKeyResolver(ctx context.Context) signing.KeyResolver {
+	keys := signing.Keys{}
+	for _, k := range s.PublishedKeys(ctx) {
+		if pub, err := base64.StdEncoding.DecodeString(k.PublicKey); err == nil && len(pub) == ed25519.PublicKeySize {
+			keys[k.KeyVersion] = pub
+		}
+	}
+	return keys
 }

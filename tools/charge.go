@@ -46,8 +46,10 @@ type VerifyCall struct {
 	// invalid request is neither charged nor asked to pay. An error ends
 	// the call.
 	Admit func(size int64, check func() *Error) (Charge, error)
-	// Timeout, when positive, is the deadline of the verification, counted
-	// from its admission.
+	// Timeout, when positive, is the deadline of the call, counted from
+	// its decoding: the admission's store calls (free allowance, payment
+	// record), the verification and the storing of its verdict all end by
+	// it.
 	Timeout time.Duration
 }
 
@@ -75,6 +77,14 @@ func (s *Service) VerifyCall(ctx context.Context, call VerifyCall) (*Verified, e
 	if err != nil {
 		return nil, AsError(err)
 	}
+	// One deadline bounds the admission's store calls (the free
+	// allowance, the payment's record) as well as the work: a store that
+	// does not answer in time is a 503, never a wait without end.
+	if call.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, call.Timeout)
+		defer cancel()
+	}
 	var charge Charge = freeCharge{}
 	if call.Admit != nil {
 		if charge, err = call.Admit(size, func() *Error { return s.checkSchema(req) }); err != nil {
@@ -82,11 +92,6 @@ func (s *Service) VerifyCall(ctx context.Context, call VerifyCall) (*Verified, e
 		}
 	}
 	defer charge.Release() // a call that is not answered gives back its free call or payment
-	if call.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, call.Timeout)
-		defer cancel()
-	}
 	v, err := s.verifyRequest(ctx, req, !charge.Paid())
 	if err != nil {
 		return nil, err
@@ -96,7 +101,14 @@ func (s *Service) VerifyCall(ctx context.Context, call VerifyCall) (*Verified, e
 		ans.Verdict = &v.Verdict
 	}
 	if err := charge.Settle(ctx, v, ans); err != nil {
-		return nil, err
+		if charge.Paid() || s.Store == nil || !store.Unavailable(err) {
+			return nil, err
+		}
+		// A free call's verdict is stored and counts: the answer is given,
+		// not a failure the client would be told while the verdict
+		// stands. The free call itself stays held by the store, which
+		// writes a hold left alone as used.
+		s.Logger().Warn("recording a free call: the verdict is stored, so the answer is given", "verification_id", v.Verdict.VerificationID, "err", err)
 	}
 	v.LogIndex, v.Logged = s.LogIndex(ctx, v.Verdict.VerificationID)
 	return v, nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/store"
 )
 
 // Error codes (SPEC §6, §7). They are stable: clients branch on them.
@@ -28,7 +29,10 @@ const (
 type Error = payment.Error
 
 // AsError converts any error into the error shape: an invalid request keeps
-// its field problems; anything unexpected becomes internal_error.
+// its field problems; a store that could not be reached or did not answer
+// in time (store.Unavailable) is StoreUnavailable's 503; anything else
+// unexpected — a store that answered with a fault among it — becomes
+// internal_error.
 func AsError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -37,6 +41,9 @@ func AsError(err error) *Error {
 	var invalid *engine.InvalidRequestError
 	if errors.As(err, &invalid) {
 		return invalidRequest(invalid)
+	}
+	if store.Unavailable(err) {
+		return StoreUnavailable()
 	}
 	return &Error{
 		Code: CodeInternal, Status: http.StatusInternalServerError,
@@ -87,6 +94,19 @@ func NewError(code string, status int, message string) *Error {
 		e.NextActions = []engine.NextAction{{Action: "fix_request"}}
 	}
 	return e
+}
+
+// StoreUnavailableRetryAfter is the Retry-After, in seconds, of
+// StoreUnavailable.
+const StoreUnavailableRetryAfter = 1
+
+// StoreUnavailable is the 503 of a call whose store could not be reached or
+// did not answer within the request's deadline (store.Unavailable): no
+// verdict was stored and nothing was charged, so the call can be sent
+// again as it is.
+func StoreUnavailable() *Error {
+	return NewError(CodeUnavailable, http.StatusServiceUnavailable,
+		"The verifier's store could not be reached or did not answer in time, so the call was not served: no verdict was stored and nothing was charged. Send the request again.").WithRetryAfter(StoreUnavailableRetryAfter)
 }
 
 // RequestEnded is the 503 of a call whose request ended (the client

@@ -29,6 +29,7 @@ const (
 	CheckAuditCard         = "card"            // the agent card gives the receipt keys and the log key
 	CheckAuditRecord       = "record"          // the trust record (--agent) is signed by a card key
 	CheckAuditCheckpoint   = "log_checkpoint"  // the checkpoint is a note the log key signed
+	CheckAuditLogKey       = "log_key"         // the log key is the one last audited under its origin
 	CheckAuditTruncation   = "log_truncation"  // the tree is not smaller than the one last audited
 	CheckAuditFork         = "log_fork"        // a tree of the last audited size has its root
 	CheckAuditConsistency  = "log_consistency" // the tiles prove the last audited tree a prefix of this one
@@ -62,6 +63,10 @@ type AuditState struct {
 	RootHash string `json:"root_hash"` // standard base64
 	// Checkpoint is the signed note as served, kept as evidence.
 	Checkpoint string `json:"checkpoint"`
+	// VerifierKey is the log key the checkpoint verified under (note
+	// verifier key format): a later audit of the origin under another key
+	// fails. Empty in a state saved before it was kept.
+	VerifierKey string `json:"verifier_key,omitempty"`
 }
 
 // AuditOptions says what to audit.
@@ -102,6 +107,7 @@ type auditor struct {
 	report   *AuditReport
 	keys     signing.Keys
 	verifier note.Verifier
+	vkey     string // the log's note verifier key
 	tiles    *auditTiles
 	tree     tlog.Tree
 	record   *TrustRecord
@@ -200,6 +206,7 @@ func (a *auditor) readCard() error {
 	if a.verifier, err = note.NewVerifier(vkey); err != nil {
 		return a.fail(CheckAuditCard, "the log key is not a note verifier key (<name>+<hash>+<base64>)")
 	}
+	a.vkey = vkey
 	a.pass(CheckAuditCard, "%d receipt key(s), log %s", len(a.keys), a.verifier.Name())
 	return nil
 }
@@ -250,7 +257,7 @@ func (a *auditor) readCheckpoint() error {
 	a.tree = tlog.Tree{N: size, Hash: root}
 	a.tiles = &auditTiles{a: a, saved: map[tlog.Tile][]byte{}}
 	a.report.State = &AuditState{Origin: a.verifier.Name(), TreeSize: size,
-		RootHash: base64.StdEncoding.EncodeToString(root[:]), Checkpoint: string(text)}
+		RootHash: base64.StdEncoding.EncodeToString(root[:]), Checkpoint: string(text), VerifierKey: a.vkey}
 	a.pass(CheckAuditCheckpoint, "signed by %s, tree size %d", a.verifier.Name(), size)
 	return nil
 }
@@ -278,6 +285,16 @@ func (a *auditor) checkConsistency() error {
 	if err != nil || len(raw) != tlog.HashSize || prev.TreeSize < 0 || prev.Origin != a.verifier.Name() {
 		return a.fail(CheckAuditConsistency, "the saved state is not a checkpoint of the log %s", a.verifier.Name())
 	}
+	// One origin is one log, signed by one key: a checkpoint of the origin
+	// under another key is another log, or the log's key in other hands,
+	// whatever its tree says.
+	if prev.VerifierKey != "" && prev.VerifierKey != a.vkey {
+		return a.fail(CheckAuditLogKey, "the log %s is now signed by another key (%s) than the one audited before (%s): a log's key never changes under its origin",
+			a.verifier.Name(), noteKeyFingerprint(a.vkey), noteKeyFingerprint(prev.VerifierKey))
+	}
+	if prev.VerifierKey != "" {
+		a.pass(CheckAuditLogKey, "the log key audited before")
+	}
 	var prevRoot tlog.Hash
 	copy(prevRoot[:], raw)
 	if a.tree.N < prev.TreeSize {
@@ -302,6 +319,21 @@ func (a *auditor) checkConsistency() error {
 	}
 	a.pass(CheckAuditConsistency, "the tree of %d records audited before is a prefix of this one", prev.TreeSize)
 	return nil
+}
+
+// noteKeyFingerprint names a note verifier key in messages: its key hash
+// and the fingerprint of its public key, never the whole of a string a
+// server or a state file gave.
+func noteKeyFingerprint(vkey string) string {
+	parts := strings.SplitN(vkey, "+", 3)
+	if len(parts) != 3 {
+		return "a malformed key"
+	}
+	raw, err := base64.StdEncoding.DecodeString(parts[2])
+	if err != nil || len(raw) < 1 {
+		return "a malformed key"
+	}
+	return "fingerprint " + signing.Fingerprint(raw[1:])
 }
 
 // checkRecords reads every record of the tree, a bundle of up to 256 at a

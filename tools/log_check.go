@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -35,6 +36,64 @@ const maxLogProofHashes = 64
 // proof's index, the entry store.LogEntry(receipt). It returns one check per
 // step up to the first that fails; ok is true when all held.
 func CheckLogInclusion(receipt, proofDoc []byte, verifierKey string) (checks []signing.Check, ok bool) {
+	return CheckLogInclusionStored(receipt, nil, proofDoc, verifierKey)
+}
+
+// FullOnlyMembers are the members of a full verification answer that its
+// compact form (detail "compact", the receipt the store and the log keep)
+// lacks; every other member, attestation aside, is the same in both.
+var FullOnlyMembers = []string{
+	"request_hash", "errors", "errors_total", "errors_omitted",
+	"errors_detail", "errors_detail_total", "errors_detail_omitted",
+	"flags", "flags_total", "flags_omitted", "hints", "hints_total", "hints_omitted",
+	"schema_compliance", "integrity_checks", "overall",
+}
+
+// IsLoggedFormOf reports whether stored, a compact receipt (as GET
+// /receipts/{verification_id} serves it), is the logged form of receipt, a
+// verification answer of either detail: stored without its attestation is
+// receipt without its attestation and its FullOnlyMembers, member for
+// member in RFC 8785 form. It is the one rule by which a full answer's
+// log entry is found: `verifier receipt verify`, MCP verify_receipt and
+// the /check page (logcheck.js) apply it.
+func IsLoggedFormOf(stored, receipt []byte) bool {
+	var s, r map[string]json.RawMessage
+	if _, err := ijson.Decode(stored, nil); err != nil || json.Unmarshal(stored, &s) != nil || s == nil {
+		return false
+	}
+	if _, err := ijson.Decode(receipt, nil); err != nil || json.Unmarshal(receipt, &r) != nil || r == nil {
+		return false
+	}
+	delete(s, "attestation")
+	delete(r, "attestation")
+	for _, m := range FullOnlyMembers {
+		delete(r, m)
+	}
+	if len(s) != len(r) {
+		return false
+	}
+	for name, sv := range s {
+		rv, ok := r[name]
+		if !ok {
+			return false
+		}
+		a, errA := signing.Canonicalize(sv)
+		b, errB := signing.Canonicalize(rv)
+		if errA != nil || errB != nil || !bytes.Equal(a, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckLogInclusionStored is CheckLogInclusion for a receipt that may be
+// the full answer, whose own entry the log does not hold: the log holds
+// each verification's stored compact receipt. When receipt's entry is not
+// the proof's, stored — that compact receipt, fetched from the service
+// (GET /receipts/{verification_id}) or read from the store; nil when not at
+// hand — stands for it if its entry is the proof's and it is the logged
+// form of receipt (IsLoggedFormOf).
+func CheckLogInclusionStored(receipt, stored, proofDoc []byte, verifierKey string) (checks []signing.Check, ok bool) {
 	fail := func(name, format string, args ...any) ([]signing.Check, bool) {
 		return append(checks, signing.Check{Name: name, Detail: fmt.Sprintf(format, args...)}), false
 	}
@@ -65,16 +124,23 @@ func CheckLogInclusion(receipt, proofDoc []byte, verifierKey string) (checks []s
 	if err != nil {
 		return fail(LogCheckEntry, "the receipt is not I-JSON, so it has no log entry")
 	}
-	if p.Entry != base64.StdEncoding.EncodeToString(entry[:]) {
-		return fail(LogCheckEntry, "the proof's entry is not the SHA-256 of this receipt's RFC 8785 form: the log holds the compact receipt GET /receipts/{verification_id} serves")
-	}
 	var ids struct {
 		VerificationID string `json:"verification_id"`
 	}
 	if json.Unmarshal(receipt, &ids) != nil || ids.VerificationID != p.VerificationID {
 		return fail(LogCheckEntry, "the proof is for another verification_id than the receipt's")
 	}
-	pass(LogCheckEntry, "SHA-256 of the receipt's RFC 8785 form")
+	if p.Entry == base64.StdEncoding.EncodeToString(entry[:]) {
+		pass(LogCheckEntry, "SHA-256 of the receipt's RFC 8785 form")
+	} else {
+		storedEntry, err := store.LogEntry(stored)
+		if stored == nil || err != nil || p.Entry != base64.StdEncoding.EncodeToString(storedEntry[:]) || !IsLoggedFormOf(stored, receipt) {
+			return fail(LogCheckEntry, "the proof's entry is not the SHA-256 of this receipt's RFC 8785 form, nor of this verification's stored compact receipt "+
+				"(the log holds the compact receipt GET /receipts/{verification_id} serves; check with the service's URL to have it fetched, or check that compact receipt)")
+		}
+		entry = storedEntry
+		pass(LogCheckEntry, "SHA-256 of this verification's stored compact receipt (GET /receipts/{verification_id}), which says the same as this receipt in every member it has")
+	}
 
 	if err := tlog.CheckRecord(proof, size, root, p.LogIndex, tlog.RecordHash(entry[:])); err != nil {
 		return fail(LogCheckInclusion, "the inclusion proof does not lead from record %d to the checkpoint's root", p.LogIndex)

@@ -60,6 +60,8 @@ type Service struct {
 	// Metrics counts requests, verifications and payment outcomes (nil:
 	// none). See [Service.WithMetrics].
 	Metrics *Metrics
+
+	published publishedKeys // the keys the card publishes: see PublishedKeys
 }
 
 // CurrentTime is s.Now(), or the wall clock when Now is nil.

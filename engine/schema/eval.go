@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/bits"
@@ -138,7 +139,7 @@ func (e *evaluator) rollback(m mark) {
 }
 
 func (e *evaluator) reset(s *Schema) {
-	e.Budget = NewBudget(nil, s.maxSteps)
+	e.Budget = NewBudget(context.Background(), s.maxSteps)
 	e.depth, e.abort, e.bad = 0, false, nil
 	e.keep, e.omitted, e.omittedKw = math.MaxInt, 0, e.omittedKw[:0]
 	e.useScope = s.useScope

@@ -81,8 +81,8 @@ func exactFloats(v any) bool {
 		if err != nil {
 			return false
 		}
-		fr := new(big.Rat)
-		if new(big.Float).SetFloat64(f).Rat(fr); fr == nil {
+		fr, _ := new(big.Float).SetFloat64(f).Rat(nil)
+		if fr == nil { // ±Inf
 			return false
 		}
 		return r.Cmp(fr) == 0

@@ -275,6 +275,25 @@ func (c *Cluster) Stop() error {
 	return err
 }
 
+// Restart shuts the server down as Stop does (fast: open connections are
+// ended), keeps it down for pause — an outage its clients see as refused
+// connections —, and starts it again on the same data and socket.
+func (c *Cluster) Restart(pause time.Duration) error {
+	bin, err := binDir()
+	if err != nil {
+		return err
+	}
+	_ = c.server.Process.Signal(syscall.SIGINT) // fast shutdown
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		c.kill()
+		return errors.New("restarting postgres: no exit 30s after SIGINT; killed")
+	}
+	time.Sleep(pause)
+	return c.startServer(bin)
+}
+
 // kill ends the server at once.
 func (c *Cluster) kill() {
 	_ = c.server.Process.Kill()

@@ -74,6 +74,7 @@ func newMCPServer(svc *tools.Service, log *slog.Logger) *mcp.Server {
 		// level of the MCP enum; refuseWithoutEcho refuses any other), so
 		// the logging capability is declared, as the spec asks of a
 		// server that answers it; the server has no log messages to send.
+		//lint:ignore SA1019 logging is deprecated from 2026-07-28 on; the versions served here still define it.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}},
 	})
 	srv.AddReceivingMiddleware(refuseWithoutEcho)

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/contract"
 )
@@ -134,7 +135,11 @@ func (s mcpService) paymentResult(err error) *mcp.CallToolResult {
 			s.Logger().Info("payment gate stopped: request ended", "err", err)
 			return errorResult(tools.RequestEnded())
 		}
-		s.Logger().Error("payment gate failed", "err", err)
+		if store.Unavailable(err) {
+			s.Logger().Warn("store unavailable at the allowance or payment step", "err", err)
+		} else {
+			s.Logger().Error("payment gate failed", "err", err)
+		}
 		return errorResult(tools.AsError(err))
 	}
 	s.NameMCPEndpoint(refused)

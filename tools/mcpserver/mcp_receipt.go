@@ -71,11 +71,14 @@ func (s mcpService) mcpVerifyReceipt(ctx context.Context, req *mcp.CallToolReque
 	args, e := toolArgs(req.Params.Arguments, "receipt", "request", "public_key", "agent_card", "log_proof", "log_key")
 	var in receiptInputs
 	if e == nil {
-		in, e = s.receiptArgs(args)
+		in, e = s.receiptArgs(ctx, args)
 	}
 	if e != nil {
 		s.logCall(ctx, contract.VerifyReceipt, start, e.Code)
 		return errorResult(e), nil
+	}
+	if in.logProof != nil {
+		in.stored = s.storedReceipt(ctx, args["receipt"])
 	}
 	ans := s.checkReceiptInputs(args["receipt"], in)
 	body, err := engine.MarshalJSON(ans)
@@ -97,6 +100,27 @@ type receiptInputs struct {
 	// logKey; nil when not given.
 	logProof []byte
 	logKey   string
+	// stored is this verifier's stored compact receipt of the receipt's
+	// verification, which the log holds when the receipt is the full
+	// answer; nil when there is none.
+	stored []byte
+}
+
+// storedReceipt reads the stored compact receipt of receipt's
+// verification_id from this verifier's store; nil when there is no store
+// or no such verdict (the log check then says what is missing).
+func (s mcpService) storedReceipt(ctx context.Context, receipt []byte) []byte {
+	var ids struct {
+		VerificationID string `json:"verification_id"`
+	}
+	if s.Store == nil || json.Unmarshal(receipt, &ids) != nil || ids.VerificationID == "" {
+		return nil
+	}
+	v, err := s.Store.Receipt(ctx, ids.VerificationID)
+	if err != nil {
+		return nil
+	}
+	return v.Receipt
 }
 
 // checkReceiptInputs checks receipt with in: its signature and, with the
@@ -107,7 +131,7 @@ func (s mcpService) checkReceiptInputs(receipt []byte, in receiptInputs) receipt
 	report, _ := s.CheckReceipt(receipt, in.request, in.keys) // the report lists every failure
 	ans := receiptAnswer{ReceiptReport: report, RequestChecked: in.request != nil, KeySource: in.source}
 	if in.logProof != nil {
-		checks, ok := tools.CheckLogInclusion(receipt, in.logProof, in.logKey)
+		checks, ok := tools.CheckLogInclusionStored(receipt, in.stored, in.logProof, in.logKey)
 		report.Checks = append(report.Checks, checks...)
 		report.Valid = report.Valid && ok
 		ans.LogChecked = true
@@ -124,7 +148,7 @@ func (s mcpService) checkReceiptInputs(receipt []byte, in receiptInputs) receipt
 }
 
 // receiptArgs checks verify_receipt's arguments and picks the keys.
-func (s mcpService) receiptArgs(args map[string][]byte) (receiptInputs, *tools.Error) {
+func (s mcpService) receiptArgs(ctx context.Context, args map[string][]byte) (receiptInputs, *tools.Error) {
 	var problems []engine.FieldProblem
 	switch raw, sent := args["receipt"]; {
 	case !sent:
@@ -170,10 +194,12 @@ func (s mcpService) receiptArgs(args map[string][]byte) (receiptInputs, *tools.E
 				Fix: "Send the 32-byte public key as standard base64 (44 characters), as the agent card's publicKeys list it, or leave public_key out."})
 		}
 		source = keySourcePublicKey
-	} else if embedded, err := signing.EmbeddedKey(args["receipt"]); err == nil && !s.ownKey(embedded) {
+	} else if embedded, err := signing.EmbeddedKey(args["receipt"]); err == nil && !s.ownKey(ctx, embedded) {
 		keys, source = embedded, keySourceReceipt
 	} else if s.Keys != nil {
-		keys = s.Keys
+		// Every key this verifier publishes: its own and those its store
+		// records (another replica's, or this store's before a migration).
+		keys = s.PublishedKeyResolver(ctx)
 	} else {
 		problems = append(problems, engine.FieldProblem{Field: "public_key", Problem: "is required here",
 			Fix: "This verifier has no key store; send the signer's public key as standard base64."})
@@ -235,12 +261,12 @@ func (s mcpService) receiptLogArgs(args map[string][]byte) (proof []byte, logKey
 
 // ownKey reports whether the embedded key (from signing.EmbeddedKey) is one
 // of this verifier's published keys.
-func (s mcpService) ownKey(embedded signing.Keys) bool {
+func (s mcpService) ownKey(ctx context.Context, embedded signing.Keys) bool {
 	if s.Keys == nil {
 		return false
 	}
 	b64 := base64.StdEncoding.EncodeToString(embedded[""])
-	return slices.ContainsFunc(s.Keys.PublicKeys(), func(k signing.PublicKey) bool { return k.PublicKey == b64 })
+	return slices.ContainsFunc(s.PublishedKeys(ctx), func(k signing.PublicKey) bool { return k.PublicKey == b64 })
 }
 
 func receiptNextActions(a receiptAnswer) []engine.NextAction {

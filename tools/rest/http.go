@@ -198,7 +198,7 @@ type HTTPHandler struct {
 	patterns []string
 	log      *slog.Logger
 
-	card    staticDoc // the agent card
+	card    *cardDoc // the agent card
 	openapi staticDoc
 	docs    map[string]staticDoc // the /docs page and its assets, by name
 	pages   pages                // the pages for people: /, /check, /agents/{agent_id}

@@ -2,13 +2,16 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/verifier-dev/verifier/engine"
@@ -35,7 +38,7 @@ func NewAgentCard(svc *tools.Service) (*tools.AgentCard, error) {
 		Capabilities: tools.AgentCaps{Extensions: []tools.AttestationExtension{{
 			URI: signing.AttestationExtensionURI, Description: signing.AttestationExtensionDescription,
 			Params: tools.AttestationParams{
-				PublicKeys:       svc.Keys.PublicKeys(),
+				PublicKeys:       svc.PublishedKeys(context.Background()),
 				Algorithm:        "Ed25519",
 				Canonicalization: engine.Canonicalization,
 				HashAlgorithm:    engine.HashAlgorithm,
@@ -126,10 +129,36 @@ func firstError(errs ...error) error {
 	return nil
 }
 
-// buildCard renders the card once: the keys cannot change while the process
-// runs (a rotation takes effect on restart).
-func (h *HTTPHandler) buildCard() (staticDoc, error) {
-	card, err := NewAgentCard(h.svc)
+// cardDoc serves the agent card. Its keys are the service's published keys
+// (tools.Service.PublishedKeys), which grow while the process runs when
+// another replica records a new signing key in the store: the card is
+// rendered again, with a new ETag, whenever they change.
+type cardDoc struct {
+	svc  *tools.Service
+	mu   sync.Mutex
+	keys []signing.PublicKey // the keys of doc
+	doc  staticDoc
+}
+
+// buildCard renders the card with the keys published now.
+func (h *HTTPHandler) buildCard() (*cardDoc, error) {
+	d := &cardDoc{svc: h.svc}
+	if _, err := d.current(context.Background()); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// current returns the card of the keys published now, rendering it again
+// when they changed.
+func (d *cardDoc) current(ctx context.Context) (staticDoc, error) {
+	keys := d.svc.PublishedKeys(ctx)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.doc.body != nil && slices.Equal(keys, d.keys) {
+		return d.doc, nil
+	}
+	card, err := NewAgentCard(d.svc)
 	if err != nil {
 		return staticDoc{}, err
 	}
@@ -137,7 +166,21 @@ func (h *HTTPHandler) buildCard() (staticDoc, error) {
 	if err != nil {
 		return staticDoc{}, fmt.Errorf("encoding agent card: %w", err)
 	}
-	return newStaticDoc("agent-card.json", "application/json", "public, max-age=300", body), nil
+	d.keys = card.Capabilities.Extensions[0].Params.PublicKeys
+	d.doc = newStaticDoc("agent-card.json", "application/json", "public, max-age=300", body)
+	return d.doc, nil
+}
+
+func (d *cardDoc) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	doc, err := d.current(r.Context())
+	if err != nil {
+		// The card rendered at start cannot fail to render now but for a
+		// bug: serve the last one.
+		d.mu.Lock()
+		doc = d.doc
+		d.mu.Unlock()
+	}
+	doc.ServeHTTP(w, r)
 }
 
 // staticDoc is a document fixed for the life of the process, served with an

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/verifier-dev/verifier/payment"
+	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/contract"
 )
@@ -135,7 +136,13 @@ func (s httpService) writePaymentError(w http.ResponseWriter, r *http.Request, e
 		writeError(w, tools.RequestEnded())
 		return
 	}
-	s.Logger().Error("payment gate failed", "route", routeOf(r), "err", err)
+	if store.Unavailable(err) {
+		// The allowance or payment record could not be reached in time:
+		// a 503, not a fault of the gate.
+		s.Logger().Warn("store unavailable at the allowance or payment step", "route", routeOf(r), "err", err)
+	} else {
+		s.Logger().Error("payment gate failed", "route", routeOf(r), "err", err)
+	}
 	writeError(w, tools.AsError(err))
 }
 

@@ -608,9 +608,8 @@ func TestHTTPRequestLog(t *testing.T) {
 
 func TestNewHTTPHandlerNeedsAStore(t *testing.T) {
 	f := newHTTPFixture(t, nil, nil)
-	svc := *f.svc
-	svc.Store = nil
-	if _, err := NewHTTPHandler(&svc, withMCP(&svc, nil)); err == nil {
+	svc := &tools.Service{Engine: f.svc.Engine, Keys: f.svc.Keys, Version: f.svc.Version}
+	if _, err := NewHTTPHandler(svc, withMCP(svc, nil)); err == nil {
 		t.Error("NewHTTPHandler without a store: no error")
 	}
 }

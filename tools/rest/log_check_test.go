@@ -105,15 +105,21 @@ type logVectorCase struct {
 	Proof       json.RawMessage `json:"proof"`
 	VerifierKey string          `json:"verifier_key"`
 	WantFail    string          `json:"want_fail"`
+	// Stored is the service's stored compact receipt of the verification
+	// (GET /receipts/{verification_id}), for a full answer's case; "" for
+	// none.
+	Stored string `json:"stored,omitempty"`
 }
 
 // makeLogVector logs seven receipts and writes the cases of logVectorFile.
 func makeLogVector(t *testing.T) []logVectorCase {
 	f := newLogFixture(t)
 	var ids []string
+	var answers [][]byte // the full answers as sent
 	for i := range 7 {
 		_, body := f.postJSON(t, "/verify/schema", invoice(t, "invoice-pass.json", map[string]any{"task_id": fmt.Sprint("vector-", i)}))
 		ids = append(ids, decodeObject(t, body)["verification_id"].(string))
+		answers = append(answers, body)
 	}
 	key := f.svc.LogKey.VerifierKey()
 	other, err := signing.OpenLogKey(filepath.Join(t.TempDir(), signing.LogKeyFile), LogOrigin(testPublicURL))
@@ -121,6 +127,13 @@ func makeLogVector(t *testing.T) []logVectorCase {
 		t.Fatal(err)
 	}
 	receipt := func(i int) string { return string(reordered(t, f.get(t, "/receipts/"+ids[i]))) }
+	full := string(reordered(t, answers[5]))
+	var withMember map[string]any
+	if err := json.Unmarshal(answers[5], &withMember); err != nil {
+		t.Fatal(err)
+	}
+	withMember["note"] = "a member no answer has"
+	fullPlus, _ := json.Marshal(withMember)
 	proof := func(i int, set func(p *tools.LogProof)) json.RawMessage {
 		var p tools.LogProof
 		if err := json.Unmarshal(f.get(t, "/log/proof/"+ids[i]), &p); err != nil {
@@ -136,21 +149,28 @@ func makeLogVector(t *testing.T) []logVectorCase {
 		t.Fatal(err)
 	}
 	return []logVectorCase{
-		{"record 5 of 7", receipt(5), proof(5, same), key, ""},
-		{"record 6 of 7, the right edge", receipt(6), proof(6, same), key, ""},
-		{"record 0 of 7", receipt(0), proof(0, same), key, ""},
-		{"not a proof", receipt(5), json.RawMessage(`{"log_index":"x"}`), key, tools.LogCheckProof},
-		{"proof hash not base64", receipt(5), proof(5, func(p *tools.LogProof) { p.InclusionProof[0] = "!" }), key, tools.LogCheckProof},
-		{"malformed log key", receipt(5), proof(5, same), "not a key", tools.LogCheckCheckpoint},
-		{"another log key", receipt(5), proof(5, same), other.VerifierKey(), tools.LogCheckCheckpoint},
-		{"checkpoint edited", receipt(5), proof(5, func(p *tools.LogProof) { p.Checkpoint = strings.Replace(p.Checkpoint, "\n7\n", "\n8\n", 1) }), key, tools.LogCheckCheckpoint},
-		{"checkpoint of another key", receipt(5), proof(5, func(p *tools.LogProof) { p.Checkpoint = string(forged) }), key, tools.LogCheckCheckpoint},
-		{"entry tampered", receipt(5), proof(5, func(p *tools.LogProof) { p.Entry = p.InclusionProof[0] }), key, tools.LogCheckEntry},
-		{"receipt changed", strings.Replace(receipt(5), `"vector-5"`, `"vector-X"`, 1), proof(5, same), key, tools.LogCheckEntry},
-		{"another receipt's proof", receipt(4), proof(5, func(p *tools.LogProof) { p.VerificationID = ids[4] }), key, tools.LogCheckEntry},
-		{"proof hash tampered", receipt(5), proof(5, func(p *tools.LogProof) { p.InclusionProof[0] = p.Entry }), key, tools.LogCheckInclusion},
-		{"index moved", receipt(5), proof(5, func(p *tools.LogProof) { p.LogIndex = 4 }), key, tools.LogCheckInclusion},
-		{"a hash short", receipt(5), proof(5, func(p *tools.LogProof) { p.InclusionProof = p.InclusionProof[1:] }), key, tools.LogCheckInclusion},
+		{"record 5 of 7", receipt(5), proof(5, same), key, "", ""},
+		{"record 6 of 7, the right edge", receipt(6), proof(6, same), key, "", ""},
+		{"record 0 of 7", receipt(0), proof(0, same), key, "", ""},
+		{"not a proof", receipt(5), json.RawMessage(`{"log_index":"x"}`), key, tools.LogCheckProof, ""},
+		{"proof hash not base64", receipt(5), proof(5, func(p *tools.LogProof) { p.InclusionProof[0] = "!" }), key, tools.LogCheckProof, ""},
+		{"malformed log key", receipt(5), proof(5, same), "not a key", tools.LogCheckCheckpoint, ""},
+		{"another log key", receipt(5), proof(5, same), other.VerifierKey(), tools.LogCheckCheckpoint, ""},
+		{"checkpoint edited", receipt(5), proof(5, func(p *tools.LogProof) { p.Checkpoint = strings.Replace(p.Checkpoint, "\n7\n", "\n8\n", 1) }), key, tools.LogCheckCheckpoint, ""},
+		{"checkpoint of another key", receipt(5), proof(5, func(p *tools.LogProof) { p.Checkpoint = string(forged) }), key, tools.LogCheckCheckpoint, ""},
+		{"entry tampered", receipt(5), proof(5, func(p *tools.LogProof) { p.Entry = p.InclusionProof[0] }), key, tools.LogCheckEntry, ""},
+		{"receipt changed", strings.Replace(receipt(5), `"vector-5"`, `"vector-X"`, 1), proof(5, same), key, tools.LogCheckEntry, ""},
+		{"another receipt's proof", receipt(4), proof(5, func(p *tools.LogProof) { p.VerificationID = ids[4] }), key, tools.LogCheckEntry, ""},
+		{"proof hash tampered", receipt(5), proof(5, func(p *tools.LogProof) { p.InclusionProof[0] = p.Entry }), key, tools.LogCheckInclusion, ""},
+		{"index moved", receipt(5), proof(5, func(p *tools.LogProof) { p.LogIndex = 4 }), key, tools.LogCheckInclusion, ""},
+		{"a hash short", receipt(5), proof(5, func(p *tools.LogProof) { p.InclusionProof = p.InclusionProof[1:] }), key, tools.LogCheckInclusion, ""},
+		// The full answer: the log holds its stored compact form, which
+		// stands for it when it is exactly the answer without its
+		// full-only members (tools.IsLoggedFormOf).
+		{"the full answer, with its stored receipt", full, proof(5, same), key, "", receipt(5)},
+		{"the full answer, no stored receipt", full, proof(5, same), key, tools.LogCheckEntry, ""},
+		{"the full answer with a member added", string(fullPlus), proof(5, same), key, tools.LogCheckEntry, receipt(5)},
+		{"the full answer, another verification's stored receipt", full, proof(5, same), key, tools.LogCheckEntry, receipt(4)},
 	}
 }
 
@@ -180,7 +200,11 @@ func TestLogInclusionVector(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
-			checks, ok := tools.CheckLogInclusion([]byte(c.Receipt), c.Proof, c.VerifierKey)
+			var stored []byte
+			if c.Stored != "" {
+				stored = []byte(c.Stored)
+			}
+			checks, ok := tools.CheckLogInclusionStored([]byte(c.Receipt), stored, c.Proof, c.VerifierKey)
 			last := checks[len(checks)-1]
 			switch {
 			case c.WantFail == "" && (!ok || len(checks) != 4):

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/verifier-dev/verifier/signing"
+	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
@@ -241,7 +243,10 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 		{"log key of a long name", `{"receipt":` + string(stored) + `,"log_proof":` + proof + `,"log_key":"` + longNameKey + `"}`, []string{tools.LogCheckCheckpoint}},
 		{"another receipt's proof", `{"receipt":` + string(stored) + `,"log_proof":` + string(f.get(t, "/log/proof/"+ids[0])) + `}`, []string{tools.LogCheckEntry}},
 		{"receipt changed", `{"receipt":` + string(changed) + `,"log_proof":` + proof + `}`, []string{signing.CheckSignature, tools.LogCheckEntry}},
-		{"the full answer", `{"receipt":` + string(full) + `,"log_proof":` + string(f.get(t, "/log/proof/"+fullID)) + `}`, []string{tools.LogCheckEntry}},
+		// The default full answer: its stored compact form, which the log
+		// holds, is read from the store and matched member for member.
+		{"the full answer", `{"receipt":` + string(full) + `,"log_proof":` + string(f.get(t, "/log/proof/"+fullID)) + `}`, nil},
+		{"the full answer, another verification's proof", `{"receipt":` + string(full) + `,"log_proof":` + proof + `}`, []string{tools.LogCheckEntry}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := c.Call(t, contract.VerifyReceipt, tt.args)
@@ -336,5 +341,39 @@ func TestMCPVerifyReceiptLogArguments(t *testing.T) {
 	got := testkit.Structured(t, plain.Call(t, contract.VerifyReceipt, `{"receipt":`+receipt+`,"public_key":"`+f.svc.Keys.Current().PublicKey().PublicKey+`","log_proof":`+string(proofDoc)+`,"log_key":"`+f.svc.LogKey.VerifierKey()+`"}`))
 	if got["valid"] != true || got["log_checked"] != true {
 		t.Errorf("with log_key on a verifier without a log: %v, want valid", got)
+	}
+}
+
+// TestMCPVerifyReceiptRecordedKeys: verify_receipt without a key checks a
+// receipt of another replica of the same store — signed by a key this
+// process's key store lacks, recorded in the store — and the card
+// publishes that key, within a few seconds of its recording.
+func TestMCPVerifyReceiptRecordedKeys(t *testing.T) {
+	here := testkit.QuietService(t, true)
+	here.PublicURL = testPublicURL // receipts name the card, not their key
+	otherKeys, err := signing.OpenKeyStore(filepath.Join(t.TempDir(), "other"), &signing.KeyStoreOptions{
+		EnvSeed: base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{42}, signing.SeedSize))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica := &tools.Service{Engine: here.Engine, Keys: otherKeys, Store: here.Store, Version: "test", PublicURL: testPublicURL}
+	kr, ok := store.KeyRecordsOf(here.Store)
+	if !ok {
+		t.Fatal("the test store keeps no key records")
+	}
+	signer := otherKeys.Current()
+	pub, _ := otherKeys.Lookup(signer.KeyVersion())
+	if err := kr.AddSigningKey(context.Background(), store.KeyRecord{KeyVersion: signer.KeyVersion(), PublicKey: pub}); err != nil {
+		t.Fatal(err)
+	}
+	receipt := string(testkit.StructuredJSON(t, testkit.ConnectMCP(t, mcpserver.NewMCPServer(replica)).Call(t, contract.VerifySchema,
+		string(testkit.ReadTestdata(t, "invoice-pass.json")))))
+	got := testkit.Structured(t, testkit.ConnectMCP(t, mcpserver.NewMCPServer(here)).Call(t, contract.VerifyReceipt, `{"receipt":`+receipt+`}`))
+	if got["valid"] != true || got["key_source"] != "server" {
+		t.Errorf("verify_receipt of the other replica's receipt = valid %v, key_source %v; want valid from the server's keys:\n%v", got["valid"], got["key_source"], got)
+	}
+	published := here.PublishedKeys(context.Background())
+	if !slices.ContainsFunc(published, func(k signing.PublicKey) bool { return k.KeyVersion == signer.KeyVersion() }) {
+		t.Errorf("PublishedKeys() = %v, want the recorded key %s among them", published, signer.KeyVersion())
 	}
 }

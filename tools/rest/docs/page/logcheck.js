@@ -173,11 +173,23 @@ export async function receiptEntry(receipt) {
   return sha256(utf8.encode(canonicalize(receipt)));
 }
 
-// sameMembers reports whether every member of stored but its attestation
-// has, in receipt, the same value (compared in RFC 8785 form).
+// FULL_ONLY_MEMBERS are the members of a full answer its compact form
+// lacks (tools.FullOnlyMembers).
+const FULL_ONLY_MEMBERS = new Set(['request_hash', 'errors', 'errors_total', 'errors_omitted',
+  'errors_detail', 'errors_detail_total', 'errors_detail_omitted',
+  'flags', 'flags_total', 'flags_omitted', 'hints', 'hints_total', 'hints_omitted',
+  'schema_compliance', 'integrity_checks', 'overall']);
+
+// sameMembers reports whether stored is the logged form of receipt, the
+// rule of tools.IsLoggedFormOf: stored without its attestation is receipt
+// without its attestation and its full-only members, member for member
+// (compared in RFC 8785 form).
 function sameMembers(stored, receipt) {
-  return Object.keys(stored).filter((k) => k !== 'attestation').every((k) =>
-    Object.prototype.hasOwnProperty.call(receipt, k) && canonicalize(stored[k]) === canonicalize(receipt[k]));
+  const own = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+  const s = Object.keys(stored).filter((k) => k !== 'attestation');
+  const r = Object.keys(receipt).filter((k) => k !== 'attestation' && !FULL_ONLY_MEMBERS.has(k));
+  return s.length === r.length && s.every((k) => own(receipt, k) && !FULL_ONLY_MEMBERS.has(k) &&
+    canonicalize(stored[k]) === canonicalize(receipt[k]));
 }
 
 // checkLogInclusion checks that the log includes receipt (a parsed
