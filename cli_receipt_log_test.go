@@ -16,6 +16,7 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/mcpserver"
 	"github.com/verifier-dev/verifier/tools/rest"
 )
 
@@ -38,7 +39,7 @@ func logServer(t *testing.T) *httptest.Server {
 	}
 	svc := &tools.Service{Engine: engine.New(nil), Keys: keys, Store: st, Version: "test",
 		PublicURL: "http://verifier.test", Log: slog.New(slog.DiscardHandler)}
-	opts := &rest.HTTPOptions{}
+	opts := &rest.HTTPOptions{MCP: mcpserver.NewMCPHandler(svc)}
 	rest.WithLog(svc, opts, logKey)
 	h, err := rest.NewHTTPHandler(svc, opts)
 	if err != nil {

@@ -373,8 +373,10 @@ func serveHTTP(ctx context.Context, f *serverFlags, svc *tools.Service, log *slo
 		ln.Close()
 		return err
 	}
+	// MCP over HTTP is composed here: rest mounts the MCP adapter's
+	// handler at /mcp without importing it.
 	opts := &rest.HTTPOptions{MaxBodyBytes: f.maxBody, VerifyTimeout: f.verifyTimeout, Log: log, ClientAddr: gate.ClientID,
-		AllowedHosts: f.allowedHosts}
+		AllowedHosts: f.allowedHosts, MCP: mcpserver.NewMCPHandler(svc)}
 	rest.WithPayment(svc, opts, gate)
 	rest.WithMetrics(svc, opts, metrics)
 	if err := serveLog(svc, opts, f.dataDir, f.logKeySeed, log); err != nil {

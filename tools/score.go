@@ -14,6 +14,7 @@ import (
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // MaxAgentIDChars bounds an agent id, in characters (SPEC §1).
@@ -159,8 +160,8 @@ func NewTrustRecord(sc store.Score, now time.Time) *TrustRecord {
 		Score:      RoundScore(sc.Score),
 		Interval:   ScoreInterval{Lower: RoundScore(sc.Interval[0]), Upper: RoundScore(sc.Interval[1]), Confidence: in.Confidence},
 		NextActions: []engine.NextAction{
-			{Action: "verify_before_paying", Using: "verify_schema"},
-			{Action: "check_receipts", Using: "verify_receipt"},
+			{Action: "verify_before_paying", Using: contract.VerifySchema},
+			{Action: "check_receipts", Using: contract.VerifyReceipt},
 		},
 		Inputs: RecordInputs{
 			Total:                   in.Total,

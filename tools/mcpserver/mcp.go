@@ -25,13 +25,7 @@ import (
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/tools"
-)
-
-// Tool names, as MCP clients call them.
-const (
-	ToolVerifySchema  = "verify_schema"
-	ToolRecord        = "get_verification_record"
-	ToolVerifyReceipt = "verify_receipt"
+	"github.com/verifier-dev/verifier/tools/mcpwire"
 )
 
 // RemoteAddrHeader carries the client's address (host:port) to tool
@@ -159,29 +153,13 @@ func mcpHTTPHandlerBatch(srv *mcp.Server, log *slog.Logger, maxBatch, maxBatchBy
 		DisableLocalhostProtection: true,
 	})
 	sdk := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&sdkErrorGuard{ResponseWriter: w, body: mcpBody(r.Context())}, r)
+		h.ServeHTTP(&sdkErrorGuard{ResponseWriter: w, body: mcpwire.Body(r.Context())}, r)
 	})
 	front := &httpFront{sdk: sdk, maxBatch: maxBatch, maxBatchBytes: maxBatchBytes}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Set(RemoteAddrHeader, r.RemoteAddr)
 		front.ServeHTTP(w, r)
 	})
-}
-
-// mcpBodyKey keys the body of an MCP request, as mcpLimits read it, in the
-// request's context.
-type mcpBodyKey struct{}
-
-// WithBody keeps the body of an MCP request, as the HTTP handler read
-// it, in ctx for the wording of the SDK's refusals (sdkErrorGuard).
-func WithBody(ctx context.Context, body []byte) context.Context {
-	return context.WithValue(ctx, mcpBodyKey{}, body)
-}
-
-// mcpBody is the body withMCPBody kept in ctx, or nil.
-func mcpBody(ctx context.Context) []byte {
-	body, _ := ctx.Value(mcpBodyKey{}).([]byte)
-	return body
 }
 
 // ClientAddr returns the client's address of a tool call that came over

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -175,7 +176,7 @@ func readyAnswerInProcess(b *testing.B, args []byte) *stdioBenchClient {
 // the id goes between head and tail.
 func callFrame(args []byte) (head, tail []byte) {
 	head = []byte(`{"jsonrpc":"2.0","id":`)
-	tail = fmt.Appendf(nil, `,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, ToolVerifySchema, args)
+	tail = fmt.Appendf(nil, `,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, contract.VerifySchema, args)
 	return head, tail
 }
 

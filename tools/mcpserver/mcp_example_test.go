@@ -14,6 +14,7 @@ import (
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
@@ -45,7 +46,7 @@ func ExampleNewMCPServer() {
 	}
 	defer cs.Close()
 
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpserver.ToolVerifySchema, Arguments: json.RawMessage(`{
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: contract.VerifySchema, Arguments: json.RawMessage(`{
 		"task_id": "greeting-1",
 		"expected_schema": {"type": "object", "required": ["text"], "properties": {"text": {"type": "string", "minLength": 1}}},
 		"submitted_output": {"text": ""}}`)})

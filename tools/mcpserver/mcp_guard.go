@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/verifier-dev/verifier/internal/ijson"
+	"github.com/verifier-dev/verifier/tools/mcpwire"
 )
 
 // MaxStdioFrame bounds one JSON-RPC frame read over stdio, as the SDK's
@@ -23,8 +24,8 @@ const MaxStdioFrame = 16 << 20
 
 // JSON-RPC 2.0 error codes of the frames the guards answer themselves.
 const (
-	rpcParseError     = -32700
-	rpcInvalidRequest = -32600
+	rpcParseError     = mcpwire.ParseError
+	rpcInvalidRequest = mcpwire.InvalidRequest
 )
 
 // frameGuard reads stdio input for the MCP transport one newline-delimited
@@ -155,11 +156,7 @@ const tooDeepMessage = "is nested too deeply: a message may nest arrays and obje
 
 // Refuse writes a JSON-RPC error with a null id.
 func (g *frameGuard) refuse(code int, message string) {
-	_, _ = g.out.Write(rpcErrorFrame(code, message))
-}
-
-func rpcErrorFrame(code int, message string) []byte {
-	return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":` + strconv.Itoa(code) + `,"message":` + strconv.Quote(message) + "}}\n")
+	_, _ = g.out.Write(mcpwire.ErrorFrame(code, message))
 }
 
 // sdkErrorGuard replaces the plain-text error bodies the MCP SDK writes over
@@ -186,9 +183,9 @@ func (g *sdkErrorGuard) WriteHeader(code int) {
 	h := g.Header()
 	if code >= 400 && strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
 		g.replaced = true
-		body := rpcErrorFrame(rpcInvalidRequest, sdkErrorMessage(code))
+		body := mcpwire.ErrorFrame(rpcInvalidRequest, sdkErrorMessage(code))
 		if code == http.StatusBadRequest && nestedPast(g.body, maxMessageDepth) {
-			body = rpcErrorFrame(rpcParseError, "Parse error: the body "+tooDeepMessage)
+			body = mcpwire.ErrorFrame(rpcParseError, "Parse error: the body "+tooDeepMessage)
 		}
 		h.Set("Content-Type", "application/json")
 		h.Set("Content-Length", strconv.Itoa(len(body)))

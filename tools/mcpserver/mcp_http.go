@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/verifier-dev/verifier/tools/mcpwire"
 )
 
 // Bounds of a JSON-RPC batch over HTTP (see httpFront.serveBatch).
@@ -73,22 +75,22 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if jsonOK, streamOK := acceptsMCP(r.Header.Values("Accept")); !jsonOK || !streamOK {
-		WriteRefusal(w, http.StatusBadRequest, msgAccept)
+		mcpwire.WriteRefusal(w, http.StatusBadRequest, msgAccept)
 		return
 	}
-	body := mcpBody(r.Context())
+	body := mcpwire.Body(r.Context())
 	if body == nil {
 		var err error
 		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, mcp.DefaultMaxRequestBodyBytes)); err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				WriteRefusal(w, http.StatusRequestEntityTooLarge, msgBodyTooLarge)
+				mcpwire.WriteRefusal(w, http.StatusRequestEntityTooLarge, msgBodyTooLarge)
 				return
 			}
-			WriteRefusal(w, http.StatusBadRequest, sdkErrorMessage(http.StatusBadRequest))
+			mcpwire.WriteRefusal(w, http.StatusBadRequest, sdkErrorMessage(http.StatusBadRequest))
 			return
 		}
-		r = r.WithContext(WithBody(r.Context(), body))
+		r = r.WithContext(mcpwire.WithBody(r.Context(), body))
 	}
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	if trimmed := bytes.TrimLeft(body, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
@@ -101,7 +103,7 @@ func (f *httpFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveOne serves a request whose body is one message.
 func (f *httpFront) serveOne(w http.ResponseWriter, r *http.Request, body []byte) {
 	if problem := checkEnvelope(bytes.TrimSpace(body)); problem != "" {
-		WriteRefusal(w, http.StatusBadRequest, problem)
+		mcpwire.WriteRefusal(w, http.StatusBadRequest, problem)
 		return
 	}
 	f.sdk.ServeHTTP(w, r)
@@ -116,15 +118,15 @@ func (f *httpFront) serveBatch(w http.ResponseWriter, r *http.Request, body []by
 		return
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v >= protocolNoBatches {
-		WriteRefusal(w, http.StatusBadRequest, msgBatchesRemoved)
+		mcpwire.WriteRefusal(w, http.StatusBadRequest, msgBatchesRemoved)
 		return
 	}
 	switch {
 	case len(items) == 0:
-		WriteRefusal(w, http.StatusBadRequest, msgBatchEmpty)
+		mcpwire.WriteRefusal(w, http.StatusBadRequest, msgBatchEmpty)
 		return
 	case len(items) > f.maxBatch:
-		WriteRefusal(w, http.StatusBadRequest, msgBatchTooLong)
+		mcpwire.WriteRefusal(w, http.StatusBadRequest, msgBatchTooLong)
 		return
 	}
 	var answers [][]byte
@@ -136,7 +138,7 @@ func (f *httpFront) serveBatch(w http.ResponseWriter, r *http.Request, body []by
 			}
 			continue
 		}
-		sub := r.Clone(WithBody(r.Context(), item))
+		sub := r.Clone(mcpwire.WithBody(r.Context(), item))
 		sub.Body, sub.ContentLength = io.NopCloser(bytes.NewReader(item)), int64(len(item))
 		c := &captureWriter{header: http.Header{}}
 		f.serveOne(c, sub, item)
@@ -162,11 +164,11 @@ func (f *httpFront) serveBatch(w http.ResponseWriter, r *http.Request, body []by
 // and nil for a notification or a response (which get no answer).
 func notRun(item []byte) []byte {
 	if problem := checkEnvelope(item); problem != "" {
-		return bytes.TrimSpace(rpcErrorFrame(rpcInvalidRequest, problem))
+		return bytes.TrimSpace(mcpwire.ErrorFrame(rpcInvalidRequest, problem))
 	}
 	msg, err := jsonrpc.DecodeMessage(item)
 	if err != nil {
-		return bytes.TrimSpace(rpcErrorFrame(rpcInvalidRequest, msgInvalidRequest))
+		return bytes.TrimSpace(mcpwire.ErrorFrame(rpcInvalidRequest, msgInvalidRequest))
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || !req.IsCall() {
@@ -203,18 +205,6 @@ func (c *captureWriter) Write(p []byte) (int, error) {
 
 // Flush does nothing: the answer is written when the batch is done.
 func (c *captureWriter) Flush() {}
-
-// WriteRefusal answers an MCP request over HTTP with status and a
-// JSON-RPC error of code -32600 (Invalid Request), a null id and message,
-// which must be fixed text: nothing the caller sent.
-func WriteRefusal(w http.ResponseWriter, status int, message string) {
-	body := rpcErrorFrame(rpcInvalidRequest, message)
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
 
 // acceptsMCP reports whether the Accept header values admit the two media
 // types of a streamable-HTTP POST, as the SDK reads them (wildcards count;

@@ -12,6 +12,7 @@ import (
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // mcpAdmit is the payment step of a chargeable tool call over HTTP
@@ -163,15 +164,15 @@ func (s mcpService) paymentResult(err error) *mcp.CallToolResult {
 func (s mcpService) mcpPaymentRoute(tool string) payment.Route {
 	r := payment.Route{Kind: payment.KindVerify, Tool: tool, Resource: payment.Resource{URL: s.BaseURL() + "/mcp"}}
 	switch tool {
-	case ToolRecord:
+	case contract.Record:
 		r.Kind = payment.KindScore
-		r.Resource.Description = "An agent's signed trust record: a 0-100 score from its past verdicts."
-		r.InputSchema = json.RawMessage(recordInput)
-		r.Example = json.RawMessage(`{"agent_id":"seller-7"}`)
+		r.Resource.Description = contract.RecordSummary
+		r.InputSchema = json.RawMessage(contract.RecordInput)
+		r.Example = json.RawMessage(contract.RecordExample)
 	default:
-		r.Resource.Description = "Verify an agent's JSON output against a JSON Schema, bounds and cross-field rules; signed receipt."
-		r.InputSchema = json.RawMessage(VerifySchemaInput)
-		r.Example = json.RawMessage(ExampleRequest)
+		r.Resource.Description = contract.VerifySchemaSummary
+		r.InputSchema = json.RawMessage(contract.VerifySchemaInput)
+		r.Example = json.RawMessage(contract.VerifySchemaExample)
 	}
 	return r
 }

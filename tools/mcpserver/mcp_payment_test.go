@@ -13,13 +13,14 @@ import (
 
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
 // paidTool registers a tool that goes through mcpAdmit and mcpSettle like
 // verify_schema does over HTTP, and counts the work done.
 func paidTool(srv *mcp.Server, svc *tools.Service, g *payment.Gate, work *atomic.Int32) {
-	srv.AddTool(&mcp.Tool{Name: ToolVerifySchema + "_paid_probe", InputSchema: json.RawMessage(`{"type":"object"}`)},
+	srv.AddTool(&mcp.Tool{Name: contract.VerifySchema + "_paid_probe", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			adm, refused := mcpService{svc}.mcpAdmit(ctx, g, req, int64(len(req.Params.Arguments)), nil)
 			if refused != nil {
@@ -61,7 +62,7 @@ func TestMCPPayment(t *testing.T) {
 	paidTool(srv, svc, g, &work)
 	ts := httptest.NewServer(mcpHTTPHandler(srv, svc.Logger()))
 	defer ts.Close()
-	tool := ToolVerifySchema + "_paid_probe"
+	tool := contract.VerifySchema + "_paid_probe"
 
 	if r := toolCall(t, ts.URL, tool, nil); r.IsError || r.Meta[payment.MetaPaymentResponse] != nil {
 		t.Fatalf("free call = %+v", r)
@@ -145,13 +146,13 @@ func TestMCPPaymentClient(t *testing.T) {
 			ts := httptest.NewServer(mcpHTTPHandler(srv, svc.Logger()))
 			defer ts.Close()
 			for i, xff := range []string{"198.51.100.1", "198.51.100.2", "198.51.100.2"} {
-				if r := toolCallFrom(t, ts.URL, ToolVerifySchema+"_paid_probe", nil, xff); r.IsError != tt.want[i] {
+				if r := toolCallFrom(t, ts.URL, contract.VerifySchema+"_paid_probe", nil, xff); r.IsError != tt.want[i] {
 					t.Errorf("call %d from %s: isError %v, want %v", i+1, xff, r.IsError, tt.want[i])
 				}
 			}
 		})
 	}
-	if _, refused := (mcpService{svc}).mcpAdmit(context.Background(), nil, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: ToolVerifySchema}}, 10, nil); refused != nil {
+	if _, refused := (mcpService{svc}).mcpAdmit(context.Background(), nil, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: contract.VerifySchema}}, 10, nil); refused != nil {
 		t.Errorf("a nil gate refused a call: %+v", refused)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // Where verify_receipt took its keys from.
@@ -34,27 +35,6 @@ When to call: before paying a seller who hands you a receipt, or before relying 
 
 What to do with the answer: valid false means reject the receipt (do not pay on it); valid true with attested_result "pass" means the work was verified as claimed. isError: the arguments are malformed; fix them as fields[] says.`
 
-const verifyReceiptInput = `{"type":"object","additionalProperties":false,"required":["receipt"],"properties":{` +
-	`"receipt":{"type":"object","description":"the signed answer exactly as received, attestation included"},` +
-	`"request":{"anyOf":[{"type":"object"},{"type":"null"}],"default":null,"description":"the original verification request (the arguments of verify_schema); when given, the hashes are recomputed and the verdict re-run"},` +
-	`"public_key":{"type":"string","description":"the signer's Ed25519 public key, standard base64 of its 32 bytes; default: this verifier's published keys, or the key the receipt itself carries (verify.public_key), which proves it intact but not who signed it"},` +
-	`"agent_card":{"type":"object","description":"the signer's agent card as published at /.well-known/agent-card.json (this verifier's or the hosted service's): its attestation extension's publicKeys are used; give it or public_key, not both"},` +
-	`"log_proof":{"type":"object","description":"the answer of GET /log/proof/{verification_id} of the service that issued the receipt, unchanged: also checks that its transparency log includes the receipt (log_proof, log_checkpoint, log_entry, log_inclusion). The log holds the compact receipt (GET /receipts/{verification_id}, or verify_schema's answer with detail compact); for a full answer, this verifier's stored compact receipt of the verification stands for it when it is exactly the answer without its full-only members"},` +
-	`"log_key":{"type":"string","description":"with log_proof: the log's note verifier key, params.transparencyLog.verifierKey of the issuer's agent card; default: that of agent_card when given, else this verifier's own log key when it serves a log"}}}`
-
-const verifyReceiptOutput = `{"type":"object","title":"receipt report","description":"Which checks of the receipt held.",` +
-	`"required":["valid","checks","request_checked","key_source","attested_result","next_actions"],"properties":{` +
-	`"valid":{"type":"boolean","description":"true only when every check held, the transparency log's too when log_proof was given"},` +
-	`"context":{"type":"string","description":"the signature context that verified: verify-schema or trust-score attestation"},` +
-	`"key_version":{"type":"string"},` +
-	`"checks":{"type":"array","items":{"type":"object","required":["name","ok"],"properties":{` +
-	`"name":{"type":"string"},"ok":{"type":"boolean"},"detail":{"type":"string"}}}},` +
-	`"request_checked":{"type":"boolean","description":"the original request was given: hashes recomputed and verdict re-run"},` +
-	`"log_checked":{"type":"boolean","description":"log_proof was given: the checks include the receipt's inclusion in the transparency log"},` +
-	`"key_source":{"type":"string","enum":["server","public_key","agent_card","receipt"],"description":"server: one of this verifier's keys; public_key: the key given; agent_card: a key of the card given; receipt: the key the receipt itself carries, so valid means intact since signing, not signed by anyone in particular"},` +
-	`"attested_result":{"anyOf":[{"type":"string","enum":["pass","fail"]},{"type":"null"}],"description":"the result the receipt attests (pass or fail) when it is valid; null otherwise"},` +
-	`"next_actions":` + nextActionsSchema + `}}`
-
 // receiptAnswer is verify_receipt's structured content: the report of
 // CheckReceipt and what follows from it.
 type receiptAnswer struct {
@@ -69,11 +49,11 @@ type receiptAnswer struct {
 func verifyReceiptTool() *mcp.Tool {
 	f := false
 	return &mcp.Tool{
-		Name:         ToolVerifyReceipt,
+		Name:         contract.VerifyReceipt,
 		Title:        "Check a signed receipt",
 		Description:  verifyReceiptDescription,
-		InputSchema:  json.RawMessage(verifyReceiptInput),
-		OutputSchema: outputOrError("The receipt report or, when isError is set, the error object.", verifyReceiptOutput),
+		InputSchema:  json.RawMessage(contract.VerifyReceiptInput),
+		OutputSchema: contract.ResultSchema("The receipt report or, when isError is set, the error object.", contract.ReceiptReport),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Check a signed receipt",
 			ReadOnlyHint:    true,
@@ -94,7 +74,7 @@ func (s mcpService) mcpVerifyReceipt(ctx context.Context, req *mcp.CallToolReque
 		in, e = s.receiptArgs(ctx, args)
 	}
 	if e != nil {
-		s.logCall(ctx, ToolVerifyReceipt, start, e.Code)
+		s.logCall(ctx, contract.VerifyReceipt, start, e.Code)
 		return errorResult(e), nil
 	}
 	if in.logProof != nil {
@@ -103,10 +83,10 @@ func (s mcpService) mcpVerifyReceipt(ctx context.Context, req *mcp.CallToolReque
 	ans := s.checkReceiptInputs(args["receipt"], in)
 	body, err := engine.MarshalJSON(ans)
 	if err != nil {
-		s.logCall(ctx, ToolVerifyReceipt, start, tools.CodeInternal)
+		s.logCall(ctx, contract.VerifyReceipt, start, tools.CodeInternal)
 		return errorResult(tools.AsError(err)), nil
 	}
-	s.logCall(ctx, ToolVerifyReceipt, start, fmt.Sprintf("valid=%t", ans.Valid))
+	s.logCall(ctx, contract.VerifyReceipt, start, fmt.Sprintf("valid=%t", ans.Valid))
 	return answerResult(receiptText(ans), body), nil
 }
 

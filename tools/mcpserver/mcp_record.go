@@ -11,6 +11,7 @@ import (
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 const recordDescription = `Get an agent's signed trust record: a 0-100 trust score with its 95% confidence interval, computed from every verdict verify_schema has recorded for that agent_id (recent verdicts weigh more; 30-day half-life), the inputs and formula behind it, and its most recent verdicts.
@@ -19,42 +20,15 @@ When to call: before hiring or paying an agent (a seller) whose work you have no
 
 What to do with the answer: has_history false means the agent is unknown (no verdicts yet); a low score or a wide interval means little or poor evidence. The record is signed under the trust-score context; verify_receipt checks it. isError: fix the agent_id as fields[] says; or, on HTTP deployments that charge for records, pay the x402 PaymentRequired and call again with the payment in _meta["x402/payment"].`
 
-const recordInput = `{"type":"object","additionalProperties":false,"required":["agent_id"],"properties":{` +
-	`"agent_id":{"type":"string","minLength":1,"maxLength":200,"description":"the agent_id that verification requests named (e.g. the seller's id)"}}}`
-
-const recordOutput = `{"type":"object","title":"trust record","description":"The signed trust record; the whole object is the receipt.",` +
-	`"required":["record_id","agent_id","has_history","score","interval","message","next_actions","inputs","formula","recent_verdicts",` +
-	`"verified_at","verifier_version","verify","attestation"],"properties":{` +
-	`"record_id":{"type":"string","description":"UUIDv4 of this record"},"agent_id":{"type":"string"},` +
-	`"has_history":{"type":"boolean","description":"false: no verdicts recorded, so no score"},` +
-	`"score":{"type":"number","minimum":0,"maximum":100,"description":"100 × the lower bound of the interval"},` +
-	`"interval":{"type":"object","required":["lower","upper","confidence"],"properties":{` +
-	`"lower":{"type":"number","minimum":0,"maximum":100},"upper":{"type":"number","minimum":0,"maximum":100},"confidence":{"type":"number"}}},` +
-	`"message":{"type":"string"},"next_actions":` + nextActionsSchema + `,` +
-	`"inputs":{"type":"object","required":["total","passed","failed","pass_rate","recency_weighted_pass_rate","effective_n","first_seen","last_seen","evaluated_at"],"properties":{` +
-	`"total":` + countSchema + `,"passed":` + countSchema + `,"failed":` + countSchema + `,` +
-	`"pass_rate":{"type":"number"},"recency_weighted_pass_rate":{"type":"number"},` +
-	`"weighted_passed":{"type":"number"},"weighted_failed":{"type":"number"},"effective_n":{"type":"number"},` +
-	`"half_life_days":{"type":"number"},"z":{"type":"number"},` +
-	`"first_seen":` + nullableString + `,"last_seen":` + nullableString + `,"evaluated_at":` + timeSchema + `}},` +
-	`"formula":{"type":"string"},` +
-	`"recent_verdicts":{"type":"array","items":{"type":"object","required":["verification_id","task_id","result","output_hash","overall","verified_at"],"properties":{` +
-	`"verification_id":{"type":"string"},"task_id":{"type":"string"},"result":{"type":"string","enum":["pass","fail"]},` +
-	`"output_hash":` + hashSchema + `,"overall":` + ratioSchema + `,"verified_at":` + timeSchema + `}}},` +
-	`"log":{"type":"object","description":"the transparency log checkpoint the score was computed from (present when the service serves a log): its verdicts are among the first tree_size records","required":["origin","tree_size","root_hash"],"properties":{` +
-	`"origin":{"type":"string"},"tree_size":` + countSchema + `,"root_hash":{"type":"string","description":"base64 RFC 6962 root hash"}}},` +
-	`"verified_at":` + timeSchema + `,"verifier_version":{"type":"string"},` +
-	`"verify":` + verifyBlockSchema + `,"attestation":` + attestationSchema + `}}`
-
 func recordTool() *mcp.Tool {
 	f := false
 	return &mcp.Tool{
-		Name:        ToolRecord,
+		Name:        contract.Record,
 		Title:       "Get an agent's signed trust record",
 		Description: recordDescription,
-		InputSchema: json.RawMessage(recordInput),
-		OutputSchema: outputOrError("The signed trust record or, when isError is set, the error object or an x402 PaymentRequired.",
-			recordOutput, paymentRequiredSchema),
+		InputSchema: json.RawMessage(contract.RecordInput),
+		OutputSchema: contract.ResultSchema("The signed trust record or, when isError is set, the error object or an x402 PaymentRequired.",
+			contract.RecordAnswer, contract.PaymentRequiredSchema),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           "Get an agent's signed trust record",
 			ReadOnlyHint:    true,
@@ -73,30 +47,30 @@ func (s mcpService) mcpRecord(ctx context.Context, req *mcp.CallToolRequest) (*m
 		e = recordArgs(args)
 	}
 	if e != nil {
-		s.logCall(ctx, ToolRecord, start, e.Code)
+		s.logCall(ctx, contract.Record, start, e.Code)
 		return errorResult(e), nil
 	}
 	var agentID string
 	_ = json.Unmarshal(args["agent_id"], &agentID) // checked by recordArgs
 	adm, refused := s.admitRecord(ctx, req)
 	if refused != nil {
-		s.logCall(ctx, ToolRecord, start, refusedOutcome(refused))
+		s.logCall(ctx, contract.Record, start, refusedOutcome(refused))
 		return refused, nil
 	}
 	defer adm.Release() // a call that is not answered gives back its payment (a no-op once settled)
 	signed, err := s.Record(ctx, agentID)
 	if err != nil {
 		e := tools.AsError(err)
-		s.logCall(ctx, ToolRecord, start, e.Code)
+		s.logCall(ctx, contract.Record, start, e.Code)
 		return errorResult(e), nil
 	}
 	var rec tools.TrustRecord
 	if err := json.Unmarshal(signed, &rec); err != nil {
 		s.Logger().ErrorContext(ctx, "reading back trust record", "err", err)
-		s.logCall(ctx, ToolRecord, start, tools.CodeInternal)
+		s.logCall(ctx, contract.Record, start, tools.CodeInternal)
 		return errorResult(tools.AsError(err)), nil
 	}
-	s.logCall(ctx, ToolRecord, start, "ok")
+	s.logCall(ctx, contract.Record, start, "ok")
 	text := fmt.Sprintf("%s\nRecord %s, signed with Ed25519 key %s under the trust-score context; the structured content is the signed record.",
 		rec.Message, rec.RecordID, rec.Verify.KeyVersion)
 	return s.mcpSettle(ctx, adm, answerResult(text, signed), payment.Answer{Body: signed, Text: text}), nil

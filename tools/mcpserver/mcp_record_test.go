@@ -7,6 +7,7 @@ import (
 
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
@@ -31,7 +32,7 @@ func TestMCPRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := c.Call(t, ToolRecord, `{"agent_id":"`+tt.agentID+`"}`)
+			res := c.Call(t, contract.Record, `{"agent_id":"`+tt.agentID+`"}`)
 			if res.IsError {
 				t.Fatalf("isError: %s", testkit.Text(res))
 			}
@@ -67,7 +68,7 @@ func TestMCPRecordInvalidArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := c.Call(t, ToolRecord, tt.args)
+			res := c.Call(t, contract.Record, tt.args)
 			field := "agent_id"
 			if strings.Contains(tt.name, "argument") && tt.name != "no arguments" {
 				field = "arguments"
@@ -79,6 +80,6 @@ func TestMCPRecordInvalidArguments(t *testing.T) {
 
 func TestMCPRecordWithoutStore(t *testing.T) {
 	c := testkit.ConnectMCP(t, NewMCPServer(testkit.QuietService(t, false)))
-	res := c.Call(t, ToolRecord, `{"agent_id":"seller-7"}`)
+	res := c.Call(t, contract.Record, `{"agent_id":"seller-7"}`)
 	testkit.WantError(t, res, tools.CodeUnavailable, 503)
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // The JSON-RPC errors of the MCP server name the kind of mistake and the
@@ -31,7 +33,7 @@ import (
 // over HTTP (the same, in JSON bodies).
 var (
 	// mcpToolNames are the server's tools, as newMCPServer registers them.
-	mcpToolNames = []string{ToolVerifySchema, ToolRecord, ToolVerifyReceipt}
+	mcpToolNames = []string{contract.VerifySchema, contract.Record, contract.VerifyReceipt}
 
 	toolChoices = strings.Join(mcpToolNames, ", ")
 

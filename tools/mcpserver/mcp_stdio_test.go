@@ -19,6 +19,7 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
@@ -201,13 +202,13 @@ func TestMCPStdioStdoutPurity(t *testing.T) {
 	p := startStdio(t, t.TempDir())
 	p.initialize(t)
 	p.request(t, "tools/list", map[string]any{})
-	pass := p.request(t, "tools/call", map[string]any{"name": ToolVerifySchema, "arguments": json.RawMessage(testkit.ReadTestdata(t, "invoice-pass.json"))})
-	p.request(t, "tools/call", map[string]any{"name": ToolVerifySchema, "arguments": json.RawMessage(testkit.ReadTestdata(t, "invoice-fail.json"))})
-	p.request(t, "tools/call", map[string]any{"name": ToolVerifySchema, "arguments": map[string]any{"task_id": 1}})
-	p.request(t, "tools/call", map[string]any{"name": ToolRecord, "arguments": map[string]any{"agent_id": "seller-7"}})
-	p.request(t, "tools/call", map[string]any{"name": ToolRecord, "arguments": map[string]any{"agent_id": "nobody"}})
+	pass := p.request(t, "tools/call", map[string]any{"name": contract.VerifySchema, "arguments": json.RawMessage(testkit.ReadTestdata(t, "invoice-pass.json"))})
+	p.request(t, "tools/call", map[string]any{"name": contract.VerifySchema, "arguments": json.RawMessage(testkit.ReadTestdata(t, "invoice-fail.json"))})
+	p.request(t, "tools/call", map[string]any{"name": contract.VerifySchema, "arguments": map[string]any{"task_id": 1}})
+	p.request(t, "tools/call", map[string]any{"name": contract.Record, "arguments": map[string]any{"agent_id": "seller-7"}})
+	p.request(t, "tools/call", map[string]any{"name": contract.Record, "arguments": map[string]any{"agent_id": "nobody"}})
 	receipt := pass["result"].(map[string]any)["structuredContent"]
-	check := p.request(t, "tools/call", map[string]any{"name": ToolVerifyReceipt, "arguments": map[string]any{"receipt": receipt}})
+	check := p.request(t, "tools/call", map[string]any{"name": contract.VerifyReceipt, "arguments": map[string]any{"receipt": receipt}})
 	if sc := check["result"].(map[string]any)["structuredContent"].(map[string]any); sc["valid"] != true {
 		t.Errorf("receipt over stdio does not verify: %v", sc)
 	}
@@ -240,7 +241,7 @@ func TestMCPStdioStdoutPurity(t *testing.T) {
 		}
 	}
 	logs := p.stderr.String()
-	for _, want := range []string{"level=DEBUG", "mcp tool call", "tool=" + ToolVerifyReceipt} {
+	for _, want := range []string{"level=DEBUG", "mcp tool call", "tool=" + contract.VerifyReceipt} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("stderr lacks %q; debug logging was not on, or went elsewhere:\n%s", want, logs)
 		}

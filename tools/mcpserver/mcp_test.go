@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,7 +35,7 @@ type toolSnapshot struct {
 
 func TestMCPToolSnapshots(t *testing.T) {
 	c := testkit.ConnectMCP(t, NewMCPServer(testkit.QuietService(t, true)))
-	want := []string{ToolRecord, ToolVerifyReceipt, ToolVerifySchema}
+	want := []string{contract.Record, contract.VerifyReceipt, contract.VerifySchema}
 	if got := slices.Sorted(maps.Keys(c.Tools)); !slices.Equal(got, want) {
 		t.Fatalf("tools/list names = %v, want %v", got, want)
 	}
@@ -49,7 +50,7 @@ func TestMCPToolSnapshots(t *testing.T) {
 			testkit.CheckGolden(t, filepath.Join("testdata", "mcp_tool_"+name+".json"), got)
 			// verify_schema stores a verdict with each call; the others
 			// only read.
-			a, readOnly := tool.Annotations, name != ToolVerifySchema
+			a, readOnly := tool.Annotations, name != contract.VerifySchema
 			if a == nil || a.ReadOnlyHint != readOnly || a.IdempotentHint || a.OpenWorldHint == nil || *a.OpenWorldHint ||
 				a.DestructiveHint == nil || *a.DestructiveHint {
 				t.Errorf("annotations = %+v, want read-only %t, not idempotent, not destructive, not open-world", a, readOnly)
@@ -69,7 +70,7 @@ func TestMCPInitialize(t *testing.T) {
 	if init.Instructions != mcpInstructions {
 		t.Errorf("instructions = %q, want mcpInstructions", init.Instructions)
 	}
-	for _, tool := range []string{ToolVerifySchema, ToolRecord, ToolVerifyReceipt} {
+	for _, tool := range []string{contract.VerifySchema, contract.Record, contract.VerifyReceipt} {
 		if !strings.Contains(init.Instructions, tool) {
 			t.Errorf("instructions do not mention %s", tool)
 		}
@@ -223,11 +224,11 @@ func TestMCPOverHTTPClient(t *testing.T) {
 	}
 	defer cs.Close()
 	c := &testkit.MCPClient{ClientSession: cs, Tools: testkit.ListTools(t, cs)}
-	res := c.Call(t, ToolVerifySchema, string(testkit.ReadTestdata(t, "invoice-pass.json")))
+	res := c.Call(t, contract.VerifySchema, string(testkit.ReadTestdata(t, "invoice-pass.json")))
 	if res.IsError || testkit.Structured(t, res)["result"] != "pass" {
 		t.Fatalf("verify_schema over HTTP: %s", testkit.Text(res))
 	}
-	check := c.Call(t, ToolVerifyReceipt, `{"receipt":`+string(testkit.StructuredJSON(t, res))+`}`)
+	check := c.Call(t, contract.VerifyReceipt, `{"receipt":`+string(testkit.StructuredJSON(t, res))+`}`)
 	if testkit.Structured(t, check)["valid"] != true {
 		t.Errorf("receipt from HTTP does not verify: %s", testkit.Text(check))
 	}
@@ -277,7 +278,7 @@ func TestMCPOutputSchemasAcceptPaymentRequired(t *testing.T) {
 		`"accepts":[{"scheme":"exact","network":"eip155:8453","amount":"20000","asset":"0x0","payTo":"0x1","maxTimeoutSeconds":60}]}`), &required); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]bool{ToolVerifySchema: true, ToolRecord: true, ToolVerifyReceipt: false} {
+	for name, want := range map[string]bool{contract.VerifySchema: true, contract.Record: true, contract.VerifyReceipt: false} {
 		err := testkit.ResolveSchema(t, c.Tools[name].OutputSchema).Validate(required)
 		if got := err == nil; got != want {
 			t.Errorf("%s output schema accepts a PaymentRequired: %t, want %t (%v)", name, got, want, err)

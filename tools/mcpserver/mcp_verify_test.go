@@ -13,6 +13,7 @@ import (
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
@@ -75,7 +76,7 @@ func TestMCPVerifySchema(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := c.Call(t, ToolVerifySchema, tt.args)
+			res := c.Call(t, contract.VerifySchema, tt.args)
 			if res.IsError {
 				t.Fatalf("isError: %s", testkit.Text(res))
 			}
@@ -130,7 +131,7 @@ func TestMCPVerifySchemaSameAsCore(t *testing.T) {
 	svc.Now = func() time.Time { return at }
 	c := testkit.ConnectMCP(t, NewMCPServer(svc))
 	body := testkit.ReadTestdata(t, "invoice-fail.json")
-	res := c.Call(t, ToolVerifySchema, string(body))
+	res := c.Call(t, contract.VerifySchema, string(body))
 	core, err := svc.Verify(context.Background(), body)
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +170,7 @@ func TestMCPVerifySchemaInvalidArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := c.Call(t, ToolVerifySchema, tt.args)
+			res := c.Call(t, contract.VerifySchema, tt.args)
 			testkit.WantError(t, res, tools.CodeInvalidRequest, 422, tt.fields...)
 			if !strings.Contains(testkit.Text(res), "Fix: ") {
 				t.Errorf("text gives no fix:\n%s", testkit.Text(res))
@@ -309,7 +310,7 @@ func verifyTextFmt(v *tools.Verified) string {
 // what the schema rejects the engine rejects too.
 func TestVerifySchemaInputSchemaAgreesWithEngine(t *testing.T) {
 	svc := testkit.QuietService(t, false)
-	schema := testkit.ResolveSchema(t, json.RawMessage(VerifySchemaInput))
+	schema := testkit.ResolveSchema(t, json.RawMessage(contract.VerifySchemaInput))
 	base := `"task_id":"t-1","expected_schema":{"type":"object"},"submitted_output":{"a":[1,2],"d":"2026-05-01","b":3}`
 	valid := []struct{ name, body string }{
 		{"invoice pass", string(testkit.ReadTestdata(t, "invoice-pass.json"))},

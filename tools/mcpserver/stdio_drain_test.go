@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestServeStdioAnswersBeforeEOF(t *testing.T) {
 	svc := testkit.NewTestService(t, false)
 	call, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-		"params": map[string]any{"name": ToolVerifySchema, "arguments": json.RawMessage(testkit.ReadTestdata(t, "invoice-pass.json"))}})
+		"params": map[string]any{"name": contract.VerifySchema, "arguments": json.RawMessage(testkit.ReadTestdata(t, "invoice-pass.json"))}})
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,

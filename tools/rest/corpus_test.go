@@ -19,6 +19,7 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
@@ -38,7 +39,7 @@ func corpusHandler(t testing.TB) (*HTTPHandler, *tools.Service) {
 	t.Cleanup(func() { st.Close() })
 	svc := &tools.Service{Engine: engine.New(nil), Keys: keys, Store: st, Version: "test",
 		PublicURL: testPublicURL, Log: slog.New(slog.DiscardHandler)}
-	h, err := NewHTTPHandler(svc, nil)
+	h, err := NewHTTPHandler(svc, withMCP(svc, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ func TestNaughtyStringsREST(t *testing.T) {
 func TestNaughtyStringsMCP(t *testing.T) {
 	c := testkit.ConnectMCP(t, mcpserver.NewMCPServer(testkit.QuietService(t, false)))
 	list := naughtyStrings(t)
-	outSchema := testkit.ResolveSchema(t, c.Tools[mcpserver.ToolVerifySchema].OutputSchema) // once: resolving costs more than a call
+	outSchema := testkit.ResolveSchema(t, c.Tools[contract.VerifySchema].OutputSchema) // once: resolving costs more than a call
 	for _, p := range plantings {
 		if strings.HasPrefix(p.field, "schema ") && p.field != "schema pattern" {
 			continue // the REST test covers the schema keywords; MCP passes arguments on byte for byte
@@ -351,7 +352,7 @@ func TestNaughtyStringsMCP(t *testing.T) {
 			results := map[string]int{}
 			for i, s := range list {
 				q, _ := json.Marshal(s)
-				res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpserver.ToolVerifySchema, Arguments: json.RawMessage(p.body(string(q)))})
+				res, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: contract.VerifySchema, Arguments: json.RawMessage(p.body(string(q)))})
 				if err != nil {
 					t.Fatalf("string #%d: protocol error %v, want a tool result", i, err)
 				}

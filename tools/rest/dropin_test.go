@@ -17,6 +17,7 @@ import (
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
@@ -41,7 +42,7 @@ func TestCanonicalFormsAsRequests(t *testing.T) {
 			}
 		})
 		t.Run(name+"/MCP", func(t *testing.T) {
-			res := c.Call(t, mcpserver.ToolVerifySchema, string(body))
+			res := c.Call(t, contract.VerifySchema, string(body))
 			if res.IsError {
 				t.Fatalf("isError: %s", testkit.Text(res))
 			}
@@ -75,7 +76,7 @@ func TestVerifyReceiptHostedCard(t *testing.T) {
 	}
 	signer := testkit.QuietService(t, false)
 	signer.Keys = hostedKeys
-	res := testkit.ConnectMCP(t, mcpserver.NewMCPServer(signer)).Call(t, mcpserver.ToolVerifySchema, string(testkit.ReadTestdata(t, "invoice-pass.json")))
+	res := testkit.ConnectMCP(t, mcpserver.NewMCPServer(signer)).Call(t, contract.VerifySchema, string(testkit.ReadTestdata(t, "invoice-pass.json")))
 	if res.IsError {
 		t.Fatalf("verify_schema: %s", testkit.Text(res))
 	}
@@ -83,7 +84,7 @@ func TestVerifyReceiptHostedCard(t *testing.T) {
 	card := testkit.ReadTestdata(t, "hosted-agent-card.json")
 
 	c := testkit.ConnectMCP(t, mcpserver.NewMCPServer(testkit.QuietService(t, false))) // its own keys: only the card can verify
-	report := testkit.Structured(t, c.Call(t, mcpserver.ToolVerifyReceipt, `{"receipt":`+string(receipt)+`,"agent_card":`+string(card)+`}`))
+	report := testkit.Structured(t, c.Call(t, contract.VerifyReceipt, `{"receipt":`+string(receipt)+`,"agent_card":`+string(card)+`}`))
 	if report["valid"] != true || report["key_source"] != "agent_card" || report["key_version"] != "v1-2026-11a" {
 		t.Errorf("verify_receipt with the hosted card = %v, want valid, key_source agent_card, key v1-2026-11a", report)
 	}
@@ -91,18 +92,18 @@ func TestVerifyReceiptHostedCard(t *testing.T) {
 	// receipt (made without a public URL) is checked only with the key it
 	// carries, which proves it intact, not who signed it (the precondition
 	// of the check above).
-	without := testkit.Structured(t, c.Call(t, mcpserver.ToolVerifyReceipt, `{"receipt":`+string(receipt)+`}`))
+	without := testkit.Structured(t, c.Call(t, contract.VerifyReceipt, `{"receipt":`+string(receipt)+`}`))
 	if without["key_source"] != "receipt" {
 		t.Errorf("verify_receipt without the card = %v, want it checked by the receipt's own key (key_source receipt), not the server's", without)
 	}
 
 	bad := strings.Replace(string(card), `"base64 of the raw 32-byte Ed25519 public key"`, `"base64"`, 1)
-	res = c.Call(t, mcpserver.ToolVerifyReceipt, `{"receipt":`+string(receipt)+`,"agent_card":`+bad+`}`)
+	res = c.Call(t, contract.VerifyReceipt, `{"receipt":`+string(receipt)+`,"agent_card":`+bad+`}`)
 	testkit.WantError(t, res, tools.CodeInvalidRequest, 422, "agent_card")
 	if !strings.Contains(testkit.Text(res), `base64 of the raw 32-byte Ed25519 public key`) {
 		t.Errorf("the refusal does not say which encoding is read: %s", testkit.Text(res))
 	}
-	res = c.Call(t, mcpserver.ToolVerifyReceipt, `{"receipt":`+string(receipt)+`,"agent_card":`+string(card)+`,"public_key":"`+seed+`"}`)
+	res = c.Call(t, contract.VerifyReceipt, `{"receipt":`+string(receipt)+`,"agent_card":`+string(card)+`,"public_key":"`+seed+`"}`)
 	testkit.WantError(t, res, tools.CodeInvalidRequest, 422, "agent_card")
 }
 
@@ -111,7 +112,7 @@ func TestVerifyReceiptHostedCard(t *testing.T) {
 func TestVerifyBlockServiceName(t *testing.T) {
 	c := testkit.ConnectMCP(t, mcpserver.NewMCPServer(testkit.QuietService(t, false)))
 	for _, detail := range []string{"full", "compact"} {
-		ans := testkit.Structured(t, c.Call(t, mcpserver.ToolVerifySchema, string(testkit.WithDetail(t, testkit.ReadTestdata(t, "invoice-pass.json"), detail))))
+		ans := testkit.Structured(t, c.Call(t, contract.VerifySchema, string(testkit.WithDetail(t, testkit.ReadTestdata(t, "invoice-pass.json"), detail))))
 		verify, _ := ans["verify"].(map[string]any)
 		if verify["service"] != "Agent Output Verifier" {
 			t.Errorf("%s answer: verify.service = %v, want \"Agent Output Verifier\"", detail, verify["service"])
@@ -203,7 +204,7 @@ func TestFreeTrialMembers(t *testing.T) {
 	}
 	check(t, ft, 0, true)
 
-	r := callTool(t, ts.URL+"/mcp", mcpserver.ToolVerifySchema, json.RawMessage(invoice))
+	r := callTool(t, ts.URL+"/mcp", contract.VerifySchema, json.RawMessage(invoice))
 	if !r.IsError || r.Meta["code"] != payment.CodeFreeTrialExhausted {
 		t.Fatalf("MCP call past the allowance = %+v, want the payment-required result", r)
 	}
@@ -225,7 +226,7 @@ func TestRecordOfUnknownAgentIsPaidOverMCP(t *testing.T) {
 	fs := httptest.NewServer(fac)
 	defer fs.Close()
 	ts, _ := paymentServer(t, payment.Config{FreePerDay: 5, PayToEVM: testkit.TestPayToEVM, FacilitatorURL: fs.URL, Network: payment.Testnet})
-	r := callTool(t, ts.URL+"/mcp", mcpserver.ToolRecord, json.RawMessage(`{"agent_id":"nobody-yet"}`))
+	r := callTool(t, ts.URL+"/mcp", contract.Record, json.RawMessage(`{"agent_id":"nobody-yet"}`))
 	var pr payment.PaymentRequired
 	testkit.DecodeStructured(t, r, &pr)
 	if !r.IsError || r.Meta["code"] != payment.CodePaymentRequired || len(pr.Accepts) == 0 {
@@ -233,7 +234,7 @@ func TestRecordOfUnknownAgentIsPaidOverMCP(t *testing.T) {
 	}
 
 	off, _ := paymentServer(t, payment.Config{FreePerDay: 5})
-	if r := callTool(t, off.URL+"/mcp", mcpserver.ToolRecord, json.RawMessage(`{"agent_id":"nobody-yet"}`)); r.IsError {
+	if r := callTool(t, off.URL+"/mcp", contract.Record, json.RawMessage(`{"agent_id":"nobody-yet"}`)); r.IsError {
 		t.Errorf("record of an unknown agent with payment off is refused: %+v", r)
 	}
 }
@@ -324,7 +325,7 @@ func TestAnswerTextGolden(t *testing.T) {
 // itself.
 func TestMCPStringifiedOutputHint(t *testing.T) {
 	c := testkit.ConnectMCP(t, mcpserver.NewMCPServer(testkit.QuietService(t, false)))
-	res := c.Call(t, mcpserver.ToolVerifySchema, `{"task_id":"t","expected_schema":{"type":"object"},"submitted_output":"{\"total\": 5}"}`)
+	res := c.Call(t, contract.VerifySchema, `{"task_id":"t","expected_schema":{"type":"object"},"submitted_output":"{\"total\": 5}"}`)
 	ans := testkit.Structured(t, res)
 	hints, _ := ans["hints"].([]any)
 	if len(hints) != 1 {
@@ -347,7 +348,7 @@ func TestRecordInvalidAgentIDBeforePayment(t *testing.T) {
 	defer fs.Close()
 	ts, _ := paymentServer(t, payment.Config{FreePerDay: 5, PayToEVM: testkit.TestPayToEVM, FacilitatorURL: fs.URL, Network: payment.Testnet})
 	for _, id := range []string{`""`, `"` + strings.Repeat("x", 201) + `"`} {
-		r := callTool(t, ts.URL+"/mcp", mcpserver.ToolRecord, json.RawMessage(`{"agent_id":`+id+`}`))
+		r := callTool(t, ts.URL+"/mcp", contract.Record, json.RawMessage(`{"agent_id":`+id+`}`))
 		if !r.IsError || resultCode(t, r) != tools.CodeInvalidRequest {
 			t.Errorf("agent_id %.10s…: isError %v code %q, want invalid_request before payment", id, r.IsError, resultCode(t, r))
 		}

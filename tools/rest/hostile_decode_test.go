@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/payment"
 )
@@ -134,7 +136,7 @@ func TestHostileUnknownFields(t *testing.T) {
 	f := newHTTPFixture(t, nil, nil)
 	openapi, _ := openAPIDoc(t, f)
 	docs := newSchemaValidator(t, openapi)
-	output := testkit.ResolveSchema(t, testkit.ConnectMCP(t, mcpserver.NewMCPServer(f.svc)).Tools[mcpserver.ToolVerifySchema].OutputSchema) // as tools/list advertises it
+	output := testkit.ResolveSchema(t, testkit.ConnectMCP(t, mcpserver.NewMCPServer(f.svc)).Tools[contract.VerifySchema].OutputSchema) // as tools/list advertises it
 	for _, tt := range []struct {
 		name string
 		keys int
@@ -162,7 +164,7 @@ func TestHostileUnknownFields(t *testing.T) {
 			checkManyProblems(t, rec.Body.Bytes(), tt.keys)
 		})
 		t.Run("MCP "+tt.name, func(t *testing.T) {
-			frame := toolCallFrame(mcpserver.ToolVerifySchema, body)
+			frame := toolCallFrame(contract.VerifySchema, body)
 			start := testkit.CPUNow()
 			rec := postMCP(f.h, frame)
 			took := testkit.CPUNow() - start
@@ -236,7 +238,7 @@ func TestFreeTierLimitBeforeDecoding(t *testing.T) {
 			continue
 		}
 		t.Run("MCP over the free tier: "+tt.name, func(t *testing.T) {
-			r := callTool(t, ts.URL+"/mcp", mcpserver.ToolVerifySchema, tt.body)
+			r := callTool(t, ts.URL+"/mcp", contract.VerifySchema, tt.body)
 			ft, _ := r.Meta["free_trial"].(map[string]any)
 			if !r.IsError || r.Meta["code"] != payment.CodePaymentRequired || ft["reason"] != payment.ReasonBodyTooLarge {
 				t.Errorf("unpaid arguments of %d bytes = isError %v, _meta %v; want the payment-required result (%s)", len(tt.body), r.IsError, r.Meta, payment.ReasonBodyTooLarge)
@@ -249,7 +251,7 @@ func TestFreeTierLimitBeforeDecoding(t *testing.T) {
 		}
 	})
 	t.Run("MCP under the free tier: decoded, 422", func(t *testing.T) {
-		if r := callTool(t, ts.URL+"/mcp", mcpserver.ToolVerifySchema, underFree); !r.IsError || resultCode(t, r) != tools.CodeInvalidRequest {
+		if r := callTool(t, ts.URL+"/mcp", contract.VerifySchema, underFree); !r.IsError || resultCode(t, r) != tools.CodeInvalidRequest {
 			t.Errorf("invalid arguments under the free tier = isError %v, want invalid_request", r.IsError)
 		}
 	})
@@ -295,7 +297,7 @@ func TestNestedTooDeeply(t *testing.T) {
 				t.Errorf("problem %q, want nested too deeply with the limit", p)
 			}
 		})
-		frame := toolCallFrame(mcpserver.ToolVerifySchema, []byte(tt.body))
+		frame := toolCallFrame(contract.VerifySchema, []byte(tt.body))
 		t.Run("MCP HTTP "+tt.name, func(t *testing.T) {
 			rec := postMCP(f.h, frame)
 			var m struct {
@@ -326,7 +328,7 @@ func TestNestedTooDeeply(t *testing.T) {
 	// names the field and its own limit.
 	t.Run("MCP HTTP 200-deep output", func(t *testing.T) {
 		deep := strings.Repeat("[", 200) + strings.Repeat("]", 200)
-		structured, _ := mcpToolError(t, postMCP(f.h, toolCallFrame(mcpserver.ToolVerifySchema, testkit.VerifyBody(`{}`, deep))).Body.Bytes())
+		structured, _ := mcpToolError(t, postMCP(f.h, toolCallFrame(contract.VerifySchema, testkit.VerifyBody(`{}`, deep))).Body.Bytes())
 		var e tools.Error
 		if err := json.Unmarshal(structured, &e); err != nil || len(e.Fields) != 1 ||
 			e.Fields[0] != (engine.FieldProblem{Field: "submitted_output", Problem: "is nested too deeply: the limit is 127 levels", Fix: "Nest arrays and objects at most 127 levels deep."}) {

@@ -1,9 +1,9 @@
 // Package rest is the HTTP adapter of the service core (package tools):
 // the REST routes, their payment gate (x402 headers), the OpenAPI document,
 // /docs, /llms.txt, the pages for people, the agent card, the transparency
-// log's routes and the embedded assets they serve, and MCP at /mcp (package
-// mcpserver's handler). It keeps only transport work: reading bodies and
-// writing responses.
+// log's routes and the embedded assets they serve, and MCP at /mcp (the
+// handler the caller composes, HTTPOptions.MCP). It keeps only transport
+// work: reading bodies and writing responses.
 package rest
 
 import (
@@ -22,7 +22,7 @@ import (
 
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
+	"github.com/verifier-dev/verifier/tools/mcpwire"
 )
 
 // HTTP defaults: the zero values of HTTPOptions.
@@ -39,15 +39,19 @@ const (
 // line; a 500 also carries it in its body.
 const CorrelationHeader = "X-Correlation-Id"
 
-// HTTPOptions configures [NewHTTPHandler]. The zero value serves every route
-// free with the defaults.
+// HTTPOptions configures [NewHTTPHandler]. MCP is required; with only MCP
+// set, every route is served free with the defaults.
 type HTTPOptions struct {
 	// MaxBodyBytes bounds a request body (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// VerifyTimeout is the deadline of one verification
 	// (0: DefaultVerifyTimeout).
 	VerifyTimeout time.Duration
-	// MCP is mounted at /mcp (nil: NewMCPHandler(svc)).
+	// MCP is the MCP endpoint mounted at /mcp behind the Host and Origin
+	// check, the JSON content type, the body limit and the verification
+	// deadline; it finds the body already read in mcpwire.Body. Required:
+	// the caller composes it (mcpserver.NewMCPHandler), so that this package
+	// does not depend on the MCP adapter.
 	MCP http.Handler
 	// Gate admits, refuses or charges the calls that can cost something
 	// (nil: every call is served free). See [Gate].
@@ -220,10 +224,14 @@ const (
 )
 
 // NewHTTPHandler builds the HTTP mode of the service. svc must have a store:
-// receipts and reputation are read from it.
+// receipts and reputation are read from it. opts must carry the MCP
+// handler of /mcp.
 func NewHTTPHandler(svc *tools.Service, opts *HTTPOptions) (*HTTPHandler, error) {
 	if svc == nil || svc.Store == nil || svc.Keys == nil || svc.Engine == nil {
 		return nil, errors.New("the HTTP mode needs a service with an engine, keys and a store")
+	}
+	if opts == nil || opts.MCP == nil {
+		return nil, errors.New("the HTTP mode needs the MCP handler of /mcp (HTTPOptions.MCP)")
 	}
 	h := &HTTPHandler{svc: svc, mux: http.NewServeMux()}
 	if opts != nil {
@@ -234,9 +242,6 @@ func NewHTTPHandler(svc *tools.Service, opts *HTTPOptions) (*HTTPHandler, error)
 	}
 	if h.opts.VerifyTimeout <= 0 {
 		h.opts.VerifyTimeout = DefaultVerifyTimeout
-	}
-	if h.opts.MCP == nil {
-		h.opts.MCP = mcpserver.NewMCPHandler(svc)
 	}
 	h.log = h.opts.Log
 	if h.log == nil {
@@ -312,7 +317,7 @@ func (h *HTTPHandler) mcpLimits(next http.Handler) http.Handler {
 		defer cancel()
 		// The body is kept for the wording of the SDK's refusals
 		// (sdkErrorGuard).
-		ctx = mcpserver.WithBody(ctx, body)
+		ctx = mcpwire.WithBody(ctx, body)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -46,7 +46,7 @@ func newRESTBenchClient(b *testing.B, body []byte) *testkit.RawPostClient {
 	}
 	opts := HTTPOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ClientAddr: g.ClientID}
 	WithPayment(svc, &opts, g)
-	h, err := NewHTTPHandler(svc, &opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, &opts))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // NewAgentCard builds the service's agent card, advertising svc.PublicURL.
@@ -52,7 +53,7 @@ func NewAgentCard(svc *tools.Service) (*tools.AgentCard, error) {
 		DefaultOutputModes: modes,
 		Skills: []tools.AgentSkill{
 			{
-				ID: "verify_schema", Name: "Verify structured output",
+				ID: contract.VerifySchema, Name: "Verify structured output",
 				Description: "Check submitted_output against expected_schema (JSON Schema 2020-12 or draft-07), bounds and cross-field rules; " +
 					"answer pass/fail with ratios, repair hints and a signed receipt. REST: POST /verify/schema (or /verify/deliverable).",
 				Tags:        []string{"json-schema", "verification", "receipt", "ed25519", "escrow"},
@@ -61,7 +62,7 @@ func NewAgentCard(svc *tools.Service) (*tools.AgentCard, error) {
 				OutputModes: modes,
 			},
 			{
-				ID: "get_verification_record", Name: "Agent trust record",
+				ID: contract.Record, Name: "Agent trust record",
 				Description: "A signed record of an agent's verdicts: a 0-100 trust score with its 95% interval, the inputs and formula, and recent verdicts. " +
 					"REST: GET /score/{agent_id}.",
 				Tags:        []string{"reputation", "trust-score", "receipt"},
@@ -70,7 +71,7 @@ func NewAgentCard(svc *tools.Service) (*tools.AgentCard, error) {
 				OutputModes: modes,
 			},
 			{
-				ID: "verify_receipt", Name: "Verify a receipt",
+				ID: contract.VerifyReceipt, Name: "Verify a receipt",
 				Description: "Check a receipt's Ed25519 signature against the published keys and, given the original request, recompute its hashes and verdict.",
 				Tags:        []string{"receipt", "ed25519", "audit"},
 				Examples:    []string{"Is this receipt the seller attached genuine, and is it for this output?"},

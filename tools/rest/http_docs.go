@@ -14,6 +14,7 @@ import (
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // docsFS holds the documents the HTTP mode serves: the OpenAPI document, the
@@ -100,12 +101,16 @@ func (h *HTTPHandler) docsAsset(w http.ResponseWriter, r *http.Request) {
 	doc.ServeHTTP(w, r)
 }
 
-// buildOpenAPI renders the OpenAPI document once: the embedded one with this
-// deployment's URL and version, plus the operations of HTTPOptions.Routes.
+// buildOpenAPI renders the OpenAPI document once: the embedded one with the
+// tools' contracts in place (withContract), this deployment's URL and
+// version, plus the operations of HTTPOptions.Routes.
 func (h *HTTPHandler) buildOpenAPI() (staticDoc, error) {
 	raw, err := docsFS.ReadFile("docs/openapi.json")
 	if err != nil {
 		return staticDoc{}, fmt.Errorf("reading openapi.json: %w", err)
+	}
+	if raw, err = withContract(raw); err != nil {
+		return staticDoc{}, err
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
@@ -142,6 +147,68 @@ func (h *HTTPHandler) buildOpenAPI() (staticDoc, error) {
 		return staticDoc{}, fmt.Errorf("indenting openapi.json: %w", err)
 	}
 	return newStaticDoc("openapi.json", "application/json", "public, max-age=300", indented.Bytes()), nil
+}
+
+// contractPlaceholder matches a placeholder of openapi.json,
+// {"x-contract": "TOOL.PART"}: where the document takes a part of a tool's
+// contract (package contract), PART being input, input.MEMBER, answer or
+// example. A
+// placeholder is a valid (empty) schema, so the embedded document lints as
+// it is. Inside a JSON string its quotes are escaped, so it never matches
+// there.
+var contractPlaceholder = regexp.MustCompile(`\{\s*"x-contract"\s*:\s*"([^"\\]*)"\s*\}`)
+
+// withContract puts the tools' contracts into the OpenAPI document raw in
+// place of its placeholders, so that the request MCP lists for a tool and
+// the one this document describes are the same bytes.
+func withContract(raw []byte) ([]byte, error) {
+	var bad error
+	out := contractPlaceholder.ReplaceAllFunc(raw, func(m []byte) []byte {
+		name := string(contractPlaceholder.FindSubmatch(m)[1])
+		part, err := contractPart(name)
+		if err != nil && bad == nil {
+			bad = fmt.Errorf("openapi.json: %w", err)
+		}
+		return part
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	return out, nil
+}
+
+// contractPart is the part of a tool's contract named "TOOL.PART", or
+// "TOOL.input.NAME": the schema of the input's member NAME (a path
+// parameter over REST).
+func contractPart(name string) (json.RawMessage, error) {
+	toolName, part, _ := strings.Cut(name, ".")
+	part, member, isMember := strings.Cut(part, ".")
+	tool, ok := contract.Lookup(toolName)
+	if !ok {
+		return nil, fmt.Errorf("placeholder %q names no tool", name)
+	}
+	var v json.RawMessage
+	switch {
+	case part == "input" && isMember:
+		var input struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal(tool.Input, &input); err != nil {
+			return nil, fmt.Errorf("placeholder %q: decoding the input schema: %w", name, err)
+		}
+		v = input.Properties[member]
+	case isMember:
+	case part == "input":
+		v = tool.Input
+	case part == "answer":
+		v = tool.Answer
+	case part == "example":
+		v = tool.Example
+	}
+	if len(v) == 0 {
+		return nil, fmt.Errorf("placeholder %q names no part of the tool's contract (input, input.MEMBER, answer, example)", name)
+	}
+	return v, nil
 }
 
 // errorTablePlaceholder marks where info.description of openapi.json takes

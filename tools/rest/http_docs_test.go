@@ -26,8 +26,8 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 func TestHTTPAgentCard(t *testing.T) {
@@ -237,7 +237,7 @@ func TestHTTPExtraRouteErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newHTTPFixture(t, nil, nil)
-			if _, err := NewHTTPHandler(f.svc, &HTTPOptions{Routes: []HTTPRoute{tt.route}}); err == nil {
+			if _, err := NewHTTPHandler(f.svc, withMCP(f.svc, &HTTPOptions{Routes: []HTTPRoute{tt.route}})); err == nil {
 				t.Errorf("NewHTTPHandler with route %+v: no error", tt.route)
 			}
 		})
@@ -412,7 +412,7 @@ func TestHTTPLLMsTxt(t *testing.T) {
 			for _, c := range ErrorCodes() {
 				want = append(want, fmt.Sprintf("| %s | %d |", c.Code, c.Status))
 			}
-			want = append(want, mcpserver.ToolVerifySchema, mcpserver.ToolRecord, mcpserver.ToolVerifyReceipt, "]("+testPublicURL+"/verify/schema)",
+			want = append(want, contract.VerifySchema, contract.Record, contract.VerifyReceipt, "]("+testPublicURL+"/verify/schema)",
 				signing.ContextVerify, signing.ContextTrustScore, f.svc.Keys.Current().KeyVersion())
 			for _, w := range want {
 				if !strings.Contains(text, w) {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/verifier-dev/verifier/engine"
 	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
+	"github.com/verifier-dev/verifier/tools/mcpwire"
 )
 
 // AllowedHostFlag is the server flag that adds a name to those a loopback
@@ -70,7 +70,7 @@ func (g *hostGuard) refused(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if r.URL.Path == "/mcp" {
-		mcpserver.WriteRefusal(w, http.StatusForbidden, fmt.Sprintf(
+		mcpwire.WriteRefusal(w, http.StatusForbidden, fmt.Sprintf(
 			"Forbidden: the %s header names a site this server does not answer for (DNS-rebinding and cross-origin defence). %s Nothing was run or charged.",
 			header, foreignFix))
 		return true

@@ -12,7 +12,7 @@ import (
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // ErrorCode is one row of the documented error-code table (SPEC §6).
@@ -97,7 +97,11 @@ type llmsData struct {
 	ContextVerify, ContextScore   string
 	Canonicalization, Hash        string
 	ExampleRequest                string
+	Tools                         llmsTools
 }
+
+// llmsTools are the tool names llms.txt lists, from package contract.
+type llmsTools struct{ VerifySchema, Record, VerifyReceipt string }
 
 // llmsTxt serves GET /llms.txt with the live allowance and prices.
 func (h *HTTPHandler) llmsTxt(w http.ResponseWriter, r *http.Request) {
@@ -109,7 +113,8 @@ func (h *HTTPHandler) llmsTxt(w http.ResponseWriter, r *http.Request) {
 		PaymentErrorTable: errorTable(func(c ErrorCode) bool { return IsPaymentCode(c.Code) }),
 		ContextVerify:     signing.ContextVerify, ContextScore: signing.ContextTrustScore,
 		Canonicalization: engine.Canonicalization, Hash: engine.HashAlgorithm,
-		ExampleRequest: strings.ReplaceAll(mcpserver.ExampleRequest, "\n", "\n    "),
+		ExampleRequest: strings.ReplaceAll(contract.VerifySchemaExample, "\n", "\n    "),
+		Tools:          llmsTools{VerifySchema: contract.VerifySchema, Record: contract.Record, VerifyReceipt: contract.VerifyReceipt},
 	}
 	if h.opts.Pricing != nil {
 		p := h.opts.Pricing(r)

@@ -82,7 +82,7 @@ func restChild(dir string) int {
 		}
 		WithLog(svc, &opts, key)
 	}
-	h, err := NewHTTPHandler(svc, &opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, &opts))
 	if err != nil {
 		return fail("handler", err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
@@ -55,7 +56,7 @@ func newLogFixture(t *testing.T) *httpFixture {
 	}
 	opts := &HTTPOptions{}
 	WithLog(svc, opts, logKey)
-	h, err := NewHTTPHandler(svc, opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +249,7 @@ func TestVerifyAnswersCarryLogIndex(t *testing.T) {
 			t.Errorf("REST verify %d: status %d, %s %q, want %q (/log/proof)", i, resp.StatusCode, LogIndexHeader, got, want)
 		}
 	}
-	r := callTool(t, f.srv.URL+"/mcp", mcpserver.ToolVerifySchema, invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp"}))
+	r := callTool(t, f.srv.URL+"/mcp", contract.VerifySchema, invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp"}))
 	var ans struct {
 		VerificationID string `json:"verification_id"`
 	}
@@ -285,7 +286,7 @@ func TestPaidVerifyCarriesLogIndex(t *testing.T) {
 	var opts HTTPOptions
 	WithPayment(svc, &opts, g)
 	WithLog(svc, &opts, logKey)
-	h, err := NewHTTPHandler(svc, &opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, &opts))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // routeWellKnownX402 is the x402 discovery document of the payment layer.
@@ -52,7 +52,7 @@ func WithPayment(svc *tools.Service, opts *HTTPOptions, g *payment.Gate) {
 func (s httpService) paymentGate(g *payment.Gate) Gate {
 	// The verify routes' input description, converted once: every call's
 	// Route carries it (for a 402), read only.
-	doc := routeDoc{input: json.RawMessage(mcpserver.VerifySchemaInput), example: json.RawMessage(mcpserver.ExampleRequest)}
+	doc := routeDoc{input: json.RawMessage(contract.VerifySchemaInput), example: json.RawMessage(contract.VerifySchemaExample)}
 	return func(w http.ResponseWriter, r *http.Request, call GateCall) (Admitted, bool) {
 		preq := payment.Request{
 			Route:         s.paymentRoute(r, call, doc),
@@ -103,10 +103,10 @@ func (s httpService) paymentGate(g *payment.Gate) Gate {
 // sizeGate adapts g's free-tier size limit (Gate.RefuseUnpaidBody) to the
 // SizeGate hook of the verify routes.
 func (s httpService) sizeGate(g *payment.Gate) func(w http.ResponseWriter, r *http.Request, bodyBytes int64) bool {
-	doc := routeDoc{input: json.RawMessage(mcpserver.VerifySchemaInput), example: json.RawMessage(mcpserver.ExampleRequest)}
+	doc := routeDoc{input: json.RawMessage(contract.VerifySchemaInput), example: json.RawMessage(contract.VerifySchemaExample)}
 	return func(w http.ResponseWriter, r *http.Request, bodyBytes int64) bool {
 		preq := payment.Request{
-			Route:         s.paymentRoute(r, GateCall{Route: r.Pattern, Tool: mcpserver.ToolVerifySchema}, doc),
+			Route:         s.paymentRoute(r, GateCall{Route: r.Pattern, Tool: contract.VerifySchema}, doc),
 			Client:        g.ClientID(r),
 			PaymentHeader: r.Header.Get(payment.HeaderPaymentSignature),
 			BodySize:      bodyBytes,
@@ -155,11 +155,11 @@ func (s httpService) paymentRoute(r *http.Request, call GateCall, doc routeDoc) 
 	route := payment.Route{
 		Kind:     payment.KindVerify,
 		Method:   r.Method,
-		Resource: payment.Resource{URL: s.BaseURL() + r.URL.Path, Description: "Verify an agent's JSON output against a JSON Schema, bounds and cross-field rules; signed receipt."},
+		Resource: payment.Resource{URL: s.BaseURL() + r.URL.Path, Description: contract.VerifySchemaSummary},
 	}
-	if call.Tool == mcpserver.ToolRecord {
+	if call.Tool == contract.Record {
 		route.Kind = payment.KindScore
-		route.Resource.Description = "An agent's signed trust record: a 0-100 score from its past verdicts."
+		route.Resource.Description = contract.RecordSummary
 		route.RouteTemplate = "/score/:agent_id"
 		route.PathParams = map[string]string{"agent_id": r.PathValue("agent_id")}
 		return route
@@ -190,8 +190,8 @@ func (s httpService) wellKnownX402(w http.ResponseWriter, r *http.Request, g *pa
 	routes := []payment.Route{
 		verify("/verify/schema"), verify("/verify/deliverable"),
 		{Kind: payment.KindScore, Method: http.MethodGet, Resource: payment.Resource{URL: base + "/score/{agent_id}"}},
-		{Kind: payment.KindVerify, Tool: mcpserver.ToolVerifySchema, Resource: payment.Resource{URL: base + "/mcp"}},
-		{Kind: payment.KindScore, Tool: mcpserver.ToolRecord, Resource: payment.Resource{URL: base + "/mcp"}},
+		{Kind: payment.KindVerify, Tool: contract.VerifySchema, Resource: payment.Resource{URL: base + "/mcp"}},
+		{Kind: payment.KindScore, Tool: contract.Record, Resource: payment.Resource{URL: base + "/mcp"}},
 	}
 	body, err := json.MarshalIndent(g.WellKnown(r.Context(), routes), "", "  ")
 	if err != nil {

@@ -42,7 +42,7 @@ func TestPaymentGateRequestEndedLogsNoFault(t *testing.T) {
 	svc.Log = slog.New(slog.NewTextHandler(&logs, nil))
 	opts := HTTPOptions{Log: svc.Log}
 	WithPayment(svc, &opts, g)
-	h, err := NewHTTPHandler(svc, &opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, &opts))
 	if err != nil {
 		t.Fatal(err)
 	}

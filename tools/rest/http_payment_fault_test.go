@@ -18,8 +18,8 @@ import (
 
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // faultFacilitator is a facilitator whose settle can be late (answer after
@@ -304,14 +304,14 @@ func TestMCPPaidSettleFaults(t *testing.T) {
 		body := invoiceOf(t, agent)
 		_, pr := paymentRequiredOf(t, ts.URL, body)
 		pay := map[string]any{payment.MetaPayment: testkit.MCPPaymentFor(t, pr)}
-		first, err := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", mcpserver.ToolVerifySchema, json.RawMessage(body), pay, "")
+		first, err := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", contract.VerifySchema, json.RawMessage(body), pay, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if e := testkit.Structured(t, &first); !first.IsError || e["charged"] != "unknown" || e["code"] != payment.CodeFacilitatorUnavailable {
 			t.Fatalf("late settle = %+v (%v), want an error result with charged \"unknown\"", first, e)
 		}
-		retry, err := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", mcpserver.ToolVerifySchema, json.RawMessage(body), pay, "")
+		retry, err := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", contract.VerifySchema, json.RawMessage(body), pay, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,7 +319,7 @@ func TestMCPPaidSettleFaults(t *testing.T) {
 		if retry.IsError || answer["result"] != "pass" || answer["verification_id"] == nil {
 			t.Fatalf("retry with the same payment = %+v, want the kept answer", retry)
 		}
-		again, _ := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", mcpserver.ToolVerifySchema, json.RawMessage(body), pay, "")
+		again, _ := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", contract.VerifySchema, json.RawMessage(body), pay, "")
 		if !testkit.CmpJSON(testkit.Structured(t, &again), answer) {
 			t.Errorf("second retry = %v, want the same answer %v", testkit.Structured(t, &again), answer)
 		}
@@ -341,14 +341,14 @@ func TestMCPPaidSettleFaults(t *testing.T) {
 			<-fac.settleStarted
 			cancel()
 		}()
-		if r, err := testkit.MCPToolCall(t, hctx, ts.URL+"/mcp", mcpserver.ToolVerifySchema, json.RawMessage(body), pay, ""); err == nil {
+		if r, err := testkit.MCPToolCall(t, hctx, ts.URL+"/mcp", contract.VerifySchema, json.RawMessage(body), pay, ""); err == nil {
 			t.Fatalf("the call was answered (%+v) before the client hung up", r)
 		}
 		var retry mcp.CallToolResult
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			var err error
-			if retry, err = testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", mcpserver.ToolVerifySchema, json.RawMessage(body), pay, ""); err != nil {
+			if retry, err = testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", contract.VerifySchema, json.RawMessage(body), pay, ""); err != nil {
 				t.Fatal(err)
 			}
 			if !retry.IsError || testkit.Structured(t, &retry)["charged"] != "unknown" || time.Now().After(deadline) {
@@ -369,7 +369,7 @@ func TestMCPPaidSettleFaults(t *testing.T) {
 		agent := uniqueAgent("mcp-withheld")
 		body := invoiceOf(t, agent)
 		_, pr := paymentRequiredOf(t, ts.URL, body)
-		failed, err := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", mcpserver.ToolVerifySchema, json.RawMessage(body), map[string]any{payment.MetaPayment: testkit.MCPPaymentFor(t, pr)}, "")
+		failed, err := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", contract.VerifySchema, json.RawMessage(body), map[string]any{payment.MetaPayment: testkit.MCPPaymentFor(t, pr)}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,12 +385,12 @@ func TestMCPPaidSettleFaults(t *testing.T) {
 		body := invoiceOf(t, uniqueAgent("mcp-replay"))
 		_, pr := paymentRequiredOf(t, ts.URL, body)
 		pay := map[string]any{payment.MetaPayment: testkit.MCPPaymentFor(t, pr)}
-		if paid, err := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", mcpserver.ToolVerifySchema, json.RawMessage(body), pay, ""); err != nil || paid.IsError {
+		if paid, err := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", contract.VerifySchema, json.RawMessage(body), pay, ""); err != nil || paid.IsError {
 			t.Fatalf("paid call = %+v, %v", paid, err)
 		}
 		verifies := fac.verifies.Load()
 		other := invoiceOf(t, uniqueAgent("mcp-replay-other"))
-		replay, err := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", mcpserver.ToolVerifySchema, json.RawMessage(other), pay, "")
+		replay, err := testkit.MCPToolCall(t, ctx, ts.URL+"/mcp", contract.VerifySchema, json.RawMessage(other), pay, "")
 		if err != nil {
 			t.Fatal(err)
 		}

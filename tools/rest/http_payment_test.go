@@ -39,7 +39,7 @@ func gatedServer(t *testing.T, svc *tools.Service, cfg payment.Config) *httptest
 	}
 	var opts HTTPOptions
 	WithPayment(svc, &opts, g)
-	h, err := NewHTTPHandler(svc, &opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, &opts))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,13 @@ import (
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // verify serves POST /verify/schema and /verify/deliverable: 200 with the
 // signed answer for a pass and for a fail alike.
 func (h *HTTPHandler) verify(w http.ResponseWriter, r *http.Request) {
-	call := GateCall{Route: r.Pattern, Tool: mcpserver.ToolVerifySchema}
+	call := GateCall{Route: r.Pattern, Tool: contract.VerifySchema}
 	if r.ContentLength == 0 {
 		h.emptyVerify(w, r, call)
 		return
@@ -130,7 +130,7 @@ func (h *HTTPHandler) score(w http.ResponseWriter, r *http.Request) {
 	var adm Admitted
 	if h.opts.Gate != nil {
 		var ok bool
-		if adm, ok = h.admit(w, r, GateCall{Route: r.Pattern, Tool: mcpserver.ToolRecord}); !ok {
+		if adm, ok = h.admit(w, r, GateCall{Route: r.Pattern, Tool: contract.Record}); !ok {
 			return
 		}
 		defer adm.release()

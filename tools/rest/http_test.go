@@ -28,8 +28,8 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // testPublicURL is what the fixtures advertise.
@@ -44,7 +44,7 @@ type httpFixture struct {
 	logs *testkit.SyncBuffer
 }
 
-// newHTTPFixture serves NewHTTPHandler(svc, opts); wrap, when not nil,
+// newHTTPFixture serves NewHTTPHandler(svc, withMCP(svc, opts)); wrap, when not nil,
 // wraps the store (to inject faults).
 func newHTTPFixture(t *testing.T, opts *HTTPOptions, wrap func(store.Store) store.Store) *httpFixture {
 	t.Helper()
@@ -71,7 +71,7 @@ func newHTTPFixtureKeys(t *testing.T, keys *signing.KeyStore, opts *HTTPOptions,
 	if wrap != nil {
 		svc.Store = wrap(st)
 	}
-	h, err := NewHTTPHandler(svc, opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,19 +433,19 @@ func TestHTTPGate(t *testing.T) {
 		timeout    time.Duration // the verification deadline (0: the default)
 	}{
 		{name: "empty POST is a probe", method: "POST", path: "/verify/schema", status: 402,
-			want: []GateCall{{Route: routeVerifySchema, Tool: mcpserver.ToolVerifySchema, Probe: true}}},
+			want: []GateCall{{Route: routeVerifySchema, Tool: contract.VerifySchema, Probe: true}}},
 		{name: "empty chunked POST is a probe", method: "POST", path: "/verify/deliverable", header: jsonHeader(), body: unsized{strings.NewReader("")}, status: 402,
-			want: []GateCall{{Route: routeVerifyDeliverable, Tool: mcpserver.ToolVerifySchema, Probe: true}}},
+			want: []GateCall{{Route: routeVerifyDeliverable, Tool: contract.VerifySchema, Probe: true}}},
 		{name: "invalid request is never gated", method: "POST", path: "/verify/schema", header: jsonHeader(), body: strings.NewReader(`{"task_id":""}`), status: 422},
 		{name: "wrong content type is never gated", method: "POST", path: "/verify/schema", body: bytes.NewReader(pass), status: 415},
 		{name: "valid request is gated and settled", method: "POST", path: "/verify/schema", header: jsonHeader(), body: bytes.NewReader(pass), status: 200,
-			want: []GateCall{{Route: routeVerifySchema, Tool: mcpserver.ToolVerifySchema, BodyBytes: int64(len(pass))}}, settled: 1, paymentHdr: true},
+			want: []GateCall{{Route: routeVerifySchema, Tool: contract.VerifySchema, BodyBytes: int64(len(pass))}}, settled: 1, paymentHdr: true},
 		{name: "refused", method: "POST", path: "/verify/schema", header: http.Header{"Content-Type": {"application/json"}, "X-Test-Refuse": {"1"}}, body: bytes.NewReader(pass), status: 429,
-			want: []GateCall{{Route: routeVerifySchema, Tool: mcpserver.ToolVerifySchema, BodyBytes: int64(len(pass))}}},
+			want: []GateCall{{Route: routeVerifySchema, Tool: contract.VerifySchema, BodyBytes: int64(len(pass))}}},
 		{name: "failed settlement withholds the answer", method: "POST", path: "/verify/schema", header: http.Header{"Content-Type": {"application/json"}, "X-Test-Settle-Fail": {"1"}}, body: bytes.NewReader(pass), status: 402,
-			want: []GateCall{{Route: routeVerifySchema, Tool: mcpserver.ToolVerifySchema, BodyBytes: int64(len(pass))}}, released: 1},
+			want: []GateCall{{Route: routeVerifySchema, Tool: contract.VerifySchema, BodyBytes: int64(len(pass))}}, released: 1},
 		{name: "failed work is released, not settled", method: "POST", path: "/verify/schema", header: jsonHeader(), body: bytes.NewReader(pass), status: 503, timeout: time.Nanosecond,
-			want: []GateCall{{Route: routeVerifySchema, Tool: mcpserver.ToolVerifySchema, BodyBytes: int64(len(pass))}}, released: 1},
+			want: []GateCall{{Route: routeVerifySchema, Tool: contract.VerifySchema, BodyBytes: int64(len(pass))}}, released: 1},
 		{name: "invalid score request is never gated", method: "GET", path: "/score/" + strings.Repeat("x", 201), status: 422},
 		{name: "reputation is free", method: "GET", path: "/reputation/seller-7", status: 200},
 	} {
@@ -484,7 +484,7 @@ func TestHTTPGate(t *testing.T) {
 		g := &gateLog{}
 		f := newHTTPFixture(t, &HTTPOptions{Gate: g.gate}, nil)
 		resp, body := f.do(t, http.MethodGet, "/score/nobody", nil, nil)
-		want := []GateCall{{Route: routeScore, Tool: mcpserver.ToolRecord}}
+		want := []GateCall{{Route: routeScore, Tool: contract.Record}}
 		if resp.StatusCode != http.StatusOK || !cmp.Equal(g.seen(), want) || resp.Header.Get("Payment-Response") == "" {
 			t.Errorf("score without history: status %d, gate calls %+v, Payment-Response %q; want 200 through the gate, settled (%s)",
 				resp.StatusCode, g.seen(), resp.Header.Get("Payment-Response"), body)
@@ -497,7 +497,7 @@ func TestHTTPGate(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp, body := f.do(t, http.MethodGet, "/score/seller-7", nil, nil)
-		want := []GateCall{{Route: routeScore, Tool: mcpserver.ToolRecord}}
+		want := []GateCall{{Route: routeScore, Tool: contract.Record}}
 		if resp.StatusCode != http.StatusOK || !cmp.Equal(g.seen(), want) || resp.Header.Get("Payment-Response") == "" {
 			t.Errorf("status %d, gate calls %+v, Payment-Response %q; want 200, %+v, settled; body %s",
 				resp.StatusCode, g.seen(), resp.Header.Get("Payment-Response"), want, body)
@@ -609,7 +609,7 @@ func TestHTTPRequestLog(t *testing.T) {
 func TestNewHTTPHandlerNeedsAStore(t *testing.T) {
 	f := newHTTPFixture(t, nil, nil)
 	svc := &tools.Service{Engine: f.svc.Engine, Keys: f.svc.Keys, Version: f.svc.Version}
-	if _, err := NewHTTPHandler(svc, nil); err == nil {
+	if _, err := NewHTTPHandler(svc, withMCP(svc, nil)); err == nil {
 		t.Error("NewHTTPHandler without a store: no error")
 	}
 }

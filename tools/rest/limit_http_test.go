@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
@@ -62,7 +63,7 @@ func TestLimiterRefusesExcess(t *testing.T) {
 	}
 
 	c := testkit.ConnectMCP(t, mcpserver.NewMCPServer(f.svc))
-	res := c.Call(t, mcpserver.ToolVerifySchema, string(body))
+	res := c.Call(t, contract.VerifySchema, string(body))
 	if !res.IsError || testkit.Structured(t, res)["code"] != tools.CodeUnavailable {
 		t.Errorf("verify_schema while full: isError %v, %v; want the %s error", res.IsError, res.StructuredContent, tools.CodeUnavailable)
 	}

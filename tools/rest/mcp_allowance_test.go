@@ -11,6 +11,7 @@ import (
 
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
@@ -56,16 +57,16 @@ func TestMCPToolsShareTheAllowance(t *testing.T) {
 	srv := oneFreeCallMCPServer(t, svc)
 
 	request := json.RawMessage(testkit.ReadTestdata(t, "invoice-pass.json"))
-	if r := callTool(t, srv.URL, mcpserver.ToolVerifySchema, request); r.IsError {
+	if r := callTool(t, srv.URL, contract.VerifySchema, request); r.IsError {
 		t.Fatalf("first call (free) isError: %+v", r.Content)
 	}
-	if r := callTool(t, srv.URL, mcpserver.ToolVerifySchema, json.RawMessage(`{"task_id":"t"}`)); !r.IsError || resultCode(t, r) != tools.CodeInvalidRequest {
+	if r := callTool(t, srv.URL, contract.VerifySchema, json.RawMessage(`{"task_id":"t"}`)); !r.IsError || resultCode(t, r) != tools.CodeInvalidRequest {
 		t.Errorf("invalid request past the allowance: isError %v code %q, want invalid_request", r.IsError, resultCode(t, r))
 	}
-	if r := callTool(t, srv.URL, mcpserver.ToolVerifySchema, request); !r.IsError || resultCode(t, r) != tools.CodeRateLimited {
+	if r := callTool(t, srv.URL, contract.VerifySchema, request); !r.IsError || resultCode(t, r) != tools.CodeRateLimited {
 		t.Errorf("second call: isError %v code %q, want rate_limited", r.IsError, resultCode(t, r))
 	}
-	if r := callTool(t, srv.URL, mcpserver.ToolRecord, json.RawMessage(`{"agent_id":"nobody-yet"}`)); r.IsError {
+	if r := callTool(t, srv.URL, contract.Record, json.RawMessage(`{"agent_id":"nobody-yet"}`)); r.IsError {
 		t.Errorf("record of an agent without history is refused: %+v", r.Content)
 	}
 }
@@ -84,14 +85,14 @@ func TestMCPUnansweredCallGivesBackItsFreeCall(t *testing.T) {
 	if busy != nil {
 		t.Fatal(busy)
 	}
-	if r := callTool(t, srv.URL, mcpserver.ToolVerifySchema, request); !r.IsError || resultCode(t, r) != tools.CodeUnavailable {
+	if r := callTool(t, srv.URL, contract.VerifySchema, request); !r.IsError || resultCode(t, r) != tools.CodeUnavailable {
 		t.Fatalf("call with every slot taken: isError %v code %q, want unavailable", r.IsError, resultCode(t, r))
 	}
 	release()
-	if r := callTool(t, srv.URL, mcpserver.ToolVerifySchema, request); r.IsError {
+	if r := callTool(t, srv.URL, contract.VerifySchema, request); r.IsError {
 		t.Fatalf("next call is not free: the unanswered call kept the free call: %+v", r.Content)
 	}
-	if r := callTool(t, srv.URL, mcpserver.ToolVerifySchema, request); !r.IsError || resultCode(t, r) != tools.CodeRateLimited {
+	if r := callTool(t, srv.URL, contract.VerifySchema, request); !r.IsError || resultCode(t, r) != tools.CodeRateLimited {
 		t.Errorf("third call: isError %v code %q, want rate_limited (the answered call used the allowance)", r.IsError, resultCode(t, r))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
@@ -27,9 +28,9 @@ func TestMCPVerifyReceipt(t *testing.T) {
 	c := testkit.ConnectMCP(t, mcpserver.NewMCPServer(svc))
 	passReq := string(testkit.ReadTestdata(t, "invoice-pass.json"))
 	failReq := string(testkit.ReadTestdata(t, "invoice-fail.json"))
-	pass := string(testkit.StructuredJSON(t, c.Call(t, mcpserver.ToolVerifySchema, passReq)))
-	fail := string(testkit.StructuredJSON(t, c.Call(t, mcpserver.ToolVerifySchema, failReq)))
-	record := string(testkit.StructuredJSON(t, c.Call(t, mcpserver.ToolRecord, `{"agent_id":"seller-7"}`)))
+	pass := string(testkit.StructuredJSON(t, c.Call(t, contract.VerifySchema, passReq)))
+	fail := string(testkit.StructuredJSON(t, c.Call(t, contract.VerifySchema, failReq)))
+	record := string(testkit.StructuredJSON(t, c.Call(t, contract.Record, `{"agent_id":"seller-7"}`)))
 	ownKey := svc.Keys.Current().PublicKey().PublicKey
 	otherKeys, err := signing.OpenKeyStore(filepath.Join(t.TempDir(), "other"), nil)
 	if err != nil {
@@ -39,7 +40,7 @@ func TestMCPVerifyReceipt(t *testing.T) {
 	// A receipt of another verifier without a public URL (stdio): it
 	// carries its own key, which is not this verifier's.
 	other := testkit.QuietService(t, false)
-	foreign := string(testkit.StructuredJSON(t, testkit.ConnectMCP(t, mcpserver.NewMCPServer(other)).Call(t, mcpserver.ToolVerifySchema, passReq)))
+	foreign := string(testkit.StructuredJSON(t, testkit.ConnectMCP(t, mcpserver.NewMCPServer(other)).Call(t, contract.VerifySchema, passReq)))
 	foreignKey := other.Keys.Current().PublicKey().PublicKey
 	swapped := strings.Replace(foreign, foreignKey, otherKey, 1)
 	if !strings.Contains(foreign, foreignKey) || swapped == foreign {
@@ -73,7 +74,7 @@ func TestMCPVerifyReceipt(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := c.Call(t, mcpserver.ToolVerifyReceipt, tt.args)
+			res := c.Call(t, contract.VerifyReceipt, tt.args)
 			if res.IsError {
 				t.Fatalf("isError: %s", testkit.Text(res))
 			}
@@ -120,7 +121,7 @@ func TestMCPVerifyReceipt(t *testing.T) {
 
 func TestMCPVerifyReceiptInvalidArguments(t *testing.T) {
 	c := testkit.ConnectMCP(t, mcpserver.NewMCPServer(testkit.QuietService(t, true)))
-	receipt := string(testkit.StructuredJSON(t, c.Call(t, mcpserver.ToolVerifySchema, string(testkit.ReadTestdata(t, "invoice-pass.json")))))
+	receipt := string(testkit.StructuredJSON(t, c.Call(t, contract.VerifySchema, string(testkit.ReadTestdata(t, "invoice-pass.json")))))
 	quoted, _ := json.Marshal(receipt)
 	short := base64.StdEncoding.EncodeToString([]byte("short"))
 	tests := []struct {
@@ -138,7 +139,7 @@ func TestMCPVerifyReceiptInvalidArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			testkit.WantError(t, c.Call(t, mcpserver.ToolVerifyReceipt, tt.args), tools.CodeInvalidRequest, 422, tt.fields...)
+			testkit.WantError(t, c.Call(t, contract.VerifyReceipt, tt.args), tools.CodeInvalidRequest, 422, tt.fields...)
 		})
 	}
 }
@@ -181,14 +182,14 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 	c := testkit.ConnectMCP(t, mcpserver.NewMCPServer(f.svc))
 	var ids []string
 	for i := range 3 {
-		res := c.Call(t, mcpserver.ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": fmt.Sprint("mcp-log-", i), "detail": "compact"})))
+		res := c.Call(t, contract.VerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": fmt.Sprint("mcp-log-", i), "detail": "compact"})))
 		ids = append(ids, testkit.Structured(t, res)["verification_id"].(string))
 	}
-	full := testkit.StructuredJSON(t, c.Call(t, mcpserver.ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp-log-full"}))))
+	full := testkit.StructuredJSON(t, c.Call(t, contract.VerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp-log-full"}))))
 	fullID := decodeObject(t, full)["verification_id"].(string)
 	stored := f.get(t, "/receipts/"+ids[1])
 	// The receipt as the MCP client got it: its structured content, re-encoded.
-	asReceived := testkit.StructuredJSON(t, c.Call(t, mcpserver.ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp-log-received", "detail": "compact"}))))
+	asReceived := testkit.StructuredJSON(t, c.Call(t, contract.VerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"task_id": "mcp-log-received", "detail": "compact"}))))
 	receivedID := decodeObject(t, asReceived)["verification_id"].(string)
 	reencoded := reordered(t, stored)
 	if bytes.Equal(bytes.ReplaceAll(bytes.ReplaceAll(reencoded, []byte("\n"), nil), []byte(" "), nil), stored) {
@@ -248,7 +249,7 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 		{"the full answer, another verification's proof", `{"receipt":` + string(full) + `,"log_proof":` + proof + `}`, []string{tools.LogCheckEntry}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			res := c.Call(t, mcpserver.ToolVerifyReceipt, tt.args)
+			res := c.Call(t, contract.VerifyReceipt, tt.args)
 			if res.IsError {
 				t.Fatalf("isError: %s", testkit.Text(res))
 			}
@@ -279,7 +280,7 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 		})
 	}
 	// Without log_proof, no log check runs.
-	got := testkit.Structured(t, c.Call(t, mcpserver.ToolVerifyReceipt, `{"receipt":`+string(stored)+`}`))
+	got := testkit.Structured(t, c.Call(t, contract.VerifyReceipt, `{"receipt":`+string(stored)+`}`))
 	if _, ok := got["log_checked"]; ok || got["valid"] != true {
 		t.Errorf("without log_proof: %v, want valid and no log_checked", got)
 	}
@@ -291,7 +292,7 @@ func TestMCPVerifyReceiptLog(t *testing.T) {
 func TestMCPVerifyReceiptLogArguments(t *testing.T) {
 	f := newLogFixture(t)
 	c := testkit.ConnectMCP(t, mcpserver.NewMCPServer(f.svc))
-	res := c.Call(t, mcpserver.ToolVerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"detail": "compact"})))
+	res := c.Call(t, contract.VerifySchema, string(invoice(t, "invoice-pass.json", map[string]any{"detail": "compact"})))
 	receipt := string(testkit.StructuredJSON(t, res))
 	id := testkit.Structured(t, res)["verification_id"].(string)
 	_, proofDoc := f.do(t, http.MethodGet, "/log/proof/"+id, nil, nil)
@@ -325,7 +326,7 @@ func TestMCPVerifyReceiptLogArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := c.Call(t, mcpserver.ToolVerifyReceipt, tt.args)
+			res := c.Call(t, contract.VerifyReceipt, tt.args)
 			testkit.WantError(t, res, tools.CodeInvalidRequest, 422, tt.field)
 			if body := string(testkit.StructuredJSON(t, res)); strings.Contains(body, marker) || strings.Contains(testkit.Text(res), marker) {
 				t.Errorf("the error quotes what was sent: %s", body)
@@ -335,9 +336,9 @@ func TestMCPVerifyReceiptLogArguments(t *testing.T) {
 
 	// A verifier that serves no log: log_key is required, and enough.
 	plain := testkit.ConnectMCP(t, mcpserver.NewMCPServer(testkit.QuietService(t, true)))
-	testkit.WantError(t, plain.Call(t, mcpserver.ToolVerifyReceipt, `{"receipt":`+receipt+`,"public_key":"`+f.svc.Keys.Current().PublicKey().PublicKey+`","log_proof":`+string(proofDoc)+`}`),
+	testkit.WantError(t, plain.Call(t, contract.VerifyReceipt, `{"receipt":`+receipt+`,"public_key":"`+f.svc.Keys.Current().PublicKey().PublicKey+`","log_proof":`+string(proofDoc)+`}`),
 		tools.CodeInvalidRequest, 422, "log_key")
-	got := testkit.Structured(t, plain.Call(t, mcpserver.ToolVerifyReceipt, `{"receipt":`+receipt+`,"public_key":"`+f.svc.Keys.Current().PublicKey().PublicKey+`","log_proof":`+string(proofDoc)+`,"log_key":"`+f.svc.LogKey.VerifierKey()+`"}`))
+	got := testkit.Structured(t, plain.Call(t, contract.VerifyReceipt, `{"receipt":`+receipt+`,"public_key":"`+f.svc.Keys.Current().PublicKey().PublicKey+`","log_proof":`+string(proofDoc)+`,"log_key":"`+f.svc.LogKey.VerifierKey()+`"}`))
 	if got["valid"] != true || got["log_checked"] != true {
 		t.Errorf("with log_key on a verifier without a log: %v, want valid", got)
 	}
@@ -365,9 +366,9 @@ func TestMCPVerifyReceiptRecordedKeys(t *testing.T) {
 	if err := kr.AddSigningKey(context.Background(), store.KeyRecord{KeyVersion: signer.KeyVersion(), PublicKey: pub}); err != nil {
 		t.Fatal(err)
 	}
-	receipt := string(testkit.StructuredJSON(t, testkit.ConnectMCP(t, mcpserver.NewMCPServer(replica)).Call(t, mcpserver.ToolVerifySchema,
+	receipt := string(testkit.StructuredJSON(t, testkit.ConnectMCP(t, mcpserver.NewMCPServer(replica)).Call(t, contract.VerifySchema,
 		string(testkit.ReadTestdata(t, "invoice-pass.json")))))
-	got := testkit.Structured(t, testkit.ConnectMCP(t, mcpserver.NewMCPServer(here)).Call(t, mcpserver.ToolVerifyReceipt, `{"receipt":`+receipt+`}`))
+	got := testkit.Structured(t, testkit.ConnectMCP(t, mcpserver.NewMCPServer(here)).Call(t, contract.VerifyReceipt, `{"receipt":`+receipt+`}`))
 	if got["valid"] != true || got["key_source"] != "server" {
 		t.Errorf("verify_receipt of the other replica's receipt = valid %v, key_source %v; want valid from the server's keys:\n%v", got["valid"], got["key_source"], got)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 	"github.com/verifier-dev/verifier/tools/mcpserver"
 
@@ -31,14 +32,14 @@ type refusalCase struct {
 func refusalCases() []refusalCase {
 	huge := testkit.Marker + strings.Repeat("A", 1<<20)
 	return []refusalCase{
-		{name: "unknown tool", method: "tools/call", params: `{"name":"` + testkit.Marker + `","arguments":{}}`, code: jsonrpc.CodeInvalidParams, names: mcpserver.ToolRecord},
+		{name: "unknown tool", method: "tools/call", params: `{"name":"` + testkit.Marker + `","arguments":{}}`, code: jsonrpc.CodeInvalidParams, names: contract.Record},
 		{name: "unknown prompt", method: "prompts/get", params: `{"name":"` + testkit.Marker + `"}`, code: jsonrpc.CodeInvalidParams, names: "no prompts"},
 		{name: "unknown resource", method: "resources/read", params: `{"uri":"file:///` + testkit.Marker + `"}`, code: jsonrpc.CodeInvalidParams, names: "no resources"},
-		{name: "string params", method: "tools/call", params: `"` + testkit.Marker + `"`, code: jsonrpc.CodeInvalidParams, names: mcpserver.ToolVerifyReceipt},
-		{name: "params of the wrong type", method: "tools/call", params: `{"name":["` + testkit.Marker + `"]}`, code: jsonrpc.CodeInvalidParams, names: mcpserver.ToolVerifySchema},
-		{name: "1 MiB tool name", method: "tools/call", params: `{"name":"` + huge + `","arguments":{}}`, code: jsonrpc.CodeInvalidParams, names: mcpserver.ToolVerifySchema},
+		{name: "string params", method: "tools/call", params: `"` + testkit.Marker + `"`, code: jsonrpc.CodeInvalidParams, names: contract.VerifyReceipt},
+		{name: "params of the wrong type", method: "tools/call", params: `{"name":["` + testkit.Marker + `"]}`, code: jsonrpc.CodeInvalidParams, names: contract.VerifySchema},
+		{name: "1 MiB tool name", method: "tools/call", params: `{"name":"` + huge + `","arguments":{}}`, code: jsonrpc.CodeInvalidParams, names: contract.VerifySchema},
 		{name: "1 MiB prompt name", method: "prompts/get", params: `{"name":"` + huge + `"}`, code: jsonrpc.CodeInvalidParams, names: "no prompts"},
-		{name: "bad cursor", method: "tools/list", params: `{"cursor":"` + testkit.Marker + `"}`, code: jsonrpc.CodeInvalidParams, names: mcpserver.ToolVerifySchema},
+		{name: "bad cursor", method: "tools/list", params: `{"cursor":"` + testkit.Marker + `"}`, code: jsonrpc.CodeInvalidParams, names: contract.VerifySchema},
 	}
 }
 

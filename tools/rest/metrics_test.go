@@ -14,8 +14,8 @@ import (
 
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // metricsServer is the HTTP mode with metrics at /metrics, its store
@@ -38,7 +38,7 @@ func metricsServer(t *testing.T, cfg *payment.Config) (*httptest.Server, *tools.
 		WithPayment(svc, &opts, g)
 	}
 	WithMetrics(svc, &opts, m)
-	h, err := NewHTTPHandler(svc, &opts)
+	h, err := NewHTTPHandler(svc, withMCP(svc, &opts))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,10 +302,10 @@ func TestMetricsAllowancePaymentOff(t *testing.T) {
 func TestMetricsMCP(t *testing.T) {
 	ts, _ := metricsServer(t, &payment.Config{FreePerDay: 1})
 	request := json.RawMessage(testkit.ReadTestdata(t, "invoice-pass.json"))
-	if r := callTool(t, ts.URL+"/mcp", mcpserver.ToolVerifySchema, request); r.IsError {
+	if r := callTool(t, ts.URL+"/mcp", contract.VerifySchema, request); r.IsError {
 		t.Fatalf("first call (free) isError: %+v", r.Content)
 	}
-	if r := callTool(t, ts.URL+"/mcp", mcpserver.ToolVerifySchema, request); !r.IsError || resultCode(t, r) != tools.CodeRateLimited {
+	if r := callTool(t, ts.URL+"/mcp", contract.VerifySchema, request); !r.IsError || resultCode(t, r) != tools.CodeRateLimited {
 		t.Fatalf("second call: isError %v code %q, want rate_limited", r.IsError, resultCode(t, r))
 	}
 	fams := scrape(t, ts.URL)
@@ -340,7 +340,7 @@ func TestMetricsMCPPayment(t *testing.T) {
 	request := json.RawMessage(testkit.ReadTestdata(t, "invoice-pass.json"))
 	call := func(meta map[string]any) mcp.CallToolResult {
 		t.Helper()
-		r, err := testkit.MCPToolCall(t, t.Context(), ts.URL+"/mcp", mcpserver.ToolVerifySchema, request, meta, "")
+		r, err := testkit.MCPToolCall(t, t.Context(), ts.URL+"/mcp", contract.VerifySchema, request, meta, "")
 		if err != nil {
 			t.Fatal(err)
 		}

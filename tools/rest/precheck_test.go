@@ -12,8 +12,8 @@ import (
 
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/tools"
+	"github.com/verifier-dev/verifier/tools/contract"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
 )
 
 // invalidSchemaRequest decodes but its expected_schema does not compile:
@@ -78,12 +78,12 @@ func TestInvalidSchemaBeforePayment(t *testing.T) {
 			name: "MCP",
 			payment: func(t *testing.T, base string, body []byte) any {
 				var pr payment.PaymentRequired
-				testkit.DecodeStructured(t, mcpCall(t, base+"/mcp", mcpserver.ToolVerifySchema, body, nil), &pr)
+				testkit.DecodeStructured(t, mcpCall(t, base+"/mcp", contract.VerifySchema, body, nil), &pr)
 				return map[string]any{payment.MetaPayment: testkit.MCPPaymentFor(t, pr)}
 			},
 			call: func(t *testing.T, base string, body []byte, pay any) (int, string) {
 				meta, _ := pay.(map[string]any)
-				r := mcpCall(t, base+"/mcp", mcpserver.ToolVerifySchema, body, meta)
+				r := mcpCall(t, base+"/mcp", contract.VerifySchema, body, meta)
 				if !r.IsError {
 					return http.StatusOK, ""
 				}

@@ -1,4 +1,4 @@
-package mcpserver
+package contract
 
 import (
 	"encoding/json"
@@ -54,17 +54,17 @@ const (
 		`"correlation_id":{"type":"string"}}}`
 )
 
-// paymentRequiredSchema is x402 v2's PaymentRequired, the structured
+// PaymentRequiredSchema is x402 v2's PaymentRequired, the structured
 // content of the isError result that asks for payment over HTTP (SPEC §7).
-const paymentRequiredSchema = `{"type":"object","title":"payment required","description":"x402 v2 PaymentRequired (isError is true): pay one of accepts[] and call again with the payment in _meta[\"x402/payment\"]; _meta also carries the error code and free_trial.",` +
+const PaymentRequiredSchema = `{"type":"object","title":"payment required","description":"x402 v2 PaymentRequired (isError is true): pay one of accepts[] and call again with the payment in _meta[\"x402/payment\"]; _meta also carries the error code and free_trial.",` +
 	`"required":["x402Version","accepts"],"properties":{"x402Version":{"type":"integer"},"error":{"type":"string"},` +
 	`"resource":{"type":"object"},"accepts":{"type":"array","items":{"type":"object"}},"extensions":{"type":"object"}}}`
 
-// outputOrError is a tool's output schema: its answer or, on a result with
+// ResultSchema is a tool's MCP output schema: its answer or, on a result with
 // isError set, the error object or one of the other refusals given. MCP
 // requires an object at the root, and clients validate structured content
 // whether or not isError is set.
-func outputOrError(description, answer string, refusals ...string) json.RawMessage {
+func ResultSchema(description, answer string, refusals ...string) json.RawMessage {
 	branches := append([]string{answer, errorSchema}, refusals...)
 	return json.RawMessage(`{"type":"object","description":` + quote(description) +
 		`,"anyOf":[` + strings.Join(branches, ",") + `]}`)
@@ -78,28 +78,3 @@ func quote(s string) string {
 	}
 	return string(b)
 }
-
-// ExampleRequest is the request llms.txt shows: an invoice whose line
-// totals must add up.
-const ExampleRequest = `{
-  "task_id": "invoice-42",
-  "agent_id": "seller-7",
-  "expected_schema": {
-    "type": "object",
-    "required": ["invoice_id", "line_items", "total"],
-    "properties": {
-      "invoice_id": {"type": "string", "minLength": 1},
-      "line_items": {"type": "array", "minItems": 1, "items": {
-        "type": "object", "required": ["sku", "line_total"],
-        "properties": {"sku": {"type": "string"}, "line_total": {"type": "number", "minimum": 0}}}},
-      "total": {"type": "number"}
-    }
-  },
-  "submitted_output": {
-    "invoice_id": "INV-2026-0042",
-    "line_items": [{"sku": "A-1", "line_total": 100.0}, {"sku": "B-2", "line_total": 35.0}],
-    "total": 135.0
-  },
-  "rules": [{"type": "sum_equals", "field": "line_items[].line_total", "equals_field": "total", "tolerance": 0.005}],
-  "enforce_rules": true
-}`
