@@ -12,7 +12,7 @@ import (
 
 	"github.com/verifier-dev/verifier/engine/schema"
 	"github.com/verifier-dev/verifier/internal/release"
-	"github.com/verifier-dev/verifier/tools/mcpserver"
+	"github.com/verifier-dev/verifier/tools/contract"
 )
 
 // root is the repository root, seen from this package's folder.
@@ -198,7 +198,10 @@ func TestReleaseNamesAgree(t *testing.T) {
 	for _, tool := range man["tools"].([]any) {
 		listed = append(listed, tool.(map[string]any)["name"].(string))
 	}
-	want := []string{mcpserver.ToolVerifySchema, mcpserver.ToolRecord, mcpserver.ToolVerifyReceipt}
+	var want []string
+	for _, tool := range contract.Tools() {
+		want = append(want, tool.Name)
+	}
 	slices.Sort(listed)
 	slices.Sort(want)
 	if !slices.Equal(listed, want) {
