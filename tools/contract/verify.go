@@ -4,9 +4,10 @@ package contract
 // Schema. expected_schema and submitted_output take any JSON value; the
 // engine checks them, with errors that say what to fix.
 const VerifySchemaInput = `{"type":"object","additionalProperties":false,` +
+	`"description":"A verification request (SPEC §1). Unknown members are rejected; the body must be I-JSON (no duplicate keys, integers within ±2^53). null means \"not set\" for every optional member (request fields, rule members, bound members), so the canonical \"as parsed\" form of a request is itself a valid request.",` +
 	`"required":["task_id","expected_schema","submitted_output"],"properties":{` +
 	`"task_id":{"type":"string","minLength":1,"maxLength":200,"description":"your id for this piece of work"},` +
-	`"agent_id":{"anyOf":[{"type":"string","minLength":1,"maxLength":200},{"type":"null"}],"default":null,"description":"who produced the output (e.g. the seller); its verdicts build its reputation. null: no agent"},` +
+	`"agent_id":{"anyOf":[{"type":"string","minLength":1,"maxLength":200},{"type":"null"}],"default":null,"description":"who produced the output (e.g. the seller); its verdicts build its reputation (ids starting with test- stay out of it). null: no agent"},` +
 	`"expected_schema":{"description":"the JSON Schema the output must satisfy: an object or boolean, draft 2020-12 unless $schema names draft-07. A $ref may not leave the document (nothing is fetched)"},` +
 	`"submitted_output":{"description":"the output under test: any JSON value (null is a value)"},` +
 	`"strict_content_check":{"anyOf":[{"type":"boolean"},{"type":"null"}],"default":false,"description":"content findings (blank or placeholder strings such as TODO, fields the schema does not declare) block the result instead of warning"},` +
@@ -15,12 +16,16 @@ const VerifySchemaInput = `{"type":"object","additionalProperties":false,` +
 	`"enforce_rules":{"anyOf":[{"type":"boolean"},{"type":"null"}],"default":false,"description":"rule violations block the result instead of warning"},` +
 	`"detail":{"anyOf":[{"type":"string","enum":["full","compact"]},{"type":"null"}],"default":"full","description":"full: hints, flags, errors and ratios; compact: the verdict, hashes and signature only"}}}`
 
-const boundInput = `{"type":"object","additionalProperties":false,"properties":{` +
+const boundInput = `{"type":"object","additionalProperties":false,` +
+	`"description":"every value at the path lies in [min, max]: numbers, or ISO 8601 dates / date-times compared chronologically. At least one of min and max",` +
+	`"properties":{` +
 	`"min":{"anyOf":[{"type":"number"},{"type":"string"},{"type":"null"}],"description":"lowest allowed value: a number, or an ISO 8601 date / date-time"},` +
 	`"max":{"anyOf":[{"type":"number"},{"type":"string"},{"type":"null"}],"description":"highest allowed value: a number, or an ISO 8601 date / date-time"},` +
 	`"if_present":{"anyOf":[{"type":"boolean"},{"type":"null"}],"default":false,"description":"skip the bound when the path resolves to nothing"}}}`
 
-const ruleInput = `{"type":"object","additionalProperties":false,"required":["type","field"],"properties":{` +
+const ruleInput = `{"type":"object","additionalProperties":false,"required":["type","field"],` +
+	`"description":"a cross-field rule: sum_equals (equals_field or equals), gte/lte (other_field or value), exists_in (in_field or values), unique. A member that does not apply to the rule type is accepted when null",` +
+	`"properties":{` +
 	`"type":{"type":"string","enum":["sum_equals","gte","lte","exists_in","unique"]},` +
 	`"field":{"type":"string","description":"path of the checked values, e.g. line_items[].line_total"},` +
 	`"equals_field":{"anyOf":[{"type":"string"},{"type":"null"}],"description":"sum_equals: path of the expected sum (or give equals)"},` +
