@@ -138,6 +138,9 @@ func (h *HTTPHandler) buildOpenAPI() (staticDoc, error) {
 			return staticDoc{}, err
 		}
 	}
+	if top["paths"], err = withForbidden(top["paths"]); err != nil {
+		return staticDoc{}, err
+	}
 	body, err := orderedJSON([]string{"openapi", "info", "servers", "security", "tags", "paths", "components"}, top)
 	if err != nil {
 		return staticDoc{}, err
@@ -253,6 +256,48 @@ func addOperations(rawPaths json.RawMessage, routes []HTTPRoute) (json.RawMessag
 			return nil, fmt.Errorf("route %q: already documented", rt.Pattern)
 		}
 		paths[p][method] = rt.Operation
+	}
+	out, err := json.Marshal(paths)
+	if err != nil {
+		return nil, fmt.Errorf("encoding openapi.json paths: %w", err)
+	}
+	return out, nil
+}
+
+// forbiddenRef is the response every operation but /mcp's gains as its 403:
+// hostGuard runs before every route (/mcp answers its 403 as a JSON-RPC
+// error, documented with its own operation).
+var forbiddenRef = json.RawMessage(`{"$ref":"#/components/responses/Forbidden"}`)
+
+// withForbidden adds the 403 of the Host and Origin check to every
+// operation of the paths object that does not document one.
+func withForbidden(rawPaths json.RawMessage) (json.RawMessage, error) {
+	var paths map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(rawPaths, &paths); err != nil {
+		return nil, fmt.Errorf("decoding openapi.json paths: %w", err)
+	}
+	for p, ops := range paths {
+		for method, rawOp := range ops {
+			var op map[string]json.RawMessage
+			if err := json.Unmarshal(rawOp, &op); err != nil || op["responses"] == nil {
+				continue // a path-level member (parameters, summary), not an operation
+			}
+			var responses map[string]json.RawMessage
+			if err := json.Unmarshal(op["responses"], &responses); err != nil {
+				return nil, fmt.Errorf("decoding openapi.json %s %s responses: %w", method, p, err)
+			}
+			if _, ok := responses["403"]; ok {
+				continue
+			}
+			responses["403"] = forbiddenRef
+			var err error
+			if op["responses"], err = json.Marshal(responses); err != nil {
+				return nil, fmt.Errorf("encoding openapi.json %s %s responses: %w", method, p, err)
+			}
+			if ops[method], err = json.Marshal(op); err != nil {
+				return nil, fmt.Errorf("encoding openapi.json %s %s: %w", method, p, err)
+			}
+		}
 	}
 	out, err := json.Marshal(paths)
 	if err != nil {

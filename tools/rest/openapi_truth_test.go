@@ -195,3 +195,35 @@ func TestHTTPOpenAPIMCPErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestHTTPOpenAPIForbidden: the Host and Origin check runs before every
+// route, so every documented operation has a 403 — the Forbidden response
+// (a JSON-RPC error on /mcp) — and a foreign Host gets what it describes.
+func TestHTTPOpenAPIForbidden(t *testing.T) {
+	f := newLogFixture(t)
+	_, doc := openAPIDoc(t, f)
+	for _, op := range documentedOps(doc) {
+		method, path, _ := strings.Cut(op, " ")
+		operation := doc["paths"].(map[string]any)[path].(map[string]any)[method].(map[string]any)
+		forbidden, ok := operation["responses"].(map[string]any)["403"].(map[string]any)
+		switch {
+		case !ok:
+			t.Errorf("%s documents no 403", op)
+		case path == "/mcp":
+			if forbidden["$ref"] != nil {
+				t.Errorf("%s: 403 is %v, want its own JSON-RPC error", op, forbidden["$ref"])
+			}
+		case forbidden["$ref"] != "#/components/responses/Forbidden":
+			t.Errorf("%s: 403 is %v, want the Forbidden response", op, forbidden)
+		}
+	}
+	example := doc["components"].(map[string]any)["responses"].(map[string]any)["Forbidden"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["examples"].(map[string]any)["foreign_host"].(map[string]any)["value"]
+	resp, body := f.hostRequest(t, http.MethodGet, "/reputation/seller-7", "evil.example", "", nil)
+	var got any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatalf("403 body: %v", err)
+	}
+	if resp.StatusCode != http.StatusForbidden || !cmp.Equal(got, example) {
+		t.Errorf("a foreign Host got %d %s, want 403 and the documented example %v", resp.StatusCode, body, example)
+	}
+}
