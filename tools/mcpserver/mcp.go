@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/tools"
 )
 
@@ -209,7 +210,7 @@ func errorResult(e *tools.Error) *mcp.CallToolResult {
 	if e.NextActions == nil {
 		e.NextActions = []engine.NextAction{}
 	}
-	body, err := engine.MarshalJSON(e)
+	body, err := ijson.Marshal(e)
 	if err != nil { // an Error always encodes; keep a readable result anyway
 		body = []byte(`{"code":"internal_error","status":500,"retryable":false,"charged":false,"message":"The error could not be encoded.","next_actions":[]}`)
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
 )
@@ -98,7 +99,7 @@ func (s mcpService) mcpVerifyReceipt(ctx context.Context, req *mcp.CallToolReque
 		return errorResult(e), nil
 	}
 	ans := s.checkReceiptInputs(args["receipt"], in)
-	body, err := engine.MarshalJSON(ans)
+	body, err := ijson.Marshal(ans)
 	if err != nil {
 		s.logCall(ctx, ToolVerifyReceipt, start, tools.CodeInternal)
 		return errorResult(tools.AsError(err)), nil

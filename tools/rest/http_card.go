@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
 )
@@ -132,7 +133,7 @@ func (h *HTTPHandler) buildCard() (staticDoc, error) {
 	if err != nil {
 		return staticDoc{}, err
 	}
-	body, err := engine.MarshalJSON(card)
+	body, err := ijson.Marshal(card)
 	if err != nil {
 		return staticDoc{}, fmt.Errorf("encoding agent card: %w", err)
 	}
