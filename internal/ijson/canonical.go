@@ -193,7 +193,7 @@ func appendES6Number(dst []byte, f float64) []byte {
 // AppendCanonicalString appends s, valid UTF-8, as an RFC 8785 string: the
 // two-character escapes for the characters that have one, \u00xx for the
 // other controls, everything else as it is. It is the package's only string
-// escaper (AppendMarshalString leaves encoding/json's form to json.Marshal).
+// escaper (encoding/json's form is left to json.Marshal).
 func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
