@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
@@ -219,3 +220,28 @@ func appendByteEscape(dst []byte, c byte) []byte {
 	}
 	return hex.AppendEncode(append(dst, '\\', 'u', '0', '0'), []byte{c})
 }
+
+// AppendCanonical appends the RFC 8785 form of the JSON text in to dst, as
+// Canonicalizer.Append does, with a spare Canonicalizer: the one way the
+// service canonicalizes. Its working memory is reused from one call to the
+// next, whichever goroutine makes it; one that a large text has left
+// holding more than maxPooledScratch is dropped after use, so that the
+// memory does not stay. Nothing of a kept one reaches a result, as every
+// canonicalization resets its working memory. On error, an *Error, dst is
+// returned unchanged.
+func AppendCanonical(dst, in []byte, depth int) ([]byte, error) {
+	c, ok := canonicalizers.Get().(*Canonicalizer)
+	if !ok {
+		c = new(Canonicalizer)
+	}
+	out, err := c.Append(dst, in, depth)
+	if c.Footprint() <= maxPooledScratch {
+		canonicalizers.Put(c)
+	}
+	return out, err
+}
+
+// canonicalizers holds the spare Canonicalizers of AppendCanonical.
+var canonicalizers sync.Pool
+
+const maxPooledScratch = 64 << 10
