@@ -1,5 +1,6 @@
 // Package ijson is the verifier's JSON toolkit: one scanner that decodes
 // I-JSON (RFC 7493) strictly into plain Go values (Decode, DecodeMembers),
+// splits an object into its members as sent (SplitMembers),
 // only checks it, or writes a text's RFC 8785 canonical form
 // (Canonicalizer); with the one string escaper (AppendCanonicalString) and
 // the one encoder without HTML escaping (Marshal); numbers are read by

@@ -26,6 +26,9 @@ type scanner struct {
 	maxDepth int
 	mode     scanMode
 	kind     error // why the scan stopped, when not ErrSyntax
+	// anyNumber accepts every number of RFC 8259's grammar in modeCheck,
+	// without the I-JSON range (SplitMembers).
+	anyNumber bool
 	// A copy of the working memory, not a pointer to it: the scanner lives
 	// on the stack, so growing these slices stores no pointer into the heap
 	// and costs no write barrier while the collector runs.
@@ -97,6 +100,69 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, decode
 		members = []Member{} // an empty object
 	}
 	return members, true
+}
+
+// SplitMembers splits data, one JSON object, into its members as sent, in
+// order, checking it as jsontext's decoder does by default: RFC 8259
+// syntax, valid UTF-8 and no lone surrogate, unique names in every object,
+// nesting at most MaxCanonicalDepth levels; a number's range is not
+// checked. Values are not decoded (Member.Value is nil). It is the careful
+// path of a caller that names the member a problem lies in: on the first
+// problem it returns the members read before it and an *Error, and in is
+// the index in members of the member whose value holds the problem (that
+// member's Raw is nil), or -1 when the problem is outside every value
+// (data is no object, a name or a separator is malformed, a name is
+// repeated, or data goes on after the object).
+func SplitMembers(data []byte) (members []Member, in int, err error) {
+	d := scanner{in: data, maxDepth: MaxCanonicalDepth, mode: modeCheck, anyNumber: true}
+	stop := func(in int) ([]Member, int, error) {
+		e := &Error{Kind: d.kind, Offset: int64(d.pos)}
+		switch e.Kind {
+		case nil:
+			e.Kind = ErrSyntax
+		case ErrDepth:
+			e.Limit = d.maxDepth
+		}
+		return members, in, e
+	}
+	d.skipSpace()
+	if d.pos >= len(d.in) || d.in[d.pos] != '{' {
+		return stop(-1)
+	}
+	var names map[string]bool
+	for more := d.enter('}'); more; {
+		nameStart, nameEnd, ok := d.str()
+		if !ok {
+			return stop(-1)
+		}
+		name := d.stringAt(nameStart, nameEnd)
+		d.drop(nameStart)
+		if names == nil {
+			names = make(map[string]bool)
+		}
+		if names[name] {
+			d.fail(ErrDuplicate) // before the colon, as jsontext
+			return stop(-1)
+		}
+		names[name] = true
+		if !d.colon() {
+			return stop(-1)
+		}
+		start := d.pos
+		members = append(members, Member{Name: name})
+		if _, ok := d.value(1); !ok {
+			return stop(len(members) - 1)
+		}
+		members[len(members)-1].Raw = data[start:d.pos:d.pos]
+		if more, ok = d.separator('}'); !ok {
+			return stop(-1)
+		}
+	}
+	if !d.atEnd() {
+		d.fail(ErrTrailing)
+		return stop(-1)
+	}
+	return members, -1, nil
 }
 
 // scanWhole scans data as one whole JSON text in mode, returning the value
@@ -479,7 +545,7 @@ func (d *scanner) number() (any, bool) {
 	// checkNumber cannot fail for an integer of up to 15 digits (within
 	// ±2^53), nor for a number with a fraction, no exponent and at most 300
 	// characters (too short to overflow a double or to underflow to zero).
-	case (exponent || (!fraction && d.pos-start > 15) || d.pos-start > 300) &&
+	case !d.anyNumber && (exponent || (!fraction && d.pos-start > 15) || d.pos-start > 300) &&
 		checkNumber(string(d.in[start:d.pos])) != nil:
 		return nil, d.fail(ErrNumber)
 	case d.mode == modeBuild:

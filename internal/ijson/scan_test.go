@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -361,5 +362,42 @@ func TestDecodeMembersManyNames(t *testing.T) {
 		{"many, distinct", 100, -1}, {"many, duplicate in the scan", 100, 10}, {"many, duplicate in the set", 100, 60},
 	} {
 		t.Run(tt.name, func(t *testing.T) { checkMembers(t, object(tt.n, tt.dupAt)) })
+	}
+}
+
+func TestSplitMembers(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string // each member's name=raw
+		at       int
+		kind     error // nil when it splits
+	}{
+		{"members as sent", ` {"a": {"x":1.50} , "b":"s"} `, []string{`a={"x":1.50}`, `b="s"`}, -1, nil},
+		{"empty object", `{}`, nil, -1, nil},
+		{"any number", `{"a":1e400}`, []string{`a=1e400`}, -1, nil},
+		{"not an object", `[1]`, nil, -1, ErrSyntax},
+		{"repeated name", `{"a":1,"\u0061":2}`, []string{`a=1`}, -1, ErrDuplicate},
+		{"duplicate inside a value", `{"a":1,"b":{"x":1,"x":2}}`, []string{`a=1`, `b=`}, 1, ErrDuplicate},
+		{"invalid UTF-8 in a value", "{\"a\":\"\xff\"}", []string{`a=`}, 0, ErrUTF8},
+		{"lone surrogate in a value", `{"a":"\ud800"}`, []string{`a=`}, 0, ErrUTF8},
+		{"malformed separator", `{"a":1 "b":2}`, []string{`a=1`}, -1, ErrSyntax},
+		{"truncated value", `{"a":[1,`, []string{`a=`}, 0, ErrSyntax},
+		{"data after the object", `{"a":1} 2`, []string{`a=1`}, -1, ErrTrailing},
+		{"too deep", `{"a":` + strings.Repeat("[", MaxCanonicalDepth) + strings.Repeat("]", MaxCanonicalDepth) + `}`, []string{`a=`}, 0, ErrDepth},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			members, at, err := SplitMembers([]byte(tt.in))
+			var got []string
+			for _, m := range members {
+				if m.Value != nil {
+					t.Errorf("member %s decoded: %v", m.Name, m.Value)
+				}
+				got = append(got, m.Name+"="+string(m.Raw))
+			}
+			if !slices.Equal(got, tt.want) || at != tt.at || !errors.Is(err, tt.kind) || (err == nil) != (tt.kind == nil) {
+				t.Fatalf("SplitMembers(%.40q) = %q, %d, %v; want %q, %d, %v", tt.in, got, at, err, tt.want, tt.at, tt.kind)
+			}
+		})
 	}
 }
