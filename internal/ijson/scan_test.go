@@ -387,7 +387,7 @@ func TestSplitMembers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			members, at, err := SplitMembers([]byte(tt.in))
+			members, at, err := SplitMembers([]byte(tt.in), SplitLikeJSONText)
 			var got []string
 			for _, m := range members {
 				if m.Value != nil {
@@ -397,6 +397,38 @@ func TestSplitMembers(t *testing.T) {
 			}
 			if !slices.Equal(got, tt.want) || at != tt.at || !errors.Is(err, tt.kind) || (err == nil) != (tt.kind == nil) {
 				t.Fatalf("SplitMembers(%.40q) = %q, %d, %v; want %q, %d, %v", tt.in, got, at, err, tt.want, tt.at, tt.kind)
+			}
+		})
+	}
+}
+
+func TestSplitMembersGrammarOnly(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []Member // Name, NameEnd and End of each; Raw is in[NameEnd+1:End]
+		at       int
+		kind     error
+	}{
+		{"repeated names and nested duplicates", `{"a":{"x":1,"x":2},"a":1e400}`,
+			[]Member{{Name: "a", NameEnd: 4, End: 18}, {Name: "a", NameEnd: 22, End: 28}}, -1, nil},
+		{"invalid UTF-8 and lone surrogates read as U+FFFD", "{\"\xff\":\"\xfe\",\"\\ud800\":1}",
+			[]Member{{Name: "\ufffd", NameEnd: 4, End: 8}, {Name: "\ufffd", NameEnd: 17, End: 19}}, -1, nil},
+		{"a missing colon is the member's", `{"a" 1}`, []Member{{Name: "a", NameEnd: 4}}, 0, ErrSyntax},
+		{"invalid escape", `{"a":"\x"}`, []Member{{Name: "a", NameEnd: 4}}, 0, ErrSyntax},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			members, at, err := SplitMembers([]byte(tt.in), SplitGrammarOnly)
+			for i := range members {
+				if want := tt.want[min(i, len(tt.want)-1)]; want.End > 0 && string(members[i].Raw) != tt.in[want.NameEnd+1:want.End] {
+					t.Errorf("member %d raw = %q, want %q", i, members[i].Raw, tt.in[want.NameEnd+1:want.End])
+				}
+				members[i].Raw = nil
+			}
+			if !slices.EqualFunc(members, tt.want, func(a, b Member) bool {
+				return a.Name == b.Name && a.NameEnd == b.NameEnd && a.End == b.End && a.Value == nil
+			}) || at != tt.at || !errors.Is(err, tt.kind) || (err == nil) != (tt.kind == nil) {
+				t.Fatalf("SplitMembers(%q) = %+v, %d, %v; want %+v, %d, %v", tt.in, members, at, err, tt.want, tt.at, tt.kind)
 			}
 		})
 	}

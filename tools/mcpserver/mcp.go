@@ -253,7 +253,7 @@ func toolArgs(raw json.RawMessage, known ...string) (map[string][]byte, *tools.E
 	if text := bytes.TrimLeft(raw, " \t\r\n"); text[0] != '{' {
 		return nil, invalid("arguments", "must be a JSON object", fixKnown)
 	}
-	list, in, err := ijson.SplitMembers(raw)
+	list, in, err := ijson.SplitMembers(raw, ijson.SplitLikeJSONText)
 	members := make(map[string][]byte, len(list))
 	for i, m := range list {
 		if i == in {
