@@ -124,3 +124,30 @@ func TestAppendVerdict(t *testing.T) {
 		})
 	}
 }
+
+// FuzzEncodeVerdict: every verdict's record is the version 1 encoding of
+// it and reads back as it, or is refused as JSON refuses it.
+func FuzzEncodeVerdict(f *testing.F) {
+	v := testVerdict("a1b2c3d4-0000-4000-8000-000000000001", "seller-1", true, t0)
+	f.Add(v.VerificationID, v.TaskID, v.AgentID, v.Result, v.OutputHash, v.KeyVersion,
+		math.Float64bits(v.Overall.Ratio), int64(v.Overall.Passed), int64(v.Overall.Total),
+		t0.UnixNano(), int32(0), []byte(v.Receipt))
+	f.Add("<&>", "\u2028\u2029", "\xff\xfe", "\x00\x1f\x7f", `"\`, "\b\f\n\r\t",
+		math.Float64bits(1e-7), int64(-1), int64(math.MaxInt64), int64(math.MinInt64), int32(-3600), []byte(nil))
+	f.Add("", "", "", "", "", "", math.Float64bits(math.NaN()), int64(0), int64(0), int64(0), int32(86400), []byte{})
+	f.Fuzz(func(t *testing.T, id, task, agent, result, hash, keyVersion string, ratioBits uint64,
+		passed, total, nanos int64, offset int32, receipt []byte) {
+		ratio := math.Float64frombits(ratioBits)
+		v := Verdict{
+			VerificationID: id, TaskID: task, AgentID: agent, Result: result,
+			OutputHash: hash, SchemaHash: task + hash, RulesHash: agent + keyVersion, RequestHash: id + result,
+			SchemaCompliance: Ratio{Ratio: -ratio, Passed: int(total), Total: int(passed)},
+			IntegrityChecks:  Ratio{Ratio: ratio / 3, Passed: int(passed ^ total), Total: int(nanos)},
+			Overall:          Ratio{Ratio: ratio, Passed: int(passed), Total: int(total)},
+			VerifiedAt:       time.Unix(0, nanos).In(time.FixedZone("", int(offset))),
+			KeyVersion:       keyVersion,
+			Receipt:          receipt,
+		}
+		checkRecord(t, v)
+	})
+}
