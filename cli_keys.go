@@ -6,7 +6,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 )
 
@@ -59,7 +59,7 @@ func runKeys(args []string, stdout, stderr io.Writer, getenv func(string) string
 }
 
 func printJSON(w io.Writer, v any) error {
-	b, err := engine.MarshalJSON(v)
+	b, err := ijson.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/tools"
 )
 
@@ -102,7 +102,7 @@ func verifyOne(ctx context.Context, svc *tools.Service, body []byte) (int, []byt
 	res, err := svc.Verify(ctx, body)
 	if err != nil {
 		e := tools.AsError(err)
-		line, merr := engine.MarshalJSON(e)
+		line, merr := ijson.Marshal(e)
 		if merr != nil {
 			line = []byte(`{"code":"internal_error","status":500}`)
 		}

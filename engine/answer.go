@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // VerifiedAtLayout is the format of verified_at: UTC, RFC 3339 with
@@ -196,24 +196,12 @@ func capList[T any](items []T, total, limit int) ([]T, *int, *int) {
 }
 
 // Marshal encodes the unsigned answer as its struct tags direct, without
-// HTML escaping (MarshalJSON): the answer's wire form, and the response a
+// HTML escaping (ijson.Marshal): the answer's wire form, and the response a
 // receipt's signature covers once signing canonicalizes it.
 func (a *Answer) Marshal() ([]byte, error) {
-	b, err := MarshalJSON(a)
+	b, err := ijson.Marshal(a)
 	if err != nil {
 		return nil, fmt.Errorf("encoding answer: %w", err)
 	}
 	return b, nil
-}
-
-// MarshalJSON encodes v as compact JSON without HTML escaping, the form
-// every answer of the service is written in.
-func MarshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -11,12 +11,6 @@ import (
 	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
-// Canonicalizer appends the RFC 8785 canonical form of JSON bytes to dst,
-// and on error returns dst unchanged (signing.AppendCanonical). The caller
-// injects it so that engine stays free of the signing package; with it the
-// parts of request_hash are written straight into the request document.
-type Canonicalizer func(dst, raw []byte) ([]byte, error)
-
 // Hasher returns the lowercase hex SHA-256 of canonical bytes
 // (signing.HashCanonical). It must not keep them: they may be in a buffer
 // that is used again.
@@ -39,7 +33,7 @@ var jsonNull = []byte("null")
 // canonicalized and hashed once. Equal bytes have one canonical form, so
 // the hashes are the same either way. The parts that are not remembered are
 // canonicalized straight into the request document, in a reused buffer.
-func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes, error) {
+func (v *Verifier) Hashes(r *Request, hash Hasher) (Hashes, error) {
 	buf := requestDocuments.Get()
 	defer requestDocuments.Put(buf)
 	// submitted_output's canonical form is written first, hashed where it
@@ -47,17 +41,17 @@ func (v *Verifier) Hashes(r *Request, canon Canonicalizer, hash Hasher) (Hashes,
 	// buffer. The parts are canonicalized in the order they always were, so
 	// a failure names the same part.
 	doc := slices.Grow((*buf)[:0], 2*len(r.raw[fieldOutput])+len(r.raw[fieldSchema])+256)
-	doc, err := r.appendCanonicalPart(canon, doc, fieldOutput)
+	doc, err := r.appendCanonicalPart(doc, fieldOutput)
 	*buf = doc
 	if err != nil {
 		return Hashes{}, err
 	}
 	output := len(doc)
-	schemaText, err := r.canonicalSchema(canon, hash, v.schemaText)
+	schemaText, err := r.canonicalSchema(hash, v.schemaText)
 	if err != nil {
 		return Hashes{}, err
 	}
-	checks, err := r.canonicalChecks(canon, hash, v.checksText)
+	checks, err := r.canonicalChecks(hash, v.checksText)
 	if err != nil {
 		return Hashes{}, err
 	}
@@ -116,21 +110,21 @@ type canonicalChecks struct {
 
 // appendCanonicalPart appends the canonical form of the top-level member
 // field as sent to dst, null when it was not sent.
-func (r *Request) appendCanonicalPart(canon Canonicalizer, dst []byte, field int) ([]byte, error) {
+func (r *Request) appendCanonicalPart(dst []byte, field int) ([]byte, error) {
 	raw := r.raw[field]
 	if raw == nil {
 		return append(dst, jsonNull...), nil
 	}
-	c, err := canon(dst, raw)
+	c, err := ijson.AppendCanonical(dst, raw, 0)
 	if err != nil {
-		return dst, fmt.Errorf("canonicalizing %s: %w", topLevelFields[field], err)
+		return dst, fmt.Errorf("canonicalizing %s: canonicalizing JSON: %w", topLevelFields[field], err)
 	}
 	return c, nil
 }
 
 // canonicalSchema is expected_schema's canonical form and hash, from
 // remembered when it holds them.
-func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *lru[canonicalSchema]) (canonicalSchema, error) {
+func (r *Request) canonicalSchema(hash Hasher, remembered *lru[canonicalSchema]) (canonicalSchema, error) {
 	raw := r.raw[fieldSchema]
 	if len(raw) > maxRemembered {
 		remembered = nil
@@ -138,7 +132,7 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 	if c, ok := lookup(remembered, raw); ok {
 		return c, nil
 	}
-	canonical, err := r.appendCanonicalPart(canon, nil, fieldSchema)
+	canonical, err := r.appendCanonicalPart(nil, fieldSchema)
 	if err != nil {
 		return canonicalSchema{}, err
 	}
@@ -149,29 +143,29 @@ func (r *Request) canonicalSchema(canon Canonicalizer, hash Hasher, remembered *
 
 // canonicalChecks is what bounds and rules give the hashes, from remembered
 // when it holds them, keyed by the two members as sent.
-func (r *Request) canonicalChecks(canon Canonicalizer, hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
+func (r *Request) canonicalChecks(hash Hasher, remembered *lru[canonicalChecks]) (canonicalChecks, error) {
 	var room keyRoom
 	key := appendRememberKey(room[:0], r.raw[fieldBounds], r.raw[fieldRules])
 	if c, ok := lookup(remembered, key); ok {
 		return c, nil
 	}
 	doc := append(make([]byte, 0, len(r.raw[fieldBounds])+len(r.raw[fieldRules])+32), `{"bounds":`...)
-	doc, err := r.appendCanonicalPart(canon, doc, fieldBounds)
+	doc, err := r.appendCanonicalPart(doc, fieldBounds)
 	if err != nil {
 		return canonicalChecks{}, err
 	}
 	doc = append(doc, `,"rules":`...)
-	if doc, err = r.appendCanonicalPart(canon, doc, fieldRules); err != nil {
+	if doc, err = r.appendCanonicalPart(doc, fieldRules); err != nil {
 		return canonicalChecks{}, err
 	}
 	c := canonicalChecks{rulesHash: hash(append(doc, '}')), bounds: jsonNull, rules: jsonNull}
 	if len(r.Bounds) > 0 {
-		if c.bounds, err = canonFilled(canon, r.filledBounds()); err != nil {
+		if c.bounds, err = canonFilled(r.filledBounds()); err != nil {
 			return canonicalChecks{}, fmt.Errorf("canonicalizing bounds: %w", err)
 		}
 	}
 	if len(r.Rules) > 0 {
-		if c.rules, err = canonFilled(canon, r.filledRules()); err != nil {
+		if c.rules, err = canonFilled(r.filledRules()); err != nil {
 			return canonicalChecks{}, fmt.Errorf("canonicalizing rules: %w", err)
 		}
 	}
@@ -212,12 +206,16 @@ func (r *Request) appendRequestDocument(doc []byte, output int, schemaBytes []by
 
 // canonFilled canonicalizes one filled part of the request document
 // (bounds or rules, defaults filled in), built from decoded request values.
-func canonFilled(canon Canonicalizer, filled any) ([]byte, error) {
+func canonFilled(filled any) ([]byte, error) {
 	text, err := json.Marshal(filled)
 	if err != nil {
 		return nil, err
 	}
-	return canon(nil, text)
+	canonical, err := ijson.AppendCanonical(nil, text, 0)
+	if err != nil {
+		return nil, fmt.Errorf("canonicalizing JSON: %w", err)
+	}
+	return canonical, nil
 }
 
 // filledBounds is bounds as request_hash takes them: every bound with min,

@@ -30,7 +30,7 @@ func TestRequestHashVectors(t *testing.T) {
 				t.Fatalf("DecodeRequest: %v", err)
 			}
 			var gotCanon []byte
-			hashes, err := New(&Options{CacheSize: -1}).Hashes(req, signing.AppendCanonical, func(b []byte) string {
+			hashes, err := New(&Options{CacheSize: -1}).Hashes(req, func(b []byte) string {
 				if bytes.HasPrefix(b, []byte(`{"agent_id":`)) {
 					gotCanon = bytes.Clone(b)
 				}
@@ -75,7 +75,7 @@ func TestRulesHashIsFieldsAsSent(t *testing.T) {
 
 // freshHashes is Verifier.Hashes of a Verifier that remembers nothing.
 func freshHashes(r *Request) (Hashes, error) {
-	return New(&Options{CacheSize: -1}).Hashes(r, signing.AppendCanonical, signing.HashCanonical)
+	return New(&Options{CacheSize: -1}).Hashes(r, signing.HashCanonical)
 }
 
 func readFile(t *testing.T, path string) []byte {
@@ -120,7 +120,7 @@ func TestVerifierHashesRemembers(t *testing.T) {
 			if err != nil {
 				t.Fatalf("request %d: fresh Hashes: %v", i, err)
 			}
-			got, err := v.Hashes(req, signing.AppendCanonical, signing.HashCanonical)
+			got, err := v.Hashes(req, signing.HashCanonical)
 			if err != nil {
 				t.Fatalf("request %d: Verifier.Hashes: %v", i, err)
 			}
@@ -167,7 +167,7 @@ func FuzzRememberedMatchesFresh(f *testing.F) {
 			t.Fatalf("DecodeRequest(%q) differs from a fresh decode (-fresh +remembered):\n%s", body, diff)
 		}
 		want, wantErr := freshHashes(fresh)
-		have, err := shared.Hashes(got, signing.AppendCanonical, signing.HashCanonical)
+		have, err := shared.Hashes(got, signing.HashCanonical)
 		if (err == nil) != (wantErr == nil) || have != want {
 			t.Fatalf("Hashes(%q) = %+v, %v; fresh %+v, %v", body, have, err, want, wantErr)
 		}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -136,50 +135,49 @@ func depthProblem(limit int) string {
 // reports member by member, splits: it returns every member's name, in the
 // body's order, and copies the known members' values into raw. Otherwise
 // it returns the body's first problem (ijson's scan stops there), named at
-// the member whose value holds it (encoding/json's tokens say where each
-// member lies), or else at "body". maxDepth is a member value's nesting limit (the body's is
-// one more).
+// the member whose value holds it (ijson.SplitMembers, checking the
+// grammar alone, says where each member lies), or else at "body".
+// maxDepth is a member value's nesting limit (the body's is one more).
 func splitObject(body []byte, maxDepth int, raw *requestMembers) ([]string, *FieldProblem) {
 	err := ijson.Check(body, &ijson.Options{MaxDepth: maxDepth + 1})
 	var ie *ijson.Error
 	errors.As(err, &ie)
 	text := bytes.TrimLeft(body, jsonSpace)
-	switch {
-	case len(text) == 0 || text[0] != '{':
+	if len(text) == 0 || text[0] != '{' {
 		return nil, notObject(body, ie, len(body)-len(text), maxDepth)
-	case ie == nil || (ie.Kind == ijson.ErrNumber || ie.Kind == ijson.ErrDepth) && json.Valid(body):
+	}
+	members, in, serr := ijson.SplitMembers(body, ijson.SplitGrammarOnly)
+	switch {
+	case ie == nil || (ie.Kind == ijson.ErrNumber || ie.Kind == ijson.ErrDepth) && serr == nil:
 		ie = nil // the body splits
 	case ie.Kind == ijson.ErrTrailing:
 		return nil, bodyError("has data after the JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	_, err = dec.Token() // the opening brace
 	var names []string
 	seen := make(map[string]bool)
-	for err == nil && dec.More() {
-		var tok json.Token
-		if tok, err = dec.Token(); err != nil || passed(dec.InputOffset(), ie) {
+	for i, m := range members {
+		if passed(int64(m.NameEnd), ie) {
 			break // the fault is not in a member's value
 		}
-		name, _ := tok.(string)
-		var val json.RawMessage
-		err = dec.Decode(&val)
-		if ie != nil && (err != nil || passed(dec.InputOffset(), ie)) {
-			return nil, faultError(body, ie, memberName("", name, len(names)), maxDepth)
+		if ie != nil && (i == in || passed(int64(m.End), ie)) {
+			return nil, faultError(body, ie, memberName("", m.Name, len(names)), maxDepth)
 		}
-		if seen[name] {
+		if i == in {
+			break
+		}
+		if seen[m.Name] {
 			return nil, bodyError(duplicateKey)
 		}
-		seen[name] = true
-		if i := slices.Index(topLevelFields, name); i >= 0 {
-			raw[i] = val
+		seen[m.Name] = true
+		if i := slices.Index(topLevelFields, m.Name); i >= 0 {
+			raw[i] = m.Raw
 		}
-		names = append(names, name)
+		names = append(names, m.Name)
 	}
 	switch {
 	case ie != nil:
 		return nil, faultError(body, ie, "body", maxDepth)
-	case err != nil: // json.Valid accepted the body: cannot happen
+	case serr != nil: // the grammar held where ijson's scan found no fault: cannot happen
 		return nil, bodyError("is not valid JSON")
 	}
 	return names, nil

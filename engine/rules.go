@@ -99,17 +99,16 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			}
 			label = "the values at " + r.memberText("in_field")
 		}
-		var c ijson.Canonicalizer
 		set := make(map[valueKey]bool, len(allowed))
 		for _, a := range allowed {
-			key, ok := chargedKey(a, &c, b)
+			key, ok := chargedKey(a, b)
 			if !ok {
 				return nil, false
 			}
 			set[key] = true
 		}
 		for _, m := range matches {
-			key, ok := chargedKey(m.Value, &c, b)
+			key, ok := chargedKey(m.Value, b)
 			if !ok {
 				return nil, false
 			}
@@ -118,10 +117,9 @@ func checkRule(r *Rule, out any, b *schema.Budget) (f *Finding, counted bool) {
 			}
 		}
 	case RuleUnique:
-		var c ijson.Canonicalizer
 		seen := make(map[valueKey]int, len(matches)) // value → index of its first match
 		for i, m := range matches {
-			key, ok := chargedKey(m.Value, &c, b)
+			key, ok := chargedKey(m.Value, b)
 			if !ok {
 				return nil, false
 			}
@@ -190,8 +188,8 @@ type valueKey struct {
 
 // chargedKey is v's valueKey, found at the cost of a step and a step per
 // bytesPerStep bytes of the key, which b is charged; ok is false once b
-// stops. c canonicalizes the values that are neither strings nor numbers.
-func chargedKey(v any, c *ijson.Canonicalizer, b *schema.Budget) (key valueKey, ok bool) {
+// stops.
+func chargedKey(v any, b *schema.Budget) (key valueKey, ok bool) {
 	switch x := v.(type) {
 	case string:
 		key = valueKey{x, true}
@@ -199,7 +197,7 @@ func chargedKey(v any, c *ijson.Canonicalizer, b *schema.Budget) (key valueKey, 
 		f, _ := jsonnum.ParseFloat(string(x))
 		key.text = strconv.FormatFloat(f+0, 'g', -1, 64) // +0: -0 equals 0
 	default:
-		key.text = canonicalText(v, c)
+		key.text = canonicalText(v)
 	}
 	return key, b.Charge(1 + len(key.text)/bytesPerStep)
 }
@@ -208,9 +206,9 @@ func chargedKey(v any, c *ijson.Canonicalizer, b *schema.Budget) (key valueKey, 
 // numbers by value (1 and 1.0 are equal), objects' members in sorted order.
 // A decoded value always marshals and canonicalizes; should it not, the
 // marshalled text, with sorted keys, stands in.
-func canonicalText(v any, c *ijson.Canonicalizer) string {
+func canonicalText(v any) string {
 	text, _ := json.Marshal(v)
-	if canonical, err := c.Append(nil, text, 0); err == nil {
+	if canonical, err := ijson.AppendCanonical(nil, text, 0); err == nil {
 		text = canonical
 	}
 	return string(text)

@@ -1,8 +1,6 @@
 package payment
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 )
 
 // Error codes of allowance and payment refusals (SPEC §6, §7). They are
@@ -180,27 +179,16 @@ type errorFields Error
 // answer of the service, it does not escape <, > and & (RFC 8259 does not
 // ask it).
 func (e *Error) MarshalJSON() ([]byte, error) {
-	base, err := marshalPlain((*errorFields)(e))
+	base, err := ijson.Marshal((*errorFields)(e))
 	if err != nil || e.PaymentRequired == nil {
 		return base, err
 	}
-	pr, err := marshalPlain(e.PaymentRequired)
+	pr, err := ijson.Marshal(e.PaymentRequired)
 	if err != nil {
 		return nil, err
 	}
 	out := append(base[:len(base)-1], ',')
 	return append(out, pr[1:]...), nil
-}
-
-// marshalPlain is json.Marshal without HTML escaping.
-func marshalPlain(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Plain is the §6 error object without the x402 fields (for MCP _meta).

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/verifier-dev/verifier/internal/ijson"
@@ -27,46 +26,18 @@ const Algorithm = "Ed25519"
 // contexts lists every context VerifyReceipt tries, in the order it tries them.
 var contexts = [...]string{ContextVerify, ContextTrustScore}
 
-// Canonicalize returns the RFC 8785 (JCS) form of one JSON text. It fails on
-// anything that is not I-JSON: duplicate keys, invalid UTF-8, lone
-// surrogates, numbers out of float64 range, trailing data. Never canonicalize
-// a re-marshalled value instead of the raw bytes; that would hide those
-// problems.
-func Canonicalize(raw []byte) ([]byte, error) { return AppendCanonical(nil, raw) }
-
-// AppendCanonical appends the canonical form of raw, as Canonicalize gives
-// it, to dst; on error dst is returned unchanged. With it a caller writes
-// canonical parts straight into a larger document. Its working memory is
-// reused from one call to the next, whichever goroutine makes it.
-func AppendCanonical(dst, raw []byte) ([]byte, error) {
-	out, err := appendCanonical(dst, raw, 0)
+// Canonicalize returns the RFC 8785 (JCS) form of one JSON text
+// (ijson.AppendCanonical). It fails on anything that is not I-JSON:
+// duplicate keys, invalid UTF-8, lone surrogates, numbers out of float64
+// range, trailing data. Never canonicalize a re-marshalled value instead of
+// the raw bytes; that would hide those problems.
+func Canonicalize(raw []byte) ([]byte, error) {
+	out, err := ijson.AppendCanonical(nil, raw, 0)
 	if err != nil {
-		return dst, fmt.Errorf("canonicalizing JSON: %w", err)
+		return nil, fmt.Errorf("canonicalizing JSON: %w", err)
 	}
 	return out, nil
 }
-
-// appendCanonical is ijson.Canonicalizer.Append by a spare Canonicalizer.
-// A Canonicalizer that one large text has left holding more than
-// maxPooledScratch of working memory is dropped after use, so that the
-// memory does not stay; nothing in a kept one reaches a result, as every
-// canonicalization resets its working memory.
-func appendCanonical(dst, raw []byte, depth int) ([]byte, error) {
-	c, ok := canonicalizers.Get().(*ijson.Canonicalizer)
-	if !ok {
-		c = new(ijson.Canonicalizer)
-	}
-	out, err := c.Append(dst, raw, depth)
-	if c.Footprint() <= maxPooledScratch {
-		canonicalizers.Put(c)
-	}
-	return out, err
-}
-
-// canonicalizers holds the spare Canonicalizers of appendCanonical.
-var canonicalizers sync.Pool
-
-const maxPooledScratch = 64 << 10
 
 // HashCanonical returns the lowercase hex SHA-256 of canonical bytes (as made
 // by Canonicalize).
@@ -115,7 +86,7 @@ func appendSignedDocument(dst []byte, context, keyVersion, attestedAt string, re
 	doc = append(doc, `,"key_version":`...)
 	doc = ijson.AppendCanonicalString(doc, keyVersion)
 	doc = append(doc, `,"response":`...)
-	doc, err := appendCanonical(doc, response, 1)
+	doc, err := ijson.AppendCanonical(doc, response, 1)
 	if err != nil {
 		return dst, fmt.Errorf("building signed document: the response %w", err)
 	}

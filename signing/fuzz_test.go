@@ -68,7 +68,7 @@ func FuzzCanonicalize(f *testing.F) {
 }
 
 // FuzzAppendCanonical: an ijson.Canonicalizer used for one text after
-// another, and AppendCanonical with its pool of them, append to what a
+// another, and ijson.AppendCanonical with its pool of them, append to what a
 // buffer holds exactly what Canonicalize gives, and fail exactly when it
 // fails, leaving the buffer as it was.
 func FuzzAppendCanonical(f *testing.F) {
@@ -91,9 +91,9 @@ func FuzzAppendCanonical(f *testing.F) {
 				t.Fatalf("Canonicalizer.Append(%q) = %q, want %q", data, got, prefix+string(want))
 			}
 			// The same with working memory shared through a pool.
-			got, err = AppendCanonical([]byte(prefix), data)
+			got, err = ijson.AppendCanonical([]byte(prefix), data, 0)
 			if (err == nil) != (wantErr == nil) || string(got) != prefix+string(want) {
-				t.Fatalf("package AppendCanonical(%q) = %q, %v; want %q, %v", data, got, err, prefix+string(want), wantErr)
+				t.Fatalf("ijson.AppendCanonical(%q) = %q, %v; want %q, %v", data, got, err, prefix+string(want), wantErr)
 			}
 		}
 	})

@@ -55,7 +55,7 @@ var (
 // LogEntry returns the log entry of a compact receipt: the SHA-256 of its
 // RFC 8785 canonical form. It fails when receipt is not I-JSON.
 func LogEntry(receipt []byte) ([sha256.Size]byte, error) {
-	canonical, err := signing.AppendCanonical(nil, receipt)
+	canonical, err := signing.Canonicalize(receipt)
 	if err != nil {
 		return [sha256.Size]byte{}, fmt.Errorf("canonicalizing a receipt for its log entry: %w", err)
 	}

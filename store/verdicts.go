@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -230,24 +229,18 @@ func validateVerdict(v Verdict) error {
 
 // appendVerdict appends a verdicts-bucket value to dst: the format byte,
 // the uvarint length of the JSON of every field but the receipt
-// (appendVerdictFields), that JSON, then the receipt bytes verbatim (JSON
-// encoding would re-escape them).
+// (json.Marshal's, with "receipt":null), that JSON, then the receipt bytes
+// verbatim (JSON encoding would re-escape them).
 func appendVerdict(dst []byte, v *Verdict) ([]byte, error) {
-	dst = append(dst, recordFormat)
-	// The JSON goes after room for a two-byte length (128 to 16383 bytes,
-	// every real record's: the names alone are more than 128), and moves
-	// if its length takes another size.
-	const room = 2
-	at := len(dst)
-	dst = append(dst, make([]byte, room)...)
-	dst, err := appendVerdictFields(dst, v)
+	fields := *v
+	fields.Receipt = nil
+	text, err := json.Marshal(&fields)
 	if err != nil {
 		return nil, err
 	}
-	n := len(dst) - at - room
-	var length [binary.MaxVarintLen64]byte
-	size := binary.PutUvarint(length[:], uint64(n))
-	dst = slices.Replace(dst, at, at+room, length[:size]...)
+	dst = append(dst, recordFormat)
+	dst = binary.AppendUvarint(dst, uint64(len(text)))
+	dst = append(dst, text...)
 	return append(dst, v.Receipt...), nil
 }
 

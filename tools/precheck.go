@@ -20,7 +20,7 @@ import (
 // other fault is left to the work to report.
 func (s *Service) checkSchema(req *engine.Request) *Error {
 	key := "" // no cache entry when the hashes fail: the work says why
-	if h, err := s.Engine.Hashes(req, signing.AppendCanonical, signing.HashCanonical); err == nil {
+	if h, err := s.Engine.Hashes(req, signing.HashCanonical); err == nil {
 		key = h.Schema
 	}
 	err := s.Engine.CheckSchema(req, key)

@@ -40,7 +40,7 @@ func (s *Service) CheckReceipt(receipt, request []byte, keys signing.KeyResolver
 		add("request", false, "the request does not decode: "+err.Error())
 		return report, errors.Join(errs...)
 	}
-	hashes, err := s.Engine.Hashes(req, signing.AppendCanonical, signing.HashCanonical)
+	hashes, err := s.Engine.Hashes(req, signing.HashCanonical)
 	if err != nil {
 		add("request", false, "the request cannot be canonicalized")
 		return report, errors.Join(errs...)

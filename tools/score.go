@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools/contract"
@@ -125,7 +126,7 @@ func (s *Service) Record(ctx context.Context, agentID string) ([]byte, error) {
 	if s.LogKey != nil && sc.Log != nil {
 		rec.Log = &RecordLog{Origin: s.LogKey.Name(), TreeSize: sc.Log.Size, RootHash: base64.StdEncoding.EncodeToString(sc.Log.Hash[:])}
 	}
-	body, err := engine.MarshalJSON(rec)
+	body, err := ijson.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encoding trust record: %w", err)
 	}

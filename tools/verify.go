@@ -47,7 +47,7 @@ func (s *Service) verifyRequest(ctx context.Context, req *engine.Request, storeV
 	}
 	defer release()
 	start := time.Now()
-	hashes, err := s.Engine.Hashes(req, signing.AppendCanonical, signing.HashCanonical)
+	hashes, err := s.Engine.Hashes(req, signing.HashCanonical)
 	if err != nil {
 		return nil, InvalidRequest([]engine.FieldProblem{{
 			Field: "body", Problem: "cannot be canonicalized (RFC 8785)",

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/verifier-dev/verifier/engine"
-	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools/internal/testkit"
 )
@@ -19,7 +18,7 @@ func BenchmarkVerifyStages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hashes, err := svc.Engine.Hashes(req, signing.AppendCanonical, signing.HashCanonical)
+	hashes, err := svc.Engine.Hashes(req, signing.HashCanonical)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,13 +43,11 @@ func BenchmarkVerifyStages(b *testing.B) {
 		// hashes are remembered (hashes-unremembered: a first request).
 		{"decode", func() error { _, err := svc.Engine.DecodeRequest(body); return err }},
 		{"hashes", func() error {
-			_, err := svc.Engine.Hashes(req, signing.AppendCanonical, signing.HashCanonical)
+			_, err := svc.Engine.Hashes(req, signing.HashCanonical)
 			return err
 		}},
 		{"hashes-unremembered", func() error {
-			var canon ijson.Canonicalizer
-			appendCanon := func(dst, raw []byte) ([]byte, error) { return canon.Append(dst, raw, 0) }
-			_, err := forgetful.Hashes(req, appendCanon, signing.HashCanonical)
+			_, err := forgetful.Hashes(req, signing.HashCanonical)
 			return err
 		}},
 		{"check", func() error { _, err := svc.Engine.Check(req, hashes.Schema); return err }},

@@ -423,29 +423,11 @@ func (e *evaluator) number(n *node, v any, f *frame, count bool) bool {
 		return false
 	}
 	held, failed := numberChecks(n, &num, v)
-	e.recordNumber(n, v, f, count, held, failed)
-	return failed == 0
-}
-
-// recordNumber counts the checks of n on the number v at location f that
-// held and records those in failed, in numChecks' order.
-func (e *evaluator) recordNumber(n *node, v any, f *frame, count bool, held int, failed uint8) {
 	e.held(held, count)
 	for m := failed; m != 0; m &= m - 1 {
 		e.fail(count, f, failure{kw: numChecks[bits.TrailingZeros8(m)], node: n.id, v: v})
 	}
-}
-
-// numberFailed records at the location of property p under pf the
-// failures leaf found for p's number leaf on d.v: what descend records,
-// with the same steps charged, without evaluating again.
-func (e *evaluator) numberFailed(p *propEntry, d pending, pf *frame, count bool) {
-	if e.steps += 1 + valueSteps(p.n, d.v); e.depth+1 > maxEvalDepth || e.over() {
-		e.abort = true
-		return
-	}
-	f := frame{parent: pf, key: p.name, idx: p.seg}
-	e.recordNumber(p.n, d.v, &f, count, int(d.held), d.failed)
+	return failed == 0
 }
 
 func typeMatches(types uint8, v any, isInt bool) bool {
@@ -565,20 +547,8 @@ func (e *evaluator) branch(s *node, v any, f *frame, ann *annot) bool {
 	return ok
 }
 
-// child applies n to the child value v of the location pf, at key or
-// array index idx. A leaf whose checks all hold is counted without a frame
-// of its own.
-func (e *evaluator) child(n *node, v any, pf *frame, key string, idx int, count bool) bool {
-	if n.leaf {
-		if held, failed := e.leaf(n, v, count); held >= 0 && failed == 0 {
-			return true
-		}
-	}
-	return e.descend(n, v, pf, key, idx, count)
-}
-
-// descend is child past its leaf test: the loops over properties and
-// items make that test themselves, sparing most values a call.
+// descend applies n to the child value v of the location pf, at key or
+// array index idx.
 func (e *evaluator) descend(n *node, v any, pf *frame, key string, idx int, count bool) bool {
 	if n.boolean > 0 {
 		return true

@@ -94,13 +94,10 @@ func (e *evaluator) eachKey(obj map[string]any, f *frame, count bool, visit func
 }
 
 // pending is the value of the object's key props[i] waiting for object's
-// ordered pass, and what leaf found for a number: the mask of the checks
-// that failed, and how many held.
+// ordered pass.
 type pending struct {
-	v      any
-	i      int32
-	held   int32
-	failed uint8
+	v any
+	i int32
 }
 
 func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, ann *annot) bool {
@@ -123,10 +120,9 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	if n.maxProps >= 0 && !check(len(obj) <= n.maxProps, kwMaxProperties, kwSelf, nil) {
 		return false
 	}
-	// Every name of properties is looked up once. A leaf whose checks all
-	// hold is counted on the way (where a check is counted does not
-	// matter); the other values wait on e.pend for the ordered pass after
-	// required, so that failures are recorded in keyword order. e.pend is
+	// Every name of properties is looked up once; the values wait on
+	// e.pend for the ordered pass after required, so that failures are
+	// recorded in keyword order. e.pend is
 	// a stack shared by the nested objects; what is left past its length,
 	// release clears.
 	base := len(e.pend)
@@ -145,11 +141,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		if ann != nil {
 			ann.addProp(p.name)
 		}
-		if !p.n.leaf {
-			e.pend = append(e.pend, pending{v: v, i: int32(i)})
-		} else if held, failed := e.leaf(p.n, v, count); held < 0 || failed != 0 {
-			e.pend = append(e.pend, pending{v, int32(i), int32(held), failed})
-		}
+		e.pend = append(e.pend, pending{v: v, i: int32(i)})
 	}
 	if n.hasRequired {
 		ok := true
@@ -194,13 +186,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 	for k, end := base, len(e.pend); k < end; k++ {
 		d := e.pend[k] // a copy: the evaluation below pushes on e.pend
 		p := &n.props[d.i]
-		ok := d.failed == 0
-		if ok {
-			ok = e.descend(p.n, d.v, f, p.name, p.seg, count)
-		} else {
-			e.numberFailed(p, d, f, count)
-		}
-		if !goOn(ok) {
+		if !goOn(e.descend(p.n, d.v, f, p.name, p.seg, count)) {
 			return false
 		}
 	}
@@ -241,7 +227,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 			if n.declares(k) {
 				return true, false
 			}
-			return e.child(n.addl, v, f, k, -1, count), true
+			return e.descend(n.addl, v, f, k, -1, count), true
 		})) {
 			return false
 		}
@@ -253,7 +239,7 @@ func (e *evaluator) object(n *node, obj map[string]any, f *frame, count bool, an
 		var bad []string
 		for k := range obj {
 			m := e.mark()
-			ok := e.child(n.propNames, k, f, k, -1, false)
+			ok := e.descend(n.propNames, k, f, k, -1, false)
 			e.rollback(m)
 			if !ok {
 				if !count {
@@ -295,7 +281,7 @@ func (e *evaluator) unevaluatedProps(n *node, obj map[string]any, f *frame, coun
 		if ann.hasProp(k) {
 			return true, false
 		}
-		return e.child(n.unevalProps, v, f, k, -1, count), true
+		return e.descend(n.unevalProps, v, f, k, -1, count), true
 	}) {
 		if !count {
 			return false
@@ -321,7 +307,7 @@ func (e *evaluator) patternKey(n *node, k string, cv any, f *frame, count bool, 
 		if ann != nil {
 			ann.addProp(k)
 		}
-		if !e.child(p.n, cv, f, k, -1, count) {
+		if !e.descend(p.n, cv, f, k, -1, count) {
 			valid = false
 			if !count {
 				return
@@ -383,7 +369,7 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 	}
 	np := min(len(n.prefix), len(arr))
 	for i := 0; i < np; i++ {
-		if !goOn(e.child(n.prefix[i], arr[i], f, "", i, count)) {
+		if !goOn(e.descend(n.prefix[i], arr[i], f, "", i, count)) {
 			return false
 		}
 	}
@@ -395,11 +381,6 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 	}
 	if n.items != nil && len(arr) > len(n.prefix) {
 		for i := len(n.prefix); i < len(arr); i++ {
-			if n.items.leaf {
-				if held, failed := e.leaf(n.items, arr[i], count); held >= 0 && failed == 0 {
-					continue
-				}
-			}
 			if !goOn(e.descend(n.items, arr[i], f, "", i, count)) {
 				return false
 			}
@@ -432,7 +413,7 @@ func (e *evaluator) array(n *node, arr []any, f *frame, count bool, ann *annot) 
 				if ann.hasItem(i) {
 					continue
 				}
-				if !goOn(e.child(n.unevalItems, arr[i], f, "", i, count)) {
+				if !goOn(e.descend(n.unevalItems, arr[i], f, "", i, count)) {
 					return false
 				}
 			}
@@ -452,7 +433,7 @@ func (e *evaluator) containsCheck(n *node, arr []any, f *frame, count bool, ann 
 	matches := 0
 	for i, it := range arr {
 		m := e.mark()
-		if e.child(n.contains, it, f, "", i, false) {
+		if e.descend(n.contains, it, f, "", i, false) {
 			matches++
 			if ann != nil {
 				ann.addIdx(i)

@@ -285,7 +285,7 @@ func (c *compiler) compilePatterns() error {
 			return fmt.Errorf("compiling a measured pattern: %w", err)
 		}
 		compiledUnits.Add(int64(p.prog.Size()))
-		p.re, p.fast, p.prog = re, newFastMatcher(re), ecmaregex.Program{}
+		p.re, p.prog = re, ecmaregex.Program{}
 	}
 	c.pending = nil
 	return nil

@@ -104,16 +104,10 @@ type numKw struct {
 type pattern struct {
 	src  string
 	re   *regexp.Regexp
-	fast *fastMatcher      // nil when the pattern is not in the fast subset
 	prog ecmaregex.Program // measured, until re is compiled
 }
 
-func (p *pattern) match(s string) bool {
-	if p.fast != nil {
-		return p.fast.match(s)
-	}
-	return p.re.MatchString(s)
-}
+func (p *pattern) match(s string) bool { return p.re.MatchString(s) }
 
 type propEntry struct {
 	name     string

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/verifier-dev/verifier/internal/jsonnum"
 )
@@ -193,7 +194,7 @@ func appendES6Number(dst []byte, f float64) []byte {
 // AppendCanonicalString appends s, valid UTF-8, as an RFC 8785 string: the
 // two-character escapes for the characters that have one, \u00xx for the
 // other controls, everything else as it is. It is the package's only string
-// escaper (AppendMarshalString leaves encoding/json's form to json.Marshal).
+// escaper (encoding/json's form is left to json.Marshal).
 func AppendCanonicalString[T string | []byte](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
@@ -219,3 +220,28 @@ func appendByteEscape(dst []byte, c byte) []byte {
 	}
 	return hex.AppendEncode(append(dst, '\\', 'u', '0', '0'), []byte{c})
 }
+
+// AppendCanonical appends the RFC 8785 form of the JSON text in to dst, as
+// Canonicalizer.Append does, with a spare Canonicalizer: the one way the
+// service canonicalizes. Its working memory is reused from one call to the
+// next, whichever goroutine makes it; one that a large text has left
+// holding more than maxPooledScratch is dropped after use, so that the
+// memory does not stay. Nothing of a kept one reaches a result, as every
+// canonicalization resets its working memory. On error, an *Error, dst is
+// returned unchanged.
+func AppendCanonical(dst, in []byte, depth int) ([]byte, error) {
+	c, ok := canonicalizers.Get().(*Canonicalizer)
+	if !ok {
+		c = new(Canonicalizer)
+	}
+	out, err := c.Append(dst, in, depth)
+	if c.Footprint() <= maxPooledScratch {
+		canonicalizers.Put(c)
+	}
+	return out, err
+}
+
+// canonicalizers holds the spare Canonicalizers of AppendCanonical.
+var canonicalizers sync.Pool
+
+const maxPooledScratch = 64 << 10

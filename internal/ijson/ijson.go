@@ -1,8 +1,9 @@
 // Package ijson is the verifier's JSON toolkit: one scanner that decodes
 // I-JSON (RFC 7493) strictly into plain Go values (Decode, DecodeMembers),
+// splits an object into its members as sent (SplitMembers),
 // only checks it, or writes a text's RFC 8785 canonical form
-// (Canonicalizer); with the one string escaper (AppendCanonicalString, and
-// AppendMarshalString for encoding/json's form); numbers are read by
+// (Canonicalizer); with the one string escaper (AppendCanonicalString) and
+// the one encoder without HTML escaping (Marshal); numbers are read by
 // jsonnum's grammar. gowebpki/jcs and jsontext are the
 // references the tests hold it to.
 //

@@ -26,6 +26,13 @@ type scanner struct {
 	maxDepth int
 	mode     scanMode
 	kind     error // why the scan stopped, when not ErrSyntax
+	// anyNumber accepts every number of RFC 8259's grammar in modeCheck,
+	// without the I-JSON range (SplitMembers).
+	anyNumber bool
+	// grammarOnly checks only RFC 8259's grammar, in modeCheck, as
+	// encoding/json reads a text (SplitGrammarOnly): a string's invalid
+	// UTF-8 and lone surrogates read as U+FFFD, names may repeat.
+	grammarOnly bool
 	// A copy of the working memory, not a pointer to it: the scanner lives
 	// on the stack, so growing these slices stores no pointer into the heap
 	// and costs no write barrier while the collector runs.
@@ -37,6 +44,9 @@ type Member struct {
 	Name  string
 	Raw   []byte // the value exactly as sent (no surrounding whitespace), a slice of the input
 	Value any    // Raw decoded as Decode(Raw, opts) decodes it
+	// NameEnd and End are the offsets in the input just past the name's
+	// closing quote and just past the value (SplitMembers only).
+	NameEnd, End int
 }
 
 // DecodeMembers decodes data, one JSON object, member by member, each value
@@ -97,6 +107,85 @@ func DecodeMembers(dst []Member, data []byte, text string, opts *Options, decode
 		members = []Member{} // an empty object
 	}
 	return members, true
+}
+
+// SplitChecks says what SplitMembers checks besides RFC 8259's grammar
+// and a nesting limit of MaxCanonicalDepth levels (a number's range is
+// never checked).
+type SplitChecks int
+
+const (
+	// SplitLikeJSONText checks what jsontext's decoder checks by default:
+	// valid UTF-8 and no lone surrogate, unique names in every object.
+	SplitLikeJSONText SplitChecks = iota
+	// SplitGrammarOnly checks the grammar alone, as encoding/json's Valid
+	// does: invalid UTF-8 and lone surrogates read as U+FFFD (in names too,
+	// as encoding/json decodes them), names may repeat at any level.
+	SplitGrammarOnly
+)
+
+// SplitMembers splits data, one JSON object, into its members as sent, in
+// order, with the checks of checks. Values are not decoded (Member.Value
+// is nil). It is the careful path of a caller that names the member a
+// problem lies in: on the first problem it returns the members read before
+// it and an *Error, and in is the index in members of the member whose
+// value (or the colon before it) holds the problem (that member's Raw is
+// nil), or -1 when the problem is outside every value (data is no object,
+// a name or a separator is malformed, a name is repeated, or data goes on
+// after the object).
+func SplitMembers(data []byte, checks SplitChecks) (members []Member, in int, err error) {
+	d := scanner{in: data, maxDepth: MaxCanonicalDepth, mode: modeCheck, anyNumber: true, grammarOnly: checks == SplitGrammarOnly}
+	stop := func(in int) ([]Member, int, error) {
+		e := &Error{Kind: d.kind, Offset: int64(d.pos)}
+		switch e.Kind {
+		case nil:
+			e.Kind = ErrSyntax
+		case ErrDepth:
+			e.Limit = d.maxDepth
+		}
+		return members, in, e
+	}
+	d.skipSpace()
+	if d.pos >= len(d.in) || d.in[d.pos] != '{' {
+		return stop(-1)
+	}
+	var names map[string]bool
+	for more := d.enter('}'); more; {
+		nameStart, nameEnd, ok := d.str()
+		if !ok {
+			return stop(-1)
+		}
+		name := d.stringAt(nameStart, nameEnd)
+		d.drop(nameStart)
+		if !d.grammarOnly {
+			if names == nil {
+				names = make(map[string]bool)
+			}
+			if names[name] {
+				d.fail(ErrDuplicate) // before the colon, as jsontext
+				return stop(-1)
+			}
+			names[name] = true
+		}
+		members = append(members, Member{Name: name, NameEnd: d.pos})
+		if !d.colon() {
+			return stop(len(members) - 1)
+		}
+		start := d.pos
+		if _, ok := d.value(1); !ok {
+			return stop(len(members) - 1)
+		}
+		members[len(members)-1].Raw = data[start:d.pos:d.pos]
+		members[len(members)-1].End = d.pos
+		if more, ok = d.separator('}'); !ok {
+			return stop(-1)
+		}
+	}
+	if !d.atEnd() {
+		d.fail(ErrTrailing)
+		return stop(-1)
+	}
+	return members, -1, nil
 }
 
 // scanWhole scans data as one whole JSON text in mode, returning the value
@@ -299,7 +388,7 @@ func (d *scanner) members(depth int) bool {
 		}
 	}
 	inOrder, unique := d.sortMembers(d.open[base:])
-	if !unique {
+	if !unique && !d.grammarOnly {
 		return d.fail(ErrDuplicate)
 	}
 	if d.mode == modeCanon && (!inOrder || len(d.objs) > idx+1) {
@@ -392,17 +481,32 @@ func (d *scanner) str() (start, end int, ok bool) {
 			d.decoded = append(d.decoded, d.in[from:d.pos]...)
 			r, next, ok := decodeEscape(d.in, d.pos)
 			if !ok {
-				if loneSurrogate(d.in, d.pos) {
-					d.kind = ErrUTF8
+				if !loneSurrogate(d.in, d.pos) {
+					return 0, 0, false
 				}
-				return 0, 0, false
+				if !d.grammarOnly {
+					d.kind = ErrUTF8
+					return 0, 0, false
+				}
+				r, next = utf8.RuneError, d.pos+6 // as encoding/json reads it
 			}
 			d.decoded = utf8.AppendRune(d.decoded, r)
 			d.pos, from = next, next
 		case c < 0x20:
 			return 0, 0, false
 		case !d.utf8Char(): // plainRun stops at no other ASCII byte
-			return 0, 0, false
+			if !d.grammarOnly || d.kind != ErrUTF8 {
+				return 0, 0, false
+			}
+			// encoding/json reads an invalid byte as U+FFFD.
+			d.kind = nil
+			if at < 0 {
+				at = len(d.decoded)
+			}
+			d.decoded = append(d.decoded, d.in[from:d.pos]...)
+			d.decoded = utf8.AppendRune(d.decoded, utf8.RuneError)
+			d.pos++
+			from = d.pos
 		}
 	}
 }
@@ -479,7 +583,7 @@ func (d *scanner) number() (any, bool) {
 	// checkNumber cannot fail for an integer of up to 15 digits (within
 	// ±2^53), nor for a number with a fraction, no exponent and at most 300
 	// characters (too short to overflow a double or to underflow to zero).
-	case (exponent || (!fraction && d.pos-start > 15) || d.pos-start > 300) &&
+	case !d.anyNumber && (exponent || (!fraction && d.pos-start > 15) || d.pos-start > 300) &&
 		checkNumber(string(d.in[start:d.pos])) != nil:
 		return nil, d.fail(ErrNumber)
 	case d.mode == modeBuild:

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -361,5 +362,74 @@ func TestDecodeMembersManyNames(t *testing.T) {
 		{"many, distinct", 100, -1}, {"many, duplicate in the scan", 100, 10}, {"many, duplicate in the set", 100, 60},
 	} {
 		t.Run(tt.name, func(t *testing.T) { checkMembers(t, object(tt.n, tt.dupAt)) })
+	}
+}
+
+func TestSplitMembers(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string // each member's name=raw
+		at       int
+		kind     error // nil when it splits
+	}{
+		{"members as sent", ` {"a": {"x":1.50} , "b":"s"} `, []string{`a={"x":1.50}`, `b="s"`}, -1, nil},
+		{"empty object", `{}`, nil, -1, nil},
+		{"any number", `{"a":1e400}`, []string{`a=1e400`}, -1, nil},
+		{"not an object", `[1]`, nil, -1, ErrSyntax},
+		{"repeated name", `{"a":1,"\u0061":2}`, []string{`a=1`}, -1, ErrDuplicate},
+		{"duplicate inside a value", `{"a":1,"b":{"x":1,"x":2}}`, []string{`a=1`, `b=`}, 1, ErrDuplicate},
+		{"invalid UTF-8 in a value", "{\"a\":\"\xff\"}", []string{`a=`}, 0, ErrUTF8},
+		{"lone surrogate in a value", `{"a":"\ud800"}`, []string{`a=`}, 0, ErrUTF8},
+		{"malformed separator", `{"a":1 "b":2}`, []string{`a=1`}, -1, ErrSyntax},
+		{"truncated value", `{"a":[1,`, []string{`a=`}, 0, ErrSyntax},
+		{"data after the object", `{"a":1} 2`, []string{`a=1`}, -1, ErrTrailing},
+		{"too deep", `{"a":` + strings.Repeat("[", MaxCanonicalDepth) + strings.Repeat("]", MaxCanonicalDepth) + `}`, []string{`a=`}, 0, ErrDepth},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			members, at, err := SplitMembers([]byte(tt.in), SplitLikeJSONText)
+			var got []string
+			for _, m := range members {
+				if m.Value != nil {
+					t.Errorf("member %s decoded: %v", m.Name, m.Value)
+				}
+				got = append(got, m.Name+"="+string(m.Raw))
+			}
+			if !slices.Equal(got, tt.want) || at != tt.at || !errors.Is(err, tt.kind) || (err == nil) != (tt.kind == nil) {
+				t.Fatalf("SplitMembers(%.40q) = %q, %d, %v; want %q, %d, %v", tt.in, got, at, err, tt.want, tt.at, tt.kind)
+			}
+		})
+	}
+}
+
+func TestSplitMembersGrammarOnly(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []Member // Name, NameEnd and End of each; Raw is in[NameEnd+1:End]
+		at       int
+		kind     error
+	}{
+		{"repeated names and nested duplicates", `{"a":{"x":1,"x":2},"a":1e400}`,
+			[]Member{{Name: "a", NameEnd: 4, End: 18}, {Name: "a", NameEnd: 22, End: 28}}, -1, nil},
+		{"invalid UTF-8 and lone surrogates read as U+FFFD", "{\"\xff\":\"\xfe\",\"\\ud800\":1}",
+			[]Member{{Name: "\ufffd", NameEnd: 4, End: 8}, {Name: "\ufffd", NameEnd: 17, End: 19}}, -1, nil},
+		{"a missing colon is the member's", `{"a" 1}`, []Member{{Name: "a", NameEnd: 4}}, 0, ErrSyntax},
+		{"invalid escape", `{"a":"\x"}`, []Member{{Name: "a", NameEnd: 4}}, 0, ErrSyntax},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			members, at, err := SplitMembers([]byte(tt.in), SplitGrammarOnly)
+			for i := range members {
+				if want := tt.want[min(i, len(tt.want)-1)]; want.End > 0 && string(members[i].Raw) != tt.in[want.NameEnd+1:want.End] {
+					t.Errorf("member %d raw = %q, want %q", i, members[i].Raw, tt.in[want.NameEnd+1:want.End])
+				}
+				members[i].Raw = nil
+			}
+			if !slices.EqualFunc(members, tt.want, func(a, b Member) bool {
+				return a.Name == b.Name && a.NameEnd == b.NameEnd && a.End == b.End && a.Value == nil
+			}) || at != tt.at || !errors.Is(err, tt.kind) || (err == nil) != (tt.kind == nil) {
+				t.Fatalf("SplitMembers(%q) = %+v, %d, %v; want %+v, %d, %v", tt.in, members, at, err, tt.want, tt.at, tt.kind)
+			}
+		})
 	}
 }

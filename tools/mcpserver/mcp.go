@@ -20,10 +20,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/mcpwire"
 )
@@ -188,7 +188,7 @@ func errorResult(e *tools.Error) *mcp.CallToolResult {
 	if e.NextActions == nil {
 		e.NextActions = []engine.NextAction{}
 	}
-	body, err := engine.MarshalJSON(e)
+	body, err := ijson.Marshal(e)
 	if err != nil { // an Error always encodes; keep a readable result anyway
 		body = []byte(`{"code":"internal_error","status":500,"retryable":false,"charged":false,"message":"The error could not be encoded.","next_actions":[]}`)
 	}
@@ -217,9 +217,10 @@ func (s mcpService) logCall(ctx context.Context, tool string, start time.Time, o
 	log.DebugContext(ctx, "mcp tool call", "tool", tool, "outcome", outcome, "duration", time.Since(start))
 }
 
-// toolArgs splits a tool's arguments object into its members, kept raw.
-// Arguments that are absent mean {}. A non-object, a duplicate or unknown
-// member, or invalid JSON is a 422 naming the field.
+// toolArgs splits a tool's arguments object into its members, kept raw
+// (ijson.SplitMembers). Arguments that are absent mean {}. A non-object, a
+// duplicate or unknown member, or invalid JSON is a 422 naming the field;
+// members are looked at in order, so the first problem is the one named.
 func toolArgs(raw json.RawMessage, known ...string) (map[string][]byte, *tools.Error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return map[string][]byte{}, nil
@@ -228,29 +229,22 @@ func toolArgs(raw json.RawMessage, known ...string) (map[string][]byte, *tools.E
 		return tools.InvalidRequest([]engine.FieldProblem{{Field: field, Problem: problem, Fix: fix}})
 	}
 	fixKnown := "Send only these arguments: " + strings.Join(known, ", ") + "."
-	dec := jsontext.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.ReadToken()
-	if err != nil || tok.Kind() != '{' {
+	if text := bytes.TrimLeft(raw, " \t\r\n"); text[0] != '{' {
 		return nil, invalid("arguments", "must be a JSON object", fixKnown)
 	}
-	members := make(map[string][]byte)
-	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			return nil, invalid("arguments", argsSyntaxProblem(err), "Send the arguments as one JSON object without duplicate keys.")
+	list, in, err := ijson.SplitMembers(raw, ijson.SplitLikeJSONText)
+	members := make(map[string][]byte, len(list))
+	for i, m := range list {
+		if i == in {
+			return nil, invalid(fieldName(m.Name, known), argsSyntaxProblem(err), "Send well-formed JSON (I-JSON, RFC 7493).")
 		}
-		key := name.String()
-		val, err := dec.ReadValue()
-		if err != nil {
-			return nil, invalid(fieldName(key, known), argsSyntaxProblem(err), "Send well-formed JSON (I-JSON, RFC 7493).")
+		if !slices.Contains(known, m.Name) {
+			return nil, invalid(fieldName(m.Name, known), "is not a known argument", fixKnown)
 		}
-		if !slices.Contains(known, key) {
-			return nil, invalid(fieldName(key, known), "is not a known argument", fixKnown)
-		}
-		members[key] = bytes.Clone(val)
+		members[m.Name] = bytes.Clone(m.Raw)
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return nil, invalid("arguments", argsSyntaxProblem(err), "Send the arguments as one JSON object.")
+	if err != nil {
+		return nil, invalid("arguments", argsSyntaxProblem(err), "Send the arguments as one JSON object without duplicate keys.")
 	}
 	return members, nil
 }
@@ -264,8 +258,7 @@ func fieldName(key string, known []string) string {
 }
 
 func argsSyntaxProblem(err error) string {
-	var se *jsontext.SyntacticError
-	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
+	if errors.Is(err, ijson.ErrDuplicate) {
 		return "has a duplicate key (I-JSON forbids it)"
 	}
 	return "is not valid JSON"

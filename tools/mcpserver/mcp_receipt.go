@@ -13,6 +13,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/contract"
@@ -81,7 +82,7 @@ func (s mcpService) mcpVerifyReceipt(ctx context.Context, req *mcp.CallToolReque
 		in.stored = s.storedReceipt(ctx, args["receipt"])
 	}
 	ans := s.checkReceiptInputs(args["receipt"], in)
-	body, err := engine.MarshalJSON(ans)
+	body, err := ijson.Marshal(ans)
 	if err != nil {
 		s.logCall(ctx, contract.VerifyReceipt, start, tools.CodeInternal)
 		return errorResult(tools.AsError(err)), nil

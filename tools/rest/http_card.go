@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/contract"
@@ -162,7 +163,7 @@ func (d *cardDoc) current(ctx context.Context) (staticDoc, error) {
 	if err != nil {
 		return staticDoc{}, err
 	}
-	body, err := engine.MarshalJSON(card)
+	body, err := ijson.Marshal(card)
 	if err != nil {
 		return staticDoc{}, fmt.Errorf("encoding agent card: %w", err)
 	}

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/tools"
 	"github.com/verifier-dev/verifier/tools/contract"
 )
@@ -341,7 +341,7 @@ func orderedJSON(order []string, m map[string]json.RawMessage) ([]byte, error) {
 			b.WriteByte(',')
 		}
 		first = false
-		key, err := engine.MarshalJSON(name)
+		key, err := ijson.Marshal(name)
 		if err != nil {
 			return nil, fmt.Errorf("encoding member %q: %w", name, err)
 		}

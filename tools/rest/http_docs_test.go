@@ -122,7 +122,7 @@ func TestHTTPAgentCard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hashes, err := f.svc.Engine.Hashes(req, signing.AppendCanonical, signing.HashCanonical)
+			hashes, err := f.svc.Engine.Hashes(req, signing.HashCanonical)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/mod/sumdb/tlog"
 
-	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
@@ -242,7 +242,7 @@ func (s httpService) logProof(w http.ResponseWriter, r *http.Request, l store.Lo
 	for i, h := range inc.Proof {
 		out.InclusionProof[i] = base64.StdEncoding.EncodeToString(h[:])
 	}
-	body, err := engine.MarshalJSON(out)
+	body, err := ijson.Marshal(out)
 	if err != nil {
 		s.logFault(w, r, err)
 		return

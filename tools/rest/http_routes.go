@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/payment"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
@@ -174,7 +175,7 @@ func (h *HTTPHandler) reputation(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, h.storeError(err))
 		return
 	}
-	body, err := engine.MarshalJSON(rep)
+	body, err := ijson.Marshal(rep)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -218,7 +219,7 @@ func (h *HTTPHandler) health(w http.ResponseWriter, r *http.Request) {
 		writeError(w, tools.NewError(tools.CodeUnavailable, http.StatusServiceUnavailable, storeNotReady(err)).WithRetryAfter(5))
 		return
 	}
-	body, err := engine.MarshalJSON(struct {
+	body, err := ijson.Marshal(struct {
 		Status     string `json:"status"`
 		Store      string `json:"store"`
 		Version    string `json:"version"`

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/tools"
 )
 
@@ -107,7 +108,7 @@ func writeError(w http.ResponseWriter, e *tools.Error) {
 	if e.RetryAfter != nil {
 		w.Header().Set("Retry-After", strconv.Itoa(*e.RetryAfter))
 	}
-	body, err := engine.MarshalJSON(e)
+	body, err := ijson.Marshal(e)
 	if err != nil {
 		body = []byte(`{"code":"internal_error","status":500,"retryable":false,"charged":false,"message":"The verifier hit an internal fault.","next_actions":[{"action":"report_fault"}]}`)
 		e = &tools.Error{Status: http.StatusInternalServerError}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/verifier-dev/verifier/engine"
+	"github.com/verifier-dev/verifier/internal/ijson"
 	"github.com/verifier-dev/verifier/signing"
 	"github.com/verifier-dev/verifier/store"
 	"github.com/verifier-dev/verifier/tools"
@@ -109,7 +109,7 @@ func resignRecord(t *testing.T, f *httpFixture, edit func(*tools.TrustRecord)) f
 			return body
 		}
 		edit(&rec)
-		out, err := engine.MarshalJSON(rec)
+		out, err := ijson.Marshal(rec)
 		if err != nil {
 			t.Error(err)
 			return body
