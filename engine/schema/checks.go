@@ -100,10 +100,3 @@ func (s *enumSet) has(v any) bool {
 	}
 	return false
 }
-
-func (s *enumSet) hasString(x string) bool {
-	if s.index != nil {
-		return s.index.has(s.vals, x)
-	}
-	return slices.Contains(s.strs, x)
-}
