@@ -91,7 +91,7 @@ func TestEvaluateAllocations(t *testing.T) {
 	})
 	limit := 3.0
 	if raceEnabled {
-		limit = 16 // pooled buffers are dropped at random under -race
+		limit = 32 // pooled buffers are dropped at random under -race (seen: 14 to 22)
 	}
 	if allocs > limit {
 		t.Errorf("Evaluate(valid invoice) allocates %v times, want at most %v", allocs, limit)

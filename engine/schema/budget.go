@@ -16,6 +16,17 @@ import (
 // most of an hour.
 const bytesPerStep = 64
 
+// byteUnitsPerStep is how many bytes times units of program size cost one
+// step when a pattern runs on a string (matchSteps). Go's regexp runs a
+// long string through its NFA, whose work per byte grows with the
+// program: up to about 4 ns per byte and unit (a 1 MiB string took 15 s
+// of CPU against [a-z]{1,900}x, 4,514 units), so at this rate the default
+// step limit bounds any pattern's matching to about half a second.
+const byteUnitsPerStep = 128
+
+// matchSteps is the steps of running a pattern of size units on n bytes.
+func matchSteps(n, size int) int { return n * size / byteUnitsPerStep }
+
 // pollSteps is how often, in steps, an evaluation checks its context.
 const pollSteps = 1 << 12
 
@@ -238,6 +249,9 @@ func stringSteps(n *node, s string) int {
 	}
 	if n.hasConst || n.enum != nil {
 		steps += len(s) / bytesPerStep
+	}
+	if n.pattern != nil {
+		steps += matchSteps(len(s), n.pattern.size)
 	}
 	return steps
 }

@@ -45,6 +45,10 @@ func TestStepBudgetChargesLongValues(t *testing.T) {
 		{"format regex 2^19 times", fanOut(19, `{"format":"regex"}`), `"` + strings.Repeat("a", 100_000) + `"`, true},
 		{"pattern 2^19 times on the recording path", fanOut(19, `{"pattern":"^b"}`), long, true},
 		{"patternProperties 2^19 times on a long key", fanOut(19, `{"patternProperties":{"^(a|b)*$":true}}`), `{` + long + `:1}`, true},
+		// Go's regexp works per byte in proportion to the program: these
+		// two took 15 s of CPU each on 1 MiB before matching was charged so.
+		{"costly pattern once on 1 MiB", `{"pattern":"[a-z]{1,900}x"}`, `"` + strings.Repeat("a", 1<<20) + `"`, true},
+		{"costly patternProperties once on a 1 MiB key", `{"patternProperties":{"(?:a{1,30}){1,30}x":true}}`, `{"` + strings.Repeat("a", 1<<20) + `":1}`, true},
 		{"uniqueItems once", `{"uniqueItems":true}`, array, false},
 		{"uniqueItems once on distinct items", `{"uniqueItems":true}`, "[" + strings.Join(distinct, ",") + "]", false},
 		{"uniqueItems 2^19 times", fanOut(19, `{"uniqueItems":true}`), array, true},

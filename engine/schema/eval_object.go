@@ -295,7 +295,10 @@ func (e *evaluator) unevaluatedProps(n *node, obj map[string]any, f *frame, coun
 // patternKey applies every matching patternProperties schema to one key.
 func (e *evaluator) patternKey(n *node, k string, cv any, f *frame, count bool, ann *annot) (valid, entered bool) {
 	valid = true
-	if e.steps += len(n.patProps) * (1 + len(k)/bytesPerStep); e.over() { // every pattern runs on every key
+	for i := range n.patProps { // every pattern runs on every key
+		e.steps += 1 + matchSteps(len(k), n.patProps[i].p.size)
+	}
+	if e.over() {
 		return false, false
 	}
 	for i := range n.patProps {

@@ -265,7 +265,7 @@ func (k *kwCompiler) regex(ptr, src string) (*pattern, error) {
 			fmt.Sprintf("pattern cannot be compiled: the schema's patterns are too large together (their compiled programs would be over %d units)", c.opts.MaxPatternsSize),
 			"use fewer or smaller patterns: "+fixTooLarge)
 	}
-	p := &pattern{src: src, prog: prog}
+	p := &pattern{src: src, prog: prog, size: prog.Size()}
 	c.patterns[src] = p
 	c.pending = append(c.pending, p)
 	return p, nil

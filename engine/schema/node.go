@@ -105,6 +105,7 @@ type pattern struct {
 	src  string
 	re   *regexp.Regexp
 	prog ecmaregex.Program // measured, until re is compiled
+	size int               // the program's size in units (matchSteps)
 }
 
 func (p *pattern) match(s string) bool { return p.re.MatchString(s) }
