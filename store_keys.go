@@ -78,7 +78,7 @@ func bindLogKey(ctx context.Context, st store.Store, key *signing.LogKey, envKey
 		return nil, fmt.Errorf("the store's transparency log %q is signed by the log key with fingerprint %s, but this process's log key (%s) has fingerprint %s: "+
 			"its checkpoints would not verify under the key the log publishes. Fix: start this process with the log's key — set VERIFIER_LOG_KEY to the base64 seed "+
 			"the other processes on this store use (for a store copied from a data dir, the content of that dir's %s) — or give it a store of its own",
-			id.Origin, store.KeyFingerprint(id.PublicKey), source, store.KeyFingerprint(key.PublicKey()), signing.LogKeyFile)
+			id.Origin, signing.Fingerprint(id.PublicKey), source, signing.Fingerprint(key.PublicKey()), signing.LogKeyFile)
 	}
 	if id.Origin != key.Name() {
 		log.Info("the transparency log keeps the origin recorded in its store when it was first served; this process's URL does not change it",

@@ -3,14 +3,14 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/verifier-dev/verifier/signing"
 )
 
 // Keys that live with the data (issue #36): every public key that signs
@@ -45,13 +45,6 @@ type LogIdentity struct {
 
 // IsZero reports whether no identity is recorded.
 func (l LogIdentity) IsZero() bool { return l.Origin == "" && len(l.PublicKey) == 0 }
-
-// KeyFingerprint names a public key in messages: the first 16 hex digits
-// of the SHA-256 of its raw bytes (signing.Fingerprint's form).
-func KeyFingerprint(pub []byte) string {
-	sum := sha256.Sum256(pub)
-	return hex.EncodeToString(sum[:8])
-}
 
 // ErrKeyConflict: a key version, or the log, is already recorded with
 // another public key.
@@ -116,7 +109,7 @@ func checkLogIdentity(id LogIdentity) error {
 // got.
 func keyConflict(version string, had, got []byte) error {
 	return fmt.Errorf("key version %q: %w: the store has key %s, this one is %s", version, ErrKeyConflict,
-		KeyFingerprint(had), KeyFingerprint(got))
+		signing.Fingerprint(had), signing.Fingerprint(got))
 }
 
 // Bucket and meta keys of the key records in the bbolt file.
