@@ -32,74 +32,63 @@ const (
 // message to pass on, else the JSON-RPC Invalid Request message to answer
 // with (a null id: the id itself may be what is wrong).
 func checkEnvelope(msg []byte) string {
-	dec := jsontext.NewDecoder(bytes.NewReader(msg), lenient...)
-	tok, err := dec.ReadToken()
-	if err != nil || tok.Kind() != '{' {
-		return "" // not an object: the SDK's decoder refuses it
-	}
-	names := map[string]bool{}
-	for dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			return ""
-		}
-		key := name.String()
-		if names[key] {
-			return msgDuplicateKey
-		}
-		names[key] = true
-		val, err := dec.ReadValue()
-		if err != nil {
-			return ""
-		}
+	return eachMember(msg, func(key string, val jsontext.Value) string {
 		switch {
 		case key == "id":
 			if !checkID(val) {
 				return msgBadID
 			}
 		case key == "params" && val.Kind() == '{':
-			if !paramsUnique(val) {
-				return msgDuplicateKey
-			}
-		case !val.IsValid(jsontext.AllowInvalidUTF8(true)): // a duplicate key below this member
+			return eachMember(val, func(key string, val jsontext.Value) string {
+				if key != "arguments" && !uniqueBelow(val) {
+					return msgDuplicateKey
+				}
+				return ""
+			})
+		case !uniqueBelow(val):
 			return msgDuplicateKey
 		}
-	}
-	return ""
+		return ""
+	})
 }
 
-// paramsUnique reports whether the params object has no key twice, in
-// itself or in any of its members but "arguments".
-func paramsUnique(params jsontext.Value) bool {
-	dec := jsontext.NewDecoder(bytes.NewReader(params), lenient...)
-	if _, err := dec.ReadToken(); err != nil {
-		return true // cannot happen for a valid object; the SDK decides
+// eachMember calls check with each member of the JSON object obj, in
+// order, and returns msgDuplicateKey for a name sent twice, else the first
+// message check returns, else "". What is not an object, or not valid JSON,
+// passes: the SDK's decoder refuses it.
+func eachMember(obj []byte, check func(key string, val jsontext.Value) string) string {
+	dec := jsontext.NewDecoder(bytes.NewReader(obj), lenient...)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return ""
 	}
 	names := map[string]bool{}
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
 		if err != nil {
-			return true
+			return ""
 		}
 		key := name.String()
 		if names[key] {
-			return false
+			return msgDuplicateKey
 		}
 		names[key] = true
 		val, err := dec.ReadValue()
 		if err != nil {
-			return true
+			return ""
 		}
-		if key != "arguments" && !val.IsValid(jsontext.AllowInvalidUTF8(true)) {
-			return false
+		if msg := check(key, val); msg != "" {
+			return msg
 		}
 	}
-	return true
+	return ""
 }
 
-// lenient are the options of the decoders of checkEnvelope: names are
-// counted by hand (duplicates below them by IsValid), and invalid UTF-8 is
-// the SDK's to refuse.
+// uniqueBelow reports whether no object inside val has a key twice.
+func uniqueBelow(val jsontext.Value) bool { return val.IsValid(jsontext.AllowInvalidUTF8(true)) }
+
+// lenient are the options of eachMember's decoder: names are counted by
+// hand (duplicates below them by uniqueBelow), and invalid UTF-8 is the
+// SDK's to refuse.
 var lenient = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
 // checkID reports whether a JSON-RPC id can be answered exactly as sent: a
