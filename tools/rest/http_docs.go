@@ -133,13 +133,18 @@ func (h *HTTPHandler) buildOpenAPI() (staticDoc, error) {
 	if top["servers"], err = json.Marshal(servers); err != nil {
 		return staticDoc{}, fmt.Errorf("encoding openapi.json servers: %w", err)
 	}
-	if len(h.opts.Routes) > 0 {
-		if top["paths"], err = addOperations(top["paths"], h.opts.Routes); err != nil {
-			return staticDoc{}, err
-		}
+	var paths map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(top["paths"], &paths); err != nil {
+		return staticDoc{}, fmt.Errorf("decoding openapi.json paths: %w", err)
 	}
-	if top["paths"], err = withForbidden(top["paths"]); err != nil {
+	if err := addOperations(paths, h.opts.Routes); err != nil {
 		return staticDoc{}, err
+	}
+	if err := addForbidden(paths); err != nil {
+		return staticDoc{}, err
+	}
+	if top["paths"], err = json.Marshal(paths); err != nil {
+		return staticDoc{}, fmt.Errorf("encoding openapi.json paths: %w", err)
 	}
 	body, err := orderedJSON([]string{"openapi", "info", "servers", "security", "tags", "paths", "components"}, top)
 	if err != nil {
@@ -235,33 +240,25 @@ func withErrorTable(rawDescription json.RawMessage) (json.RawMessage, error) {
 	return out, nil
 }
 
-// addOperations adds the extra routes' operations to the paths object.
-func addOperations(rawPaths json.RawMessage, routes []HTTPRoute) (json.RawMessage, error) {
-	var paths map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(rawPaths, &paths); err != nil {
-		return nil, fmt.Errorf("decoding openapi.json paths: %w", err)
-	}
+// addOperations adds the extra routes' operations to paths.
+func addOperations(paths map[string]map[string]json.RawMessage, routes []HTTPRoute) error {
 	for _, rt := range routes {
 		method, p, ok := splitPattern(rt.Pattern)
 		if !ok {
-			return nil, fmt.Errorf("route %q: an extra route needs a method and a path", rt.Pattern)
+			return fmt.Errorf("route %q: an extra route needs a method and a path", rt.Pattern)
 		}
 		if !json.Valid(rt.Operation) {
-			return nil, fmt.Errorf("route %q: its OpenAPI operation is not JSON", rt.Pattern)
+			return fmt.Errorf("route %q: its OpenAPI operation is not JSON", rt.Pattern)
 		}
 		if paths[p] == nil {
 			paths[p] = map[string]json.RawMessage{}
 		}
 		if _, dup := paths[p][method]; dup {
-			return nil, fmt.Errorf("route %q: already documented", rt.Pattern)
+			return fmt.Errorf("route %q: already documented", rt.Pattern)
 		}
 		paths[p][method] = rt.Operation
 	}
-	out, err := json.Marshal(paths)
-	if err != nil {
-		return nil, fmt.Errorf("encoding openapi.json paths: %w", err)
-	}
-	return out, nil
+	return nil
 }
 
 // forbiddenRef is the response every operation but /mcp's gains as its 403:
@@ -269,13 +266,9 @@ func addOperations(rawPaths json.RawMessage, routes []HTTPRoute) (json.RawMessag
 // error, documented with its own operation).
 var forbiddenRef = json.RawMessage(`{"$ref":"#/components/responses/Forbidden"}`)
 
-// withForbidden adds the 403 of the Host and Origin check to every
-// operation of the paths object that does not document one.
-func withForbidden(rawPaths json.RawMessage) (json.RawMessage, error) {
-	var paths map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(rawPaths, &paths); err != nil {
-		return nil, fmt.Errorf("decoding openapi.json paths: %w", err)
-	}
+// addForbidden adds the 403 of the Host and Origin check to every
+// operation of paths that does not document one.
+func addForbidden(paths map[string]map[string]json.RawMessage) error {
 	for p, ops := range paths {
 		for method, rawOp := range ops {
 			var op map[string]json.RawMessage
@@ -284,7 +277,7 @@ func withForbidden(rawPaths json.RawMessage) (json.RawMessage, error) {
 			}
 			var responses map[string]json.RawMessage
 			if err := json.Unmarshal(op["responses"], &responses); err != nil {
-				return nil, fmt.Errorf("decoding openapi.json %s %s responses: %w", method, p, err)
+				return fmt.Errorf("decoding openapi.json %s %s responses: %w", method, p, err)
 			}
 			if _, ok := responses["403"]; ok {
 				continue
@@ -292,18 +285,14 @@ func withForbidden(rawPaths json.RawMessage) (json.RawMessage, error) {
 			responses["403"] = forbiddenRef
 			var err error
 			if op["responses"], err = json.Marshal(responses); err != nil {
-				return nil, fmt.Errorf("encoding openapi.json %s %s responses: %w", method, p, err)
+				return fmt.Errorf("encoding openapi.json %s %s responses: %w", method, p, err)
 			}
 			if ops[method], err = json.Marshal(op); err != nil {
-				return nil, fmt.Errorf("encoding openapi.json %s %s: %w", method, p, err)
+				return fmt.Errorf("encoding openapi.json %s %s: %w", method, p, err)
 			}
 		}
 	}
-	out, err := json.Marshal(paths)
-	if err != nil {
-		return nil, fmt.Errorf("encoding openapi.json paths: %w", err)
-	}
-	return out, nil
+	return nil
 }
 
 // wildcardRest matches a "{name...}" wildcard, which OpenAPI writes {name}.
