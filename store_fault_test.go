@@ -308,6 +308,7 @@ func TestPostgresRestartIsUnavailable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary, and a PostgreSQL server")
 	}
+	pgtest.SkipIfMissing(t)
 	bin := buildVerifier(t)
 	cluster, err := pgtest.Start() // its own: the restart must not reach other tests
 	if err != nil {

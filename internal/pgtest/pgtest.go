@@ -313,6 +313,16 @@ func Shared() (*Cluster, error) {
 	return shared()
 }
 
+// SkipIfMissing skips the test, naming how to run it, when PostgreSQL's
+// server binaries are missing and RequiredEnv is not 1: for a test that
+// starts a cluster of its own (NewDatabase does it for the others).
+func SkipIfMissing(tb testing.TB) {
+	tb.Helper()
+	if why := skipReason(); why != "" {
+		tb.Skip(why)
+	}
+}
+
 // skipReason says why a test needing PostgreSQL is skipped: its server
 // binaries are missing and RequiredEnv is not 1. It is empty when the test
 // runs (and fails if the server cannot be started).
@@ -345,9 +355,7 @@ func Main(m *testing.M) int {
 // Cluster.NewDatabase), failing the test when PostgreSQL cannot be started.
 func NewDatabase(tb testing.TB) string {
 	tb.Helper()
-	if why := skipReason(); why != "" {
-		tb.Skip(why)
-	}
+	SkipIfMissing(tb)
 	c, err := Shared()
 	if err != nil {
 		tb.Fatalf("PostgreSQL for tests: %v", err)

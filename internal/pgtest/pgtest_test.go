@@ -17,9 +17,7 @@ func TestMain(m *testing.M) { os.Exit(Main(m)) }
 // its unix socket (and no TCP port), and checks that Stop ends the server and removes its
 // folder.
 func TestClusterLifecycle(t *testing.T) {
-	if why := skipReason(); why != "" {
-		t.Skip(why)
-	}
+	SkipIfMissing(t)
 	c, err := Start()
 	if err != nil {
 		t.Fatalf("Start() error = %v", err)
