@@ -185,17 +185,7 @@ func pgVerifyLog(ctx context.Context, q pgRows) error {
 	if rows.Close(); rows.Err() != nil {
 		return fmt.Errorf("reading log hashes: %w", rows.Err())
 	}
-	var hashes []tlog.Hash
-	reader := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(indexes))
-		for i, x := range indexes {
-			if x < 0 || x >= int64(len(hashes)) {
-				return nil, fmt.Errorf("%w: log hash %d read before it was computed", ErrCorrupt, x)
-			}
-			out[i] = hashes[x]
-		}
-		return out, nil
-	})
+	var replay hashReplay
 	rows, err = q.Query(ctx, `SELECT e.idx, e.entry, v.record FROM log_entries e
 		LEFT JOIN verdicts v ON v.verification_id = e.verification_id ORDER BY e.idx`)
 	if err != nil {
@@ -219,15 +209,8 @@ func pgVerifyLog(ctx context.Context, q pgRows) error {
 		if want, err := LogEntry(receipt); err != nil || !bytes.Equal(want[:], entry) {
 			return fmt.Errorf("%w: log record %d's entry is not the hash of its verdict's receipt", ErrCorrupt, idx)
 		}
-		add, err := tlog.StoredHashes(idx, entry, reader)
-		if err != nil {
-			return fmt.Errorf("%w: log record %d: %w", ErrCorrupt, idx, err)
-		}
-		for _, h := range add {
-			if !bytes.Equal(stored[int64(len(hashes))], h[:]) {
-				return fmt.Errorf("%w: log hash %d is not the hash of the records before it", ErrCorrupt, len(hashes))
-			}
-			hashes = append(hashes, h)
+		if err := replay.add(idx, entry, func(i int64) []byte { return stored[i] }); err != nil {
+			return err
 		}
 		next++
 	}
@@ -237,10 +220,10 @@ func pgVerifyLog(ctx context.Context, q pgRows) error {
 	if next != size {
 		return fmt.Errorf("%w: the log has %d records, its head says %d", ErrCorrupt, next, size)
 	}
-	if int64(len(stored)) != int64(len(hashes)) {
-		return fmt.Errorf("%w: %d stored log hashes, the %d records give %d", ErrCorrupt, len(stored), size, len(hashes))
+	if len(stored) != len(replay.hashes) {
+		return fmt.Errorf("%w: %d stored log hashes, the %d records give %d", ErrCorrupt, len(stored), size, len(replay.hashes))
 	}
-	got, err := tlog.TreeHash(size, reader)
+	got, err := tlog.TreeHash(size, &replay)
 	if err != nil || !bytes.Equal(got[:], root) {
 		return fmt.Errorf("%w: the log head's root is not the root of its %d records", ErrCorrupt, size)
 	}

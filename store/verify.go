@@ -58,6 +58,41 @@ func (b *Bolt) Verify(ctx context.Context) error {
 	return nil
 }
 
+// hashReplay recomputes a log's stored hashes record by record, as
+// appending them computed them (tlog.StoredHashes), and checks each against
+// the one the store holds.
+type hashReplay struct {
+	hashes []tlog.Hash // recomputed, by storage index
+}
+
+// add replays record idx, whose entry is entry; stored returns the store's
+// hash at a storage index (nil when it has none).
+func (r *hashReplay) add(idx int64, entry []byte, stored func(int64) []byte) error {
+	add, err := tlog.StoredHashes(idx, entry, r)
+	if err != nil {
+		return fmt.Errorf("%w: log record %d: %w", ErrCorrupt, idx, err)
+	}
+	for _, h := range add {
+		if !bytes.Equal(stored(int64(len(r.hashes))), h[:]) {
+			return fmt.Errorf("%w: log hash %d is not the hash of the records before it", ErrCorrupt, len(r.hashes))
+		}
+		r.hashes = append(r.hashes, h)
+	}
+	return nil
+}
+
+// ReadHashes serves tlog the hashes recomputed so far.
+func (r *hashReplay) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
+	out := make([]tlog.Hash, len(indexes))
+	for i, x := range indexes {
+		if x < 0 || x >= int64(len(r.hashes)) {
+			return nil, fmt.Errorf("%w: log hash %d read before it was computed", ErrCorrupt, x)
+		}
+		out[i] = r.hashes[x]
+	}
+	return out, nil
+}
+
 // recoverCorrupt runs fn, turning a panic of bbolt on a damaged page into
 // ErrCorrupt.
 func recoverCorrupt(fn func() error) (err error) {
@@ -270,17 +305,7 @@ func verifyLog(tx *bolt.Tx) error {
 		return err
 	}
 	stored := tx.Bucket(bucketLogHashes)
-	var hashes []tlog.Hash // recomputed, by storage index
-	reader := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(indexes))
-		for i, x := range indexes {
-			if x < 0 || x >= int64(len(hashes)) {
-				return nil, fmt.Errorf("%w: log hash %d read before it was computed", ErrCorrupt, x)
-			}
-			out[i] = hashes[x]
-		}
-		return out, nil
-	})
+	var replay hashReplay
 	records := map[int64][2][]byte{} // index → entry, verification id
 	var next int64
 	err = tx.Bucket(bucketLogEntries).ForEach(func(k, v []byte) error {
@@ -291,15 +316,8 @@ func verifyLog(tx *bolt.Tx) error {
 		if err != nil {
 			return err
 		}
-		add, err := tlog.StoredHashes(next, entry, reader)
-		if err != nil {
-			return fmt.Errorf("%w: log record %d: %w", ErrCorrupt, next, err)
-		}
-		for _, h := range add {
-			if got := stored.Get(encodeUint64(uint64(len(hashes)))); !bytes.Equal(got, h[:]) {
-				return fmt.Errorf("%w: log hash %d is not the hash of the records before it", ErrCorrupt, len(hashes))
-			}
-			hashes = append(hashes, h)
+		if err := replay.add(next, entry, func(i int64) []byte { return stored.Get(encodeUint64(uint64(i))) }); err != nil {
+			return err
 		}
 		records[next] = [2][]byte{entry, id}
 		next++
